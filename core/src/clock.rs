@@ -1,0 +1,109 @@
+//! Where time comes from. The generator asks a cheap reading on every call and a precise one
+//! only when the cheap one is not enough, so tests can substitute a fake clock and step it.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub trait Clock: Send + Sync + 'static {
+    /// Unix time in milliseconds, as exact as the system offers.
+    fn now_ms(&self) -> i64;
+
+    /// Unix time in milliseconds that may lag `now_ms()` by a few milliseconds but never runs
+    /// ahead of it. Generation reads this on every call, so it should be cheap.
+    fn now_ms_coarse(&self) -> i64 {
+        self.now_ms()
+    }
+
+    /// Blocks until `now_ms()` may have reached `target_ms`.
+    fn wait_until_ms(&self, target_ms: i64) {
+        let left = target_ms.saturating_sub(self.now_ms());
+        if left > 2 {
+            std::thread::sleep(Duration::from_millis(left as u64 - 1));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// The system's wall clock. On Linux the cheap reading is `CLOCK_REALTIME_COARSE` (a memory
+/// read in the vDSO, ~4 ns here, against ~18 ns for `CLOCK_REALTIME`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+#[cfg(target_os = "linux")]
+fn read_clock(id: libc::clockid_t) -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; both clock ids exist on every Linux since 2.6.32.
+    unsafe { libc::clock_gettime(id, &mut ts) };
+    ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000
+}
+
+impl Clock for SystemClock {
+    #[cfg(target_os = "linux")]
+    #[inline]
+    fn now_ms(&self) -> i64 {
+        read_clock(libc::CLOCK_REALTIME)
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn now_ms(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64)
+    }
+
+    #[cfg(target_os = "linux")]
+    #[inline]
+    fn now_ms_coarse(&self) -> i64 {
+        read_clock(libc::CLOCK_REALTIME_COARSE)
+    }
+}
+
+/// A clock that moves only when told to, shared by clones. Waiting on it advances it to the
+/// target, as a real clock would have, and records the wait so tests can see it.
+#[derive(Debug, Clone)]
+pub struct FakeClock {
+    now: Arc<AtomicI64>,
+    waits: Arc<Mutex<Vec<i64>>>,
+}
+
+impl FakeClock {
+    pub fn new(now_ms: i64) -> Self {
+        FakeClock {
+            now: Arc::new(AtomicI64::new(now_ms)),
+            waits: Arc::default(),
+        }
+    }
+
+    pub fn set(&self, now_ms: i64) {
+        self.now.store(now_ms, Ordering::SeqCst);
+    }
+
+    pub fn advance(&self, by_ms: i64) {
+        self.now.fetch_add(by_ms, Ordering::SeqCst);
+    }
+
+    /// The milliseconds each wait skipped, in order.
+    pub fn waits(&self) -> Vec<i64> {
+        self.waits.lock().map(|w| w.clone()).unwrap_or_default()
+    }
+}
+
+impl Clock for FakeClock {
+    fn now_ms(&self) -> i64 {
+        self.now.load(Ordering::SeqCst)
+    }
+
+    fn wait_until_ms(&self, target_ms: i64) {
+        let before = self.now.fetch_max(target_ms, Ordering::SeqCst);
+        if target_ms > before {
+            if let Ok(mut waits) = self.waits.lock() {
+                waits.push(target_ms - before);
+            }
+        }
+    }
+}

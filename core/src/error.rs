@@ -1,0 +1,97 @@
+//! One error type for every surface: a stable code (the contract's section 5) and a message
+//! that names what was wrong.
+
+use std::fmt;
+
+/// The stable error codes of the contract. The string of each is the same in every binding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum ErrorCode {
+    InvalidLayout = 1,
+    InvalidArgument = 2,
+    TimeExhausted = 3,
+    ClockMovedBackwards = 4,
+    LeaseLost = 5,
+    CoordinatorUnavailable = 6,
+    WorkerIdsExhausted = 7,
+    Forked = 8,
+}
+
+impl ErrorCode {
+    pub const ALL: [ErrorCode; 8] = [
+        ErrorCode::InvalidLayout,
+        ErrorCode::InvalidArgument,
+        ErrorCode::TimeExhausted,
+        ErrorCode::ClockMovedBackwards,
+        ErrorCode::LeaseLost,
+        ErrorCode::CoordinatorUnavailable,
+        ErrorCode::WorkerIdsExhausted,
+        ErrorCode::Forked,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidLayout => "invalid_layout",
+            ErrorCode::InvalidArgument => "invalid_argument",
+            ErrorCode::TimeExhausted => "time_exhausted",
+            ErrorCode::ClockMovedBackwards => "clock_moved_backwards",
+            ErrorCode::LeaseLost => "lease_lost",
+            ErrorCode::CoordinatorUnavailable => "coordinator_unavailable",
+            ErrorCode::WorkerIdsExhausted => "worker_ids_exhausted",
+            ErrorCode::Forked => "forked",
+        }
+    }
+
+    /// Whether the error is the caller's input being wrong (Python also raises these as
+    /// `ValueError`, Node as `RangeError`/`TypeError`).
+    pub const fn is_argument_error(self) -> bool {
+        matches!(self, ErrorCode::InvalidLayout | ErrorCode::InvalidArgument)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    code: ErrorCode,
+    message: String,
+}
+
+impl Error {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Error {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    pub(crate) fn invalid_layout(message: impl Into<String>) -> Self {
+        Error::new(ErrorCode::InvalidLayout, message)
+    }
+
+    pub(crate) fn invalid_argument(message: impl Into<String>) -> Self {
+        Error::new(ErrorCode::InvalidArgument, message)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

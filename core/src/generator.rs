@@ -1,0 +1,628 @@
+//! The generator: one atomic word of packed state (tick and sequence), advanced by
+//! compare-and-swap, as Vesta's atomic populator does; no mutex on the hot path.
+//!
+//! The hot path reads the cheap clock and does one CAS. Everything else (a new tick when the
+//! cheap clock lags, waiting or borrowing when a tick is used up, a clock step backwards, the
+//! end of what the node lease granted, a fork) is the slow path, which reads the precise
+//! clock and may ask the lease for more.
+
+use std::sync::atomic::{AtomicU64, Ordering::*};
+use std::sync::Mutex;
+
+use crate::clock::{Clock, SystemClock};
+use crate::codec::check_fits;
+use crate::error::{Error, ErrorCode, Result};
+use crate::fork;
+use crate::layout::{FieldKind, Layout};
+use crate::node::{NodeId, NodeLease, NodeSource};
+use crate::options::{Options, SequencePolicy};
+use crate::timestamp::format_rfc3339_ms;
+
+/// Keeps the contended word on a cache line of its own.
+#[repr(align(64))]
+#[derive(Debug, Default)]
+struct Padded(AtomicU64);
+
+pub struct Generator<C: Clock = SystemClock> {
+    /// `(tick << seq_bits) | sequence` of the last ID handed out.
+    state: Padded,
+    /// Datacenter, worker and constant fields, already in place.
+    node_bits: AtomicU64,
+    /// Ticks below this may be issued under the current identity; 0 sends every call to the
+    /// slow path (nothing granted yet, lease lost, layout run out).
+    limit: AtomicU64,
+    /// The fork generation this generator's identity belongs to.
+    fork_generation: AtomicU64,
+    layout: Layout,
+    seq_bits: u32,
+    seq_mask: u64,
+    time_shift: u32,
+    seq_shift: u32,
+    constant_bits: u64,
+    policy: SequencePolicy,
+    max_borrow_ticks: u64,
+    tolerance_ticks: u64,
+    /// How far the last tick may be ahead of the clock before a call takes the slow path.
+    ahead_allowance: u64,
+    random_key: u64,
+    clock: C,
+    identity: Mutex<Identity>,
+}
+
+#[derive(Debug)]
+struct Identity {
+    lease: Box<dyn NodeLease>,
+    node: NodeId,
+    closed: bool,
+}
+
+impl<C: Clock> std::fmt::Debug for Generator<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let node = self.node();
+        f.debug_struct("Generator")
+            .field("layout", &self.layout.to_string())
+            .field("datacenter_id", &node.datacenter_id)
+            .field("worker_id", &node.worker_id)
+            .field("source", &self.source())
+            .finish()
+    }
+}
+
+impl Generator<SystemClock> {
+    pub fn builder() -> Builder<SystemClock> {
+        Builder {
+            options: Options::default(),
+            clock: SystemClock,
+            lease: None,
+        }
+    }
+
+    /// A generator configured as the contract says: explicit options first, then the
+    /// environment (`FLAKERY_*`).
+    pub fn new(options: Options) -> Result<Self> {
+        Builder {
+            options,
+            clock: SystemClock,
+            lease: None,
+        }
+        .build()
+    }
+}
+
+/// Builds a generator; every option of the contract has a method.
+pub struct Builder<C: Clock> {
+    options: Options,
+    clock: C,
+    lease: Option<Box<dyn NodeLease>>,
+}
+
+impl<C: Clock> Builder<C> {
+    pub fn layout(mut self, layout: Layout) -> Self {
+        self.options.layout = Some(layout);
+        self
+    }
+
+    /// Parses and sets the layout.
+    pub fn layout_spec(mut self, spec: &str) -> Result<Self> {
+        self.options.layout = Some(Layout::parse(spec)?);
+        Ok(self)
+    }
+
+    pub fn datacenter_id(mut self, id: u64) -> Self {
+        self.options.datacenter_id = Some(id);
+        self
+    }
+
+    pub fn worker_id(mut self, id: u64) -> Self {
+        self.options.worker_id = Some(id);
+        self
+    }
+
+    pub fn sequence_policy(mut self, policy: SequencePolicy) -> Self {
+        self.options.sequence_policy = policy;
+        self
+    }
+
+    pub fn max_borrow_ms(mut self, ms: u64) -> Self {
+        self.options.max_borrow_ms = ms;
+        self
+    }
+
+    pub fn backwards_tolerance_ms(mut self, ms: u64) -> Self {
+        self.options.backwards_tolerance_ms = ms;
+        self
+    }
+
+    pub fn random_sequence_start(mut self, on: bool) -> Self {
+        self.options.random_sequence_start = on;
+        self
+    }
+
+    /// The value of a constant field (Vesta's `version`, `type`, `method`).
+    pub fn field(mut self, name: &str, value: u64) -> Self {
+        self.options.fields.push((name.to_string(), value));
+        self
+    }
+
+    pub fn options(mut self, options: Options) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Uses this node identity instead of resolving one from the options and environment.
+    pub fn lease(mut self, lease: Box<dyn NodeLease>) -> Self {
+        self.lease = Some(lease);
+        self
+    }
+
+    pub fn clock<K: Clock>(self, clock: K) -> Builder<K> {
+        Builder {
+            options: self.options,
+            clock,
+            lease: self.lease,
+        }
+    }
+
+    pub fn build(self) -> Result<Generator<C>> {
+        let Builder {
+            options,
+            clock,
+            lease,
+        } = self;
+        let layout = options.resolved_layout()?;
+        let constant_bits = constant_bits(&layout, &options.fields)?;
+        let lease = match lease {
+            Some(lease) => lease,
+            None => crate::options::resolve_node(&options, &layout)?,
+        };
+        fork::install();
+        let unit = layout.unit().millis() as u64;
+        let ticks_up = |ms: u64| ms.div_ceil(unit);
+        let max_borrow_ticks = match options.sequence_policy {
+            SequencePolicy::Wait => 0,
+            SequencePolicy::Borrow => ticks_up(options.max_borrow_ms),
+        };
+        let tolerance_ticks = ticks_up(options.backwards_tolerance_ms);
+        let seq = layout.sequence();
+        let generator = Generator {
+            state: Padded::default(),
+            node_bits: AtomicU64::new(constant_bits),
+            limit: AtomicU64::new(0),
+            fork_generation: AtomicU64::new(fork::generation()),
+            seq_bits: seq.bits,
+            seq_mask: seq.max(),
+            time_shift: layout.time().shift,
+            seq_shift: seq.shift,
+            constant_bits,
+            policy: options.sequence_policy,
+            max_borrow_ticks,
+            tolerance_ticks,
+            ahead_allowance: tolerance_ticks.saturating_add(max_borrow_ticks),
+            random_key: if options.random_sequence_start {
+                random_u64() | 1
+            } else {
+                0
+            },
+            layout,
+            clock,
+            identity: Mutex::new(Identity {
+                lease,
+                node: NodeId::default(),
+                closed: false,
+            }),
+        };
+        generator.adopt_first_grant()?;
+        Ok(generator)
+    }
+}
+
+impl<C: Clock> Generator<C> {
+    /// One new ID: larger than every ID this generator returned before, on any thread.
+    #[inline]
+    pub fn next_id(&self) -> Result<i64> {
+        match self.next_id_fast() {
+            Some(id) => Ok(id),
+            None => self.next_id_slow(true).map(|id| id.unwrap_or_default()),
+        }
+    }
+
+    /// Like `next_id`, but answers `Ok(None)` instead of blocking, so that a binding can
+    /// release its interpreter lock before it waits.
+    #[inline]
+    pub fn try_next_id(&self) -> Result<Option<i64>> {
+        match self.next_id_fast() {
+            Some(id) => Ok(Some(id)),
+            None => self.next_id_slow(false),
+        }
+    }
+
+    #[inline(always)]
+    fn next_id_fast(&self) -> Option<i64> {
+        if fork::generation() != self.fork_generation.load(Relaxed) {
+            return None;
+        }
+        let now = self.layout.tick_of_ms(self.clock.now_ms_coarse())?;
+        let mut cur = self.state.0.load(SeqCst);
+        loop {
+            // The order of these loads (state, node, limit), against the order in which a
+            // change of identity stores them, is what keeps an old node ID from pairing with
+            // a new tick: see `change_identity`.
+            let node = self.node_bits.load(SeqCst);
+            let limit = self.limit.load(SeqCst);
+            let cur_tick = cur >> self.seq_bits;
+            let next = if now > cur_tick {
+                (now << self.seq_bits) | self.start_sequence(now)
+            } else if cur & self.seq_mask != self.seq_mask
+                && now.saturating_add(self.ahead_allowance) >= cur_tick
+            {
+                cur + 1
+            } else {
+                return None;
+            };
+            if next >> self.seq_bits >= limit {
+                return None;
+            }
+            match self
+                .state
+                .0
+                .compare_exchange_weak(cur, next, SeqCst, SeqCst)
+            {
+                Ok(_) => return Some(self.compose(next, node)),
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
+    #[cold]
+    fn next_id_slow(&self, may_wait: bool) -> Result<Option<i64>> {
+        Ok(self
+            .reserve(1, may_wait)?
+            .map(|(first, _, node)| self.compose(first, node)))
+    }
+
+    /// `n` new IDs, in increasing order. Whole runs of a tick's sequence numbers are reserved
+    /// with one CAS each, so the cost per ID is little more than writing it.
+    pub fn next_ids(&self, n: usize) -> Result<Vec<i64>> {
+        let mut ids = vec![0; n];
+        self.fill(&mut ids)?;
+        Ok(ids)
+    }
+
+    /// Fills `out` with new IDs, in increasing order.
+    pub fn fill(&self, out: &mut [i64]) -> Result<()> {
+        let mut done = 0;
+        while done < out.len() {
+            let want = (out.len() - done) as u64;
+            let Some((first, count, node)) = self.reserve(want, true)? else {
+                continue;
+            };
+            for (slot, state) in out[done..].iter_mut().zip(first..first + count) {
+                *slot = self.compose(state, node);
+            }
+            done += count as usize;
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn compose(&self, state: u64, node: u64) -> i64 {
+        let tick = state >> self.seq_bits;
+        let seq = state & self.seq_mask;
+        ((tick << self.time_shift) | (seq << self.seq_shift) | node) as i64
+    }
+
+    #[inline(always)]
+    fn start_sequence(&self, tick: u64) -> u64 {
+        if self.random_key == 0 {
+            0
+        } else {
+            // Half the range at most, so a tick always keeps half its capacity.
+            splitmix64(tick ^ self.random_key) & (self.seq_mask >> 1)
+        }
+    }
+
+    /// Reserves up to `want` consecutive sequence numbers of one tick: the first state, how
+    /// many, and the node bits to pair them with. `None` when it would have to wait and
+    /// `may_wait` is false.
+    fn reserve(&self, want: u64, may_wait: bool) -> Result<Option<(u64, u64, u64)>> {
+        loop {
+            if fork::generation() != self.fork_generation.load(SeqCst) {
+                self.lease_after_fork()?;
+            }
+            let now_ms = self.clock.now_ms();
+            let now = self.layout.tick_of_ms(now_ms).ok_or_else(|| {
+                Error::new(
+                    ErrorCode::TimeExhausted,
+                    format!(
+                        "the clock ({}) is before the epoch of layout '{}' ({})",
+                        format_rfc3339_ms(now_ms),
+                        self.layout,
+                        format_rfc3339_ms(self.layout.epoch_ms())
+                    ),
+                )
+            })?;
+            let cur = self.state.0.load(SeqCst);
+            let node = self.node_bits.load(SeqCst);
+            let limit = self.limit.load(SeqCst);
+            let cur_tick = cur >> self.seq_bits;
+            let first = if now > cur_tick {
+                (now << self.seq_bits) | self.start_sequence(now)
+            } else {
+                let ahead = cur_tick - now;
+                if ahead > self.ahead_allowance {
+                    return Err(self.moved_backwards(ahead, cur_tick));
+                }
+                if cur & self.seq_mask != self.seq_mask {
+                    cur + 1
+                } else if self.policy == SequencePolicy::Borrow && ahead < self.max_borrow_ticks {
+                    ((cur_tick + 1) << self.seq_bits) | self.start_sequence(cur_tick + 1)
+                } else if may_wait {
+                    self.clock
+                        .wait_until_ms(self.layout.ms_of_tick(cur_tick.saturating_add(1)));
+                    continue;
+                } else {
+                    return Ok(None);
+                }
+            };
+            let tick = first >> self.seq_bits;
+            if tick >= limit {
+                self.refresh_grant(tick, now_ms)?;
+                continue;
+            }
+            let count = want.min(self.seq_mask - (first & self.seq_mask) + 1);
+            let last = first + count - 1;
+            if self
+                .state
+                .0
+                .compare_exchange(cur, last, SeqCst, SeqCst)
+                .is_ok()
+            {
+                return Ok(Some((first, count, node)));
+            }
+        }
+    }
+
+    fn moved_backwards(&self, ahead_ticks: u64, last_tick: u64) -> Error {
+        let unit = self.layout.unit().millis() as u64;
+        let borrowed = ahead_ticks.min(self.max_borrow_ticks);
+        Error::new(
+            ErrorCode::ClockMovedBackwards,
+            format!(
+                "the clock moved backwards by at least {} ms, more than the tolerance of {} ms; \
+                 no IDs until it reaches {} again (the time of the last ID issued)",
+                (ahead_ticks - borrowed) * unit,
+                self.tolerance_ticks * unit,
+                format_rfc3339_ms(self.layout.ms_of_tick(last_tick))
+            ),
+        )
+    }
+
+    fn lock_identity(&self) -> std::sync::MutexGuard<'_, Identity> {
+        // A panic while holding the lock leaves nothing half-done that matters here: every
+        // field is replaced whole.
+        self.identity.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn adopt_first_grant(&self) -> Result<()> {
+        let mut identity = self.lock_identity();
+        let now_ms = self.clock.now_ms();
+        let grant = identity.lease.grant(now_ms, now_ms)?;
+        self.change_identity(&mut identity, grant.node, grant.floor_ms)?;
+        // The limit stays 0: the first call asks for a tick, so that a layout that has run
+        // out (baidu) still builds and only fails to generate.
+        Ok(())
+    }
+
+    /// Asks the lease for more time once the generator reaches the end of what it holds.
+    fn refresh_grant(&self, tick: u64, now_ms: i64) -> Result<()> {
+        if tick > self.layout.max_tick() {
+            return Err(Error::new(
+                ErrorCode::TimeExhausted,
+                format!(
+                    "layout '{}' ran out of time at {}: its time field cannot hold a later \
+                     instant without wrapping or going negative; choose a layout with a later \
+                     epoch or more time bits",
+                    self.layout,
+                    format_rfc3339_ms(self.layout.capacity().exhausted_at_ms)
+                ),
+            ));
+        }
+        if self.constant_bits >> 63 != 0 {
+            return Err(Error::new(
+                ErrorCode::TimeExhausted,
+                "a constant field set at bit 63 would make every ID negative",
+            ));
+        }
+        let mut identity = self.lock_identity();
+        if identity.closed {
+            return Err(Error::new(
+                ErrorCode::LeaseLost,
+                "this generator was closed and its node ID released; make a new one",
+            ));
+        }
+        if tick < self.limit.load(SeqCst) {
+            return Ok(()); // another thread got here first
+        }
+        let want_ms = self.layout.ms_of_tick(tick);
+        let grant = identity.lease.grant(want_ms, now_ms)?;
+        if grant.node != identity.node {
+            self.change_identity(&mut identity, grant.node, grant.floor_ms)?;
+        } else {
+            self.raise_floor(grant.floor_ms, false);
+        }
+        let limit = match self.layout.tick_of_ms(grant.until_ms) {
+            Some(t) => t.saturating_add(1).min(self.layout.max_tick() + 1),
+            None => 0,
+        };
+        if limit <= tick {
+            return Err(Error::new(
+                ErrorCode::LeaseLost,
+                format!(
+                    "the {} lease covers IDs only up to {}, not {}",
+                    identity.lease.source(),
+                    format_rfc3339_ms(grant.until_ms),
+                    format_rfc3339_ms(want_ms)
+                ),
+            ));
+        }
+        self.limit.store(limit, SeqCst);
+        Ok(())
+    }
+
+    /// Switches to another node ID. Stores happen in the order limit (closed), node bits,
+    /// state (bumped), so a hot-path call that loaded the old node bits either sees the closed
+    /// limit or fails its CAS against the bumped state.
+    fn change_identity(&self, identity: &mut Identity, node: NodeId, floor_ms: i64) -> Result<()> {
+        let bits = node_bits(&self.layout, node)?;
+        self.limit.store(0, SeqCst);
+        self.node_bits.store(self.constant_bits | bits, SeqCst);
+        self.raise_floor(floor_ms, true);
+        identity.node = node;
+        Ok(())
+    }
+
+    /// Moves the state past `floor_ms`, and with `force` changes it even if it is past already.
+    fn raise_floor(&self, floor_ms: i64, force: bool) {
+        let floor_state = match self.layout.tick_of_ms(floor_ms) {
+            // The last state of the floor's tick: the next ID lands in a later tick.
+            Some(tick) => (tick << self.seq_bits) | self.seq_mask,
+            None => 0,
+        };
+        let _ = self.state.0.fetch_update(SeqCst, SeqCst, |cur| {
+            let raised = cur.max(floor_state);
+            if raised != cur {
+                Some(raised)
+            } else if force {
+                Some(cur + 1)
+            } else {
+                None
+            }
+        });
+    }
+
+    #[cold]
+    fn lease_after_fork(&self) -> Result<()> {
+        let mut identity = self.lock_identity();
+        let generation = fork::generation();
+        if self.fork_generation.load(SeqCst) == generation {
+            return Ok(());
+        }
+        let lease = identity.lease.after_fork()?;
+        identity.lease = lease;
+        self.limit.store(0, SeqCst);
+        self.fork_generation.store(generation, SeqCst);
+        let now_ms = self.clock.now_ms();
+        let grant = identity.lease.grant(now_ms, now_ms)?;
+        self.change_identity(&mut identity, grant.node, grant.floor_ms)
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    pub fn node(&self) -> NodeId {
+        self.lock_identity().node
+    }
+
+    pub fn datacenter_id(&self) -> u64 {
+        self.node().datacenter_id
+    }
+
+    pub fn worker_id(&self) -> u64 {
+        self.node().worker_id
+    }
+
+    /// Where the node ID came from.
+    pub fn source(&self) -> NodeSource {
+        self.lock_identity().lease.source()
+    }
+
+    pub fn sequence_policy(&self) -> SequencePolicy {
+        self.policy
+    }
+
+    /// Releases the node ID lease now; every later call fails with `lease_lost`.
+    pub fn close(&self) {
+        let mut identity = self.lock_identity();
+        if !identity.closed {
+            identity.closed = true;
+            self.limit.store(0, SeqCst);
+            identity.lease.release();
+        }
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.lock_identity().closed
+    }
+}
+
+impl<C: Clock> Drop for Generator<C> {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+fn constant_bits(layout: &Layout, values: &[(String, u64)]) -> Result<u64> {
+    for (name, _) in values {
+        match layout.field(name) {
+            Some(f) if f.kind == FieldKind::Constant => {}
+            _ => {
+                return Err(Error::invalid_argument(format!(
+                    "layout '{layout}' has no constant field '{name}'"
+                )))
+            }
+        }
+    }
+    let mut bits = 0;
+    for field in layout
+        .fields()
+        .iter()
+        .filter(|f| f.kind == FieldKind::Constant)
+    {
+        let value = values
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == field.name)
+            .map_or(field.default, |(_, v)| *v);
+        check_fits(&field.name, value, field.slot.bits)?;
+        bits |= field.slot.put(value);
+    }
+    Ok(bits)
+}
+
+fn node_bits(layout: &Layout, node: NodeId) -> Result<u64> {
+    let mut bits = 0;
+    for (value, slot, name) in [
+        (node.datacenter_id, layout.datacenter(), "datacenter_id"),
+        (node.worker_id, layout.worker(), "worker_id"),
+    ] {
+        match slot {
+            Some(slot) => {
+                check_fits(name, value, slot.bits)?;
+                bits |= slot.put(value);
+            }
+            None if value != 0 => {
+                return Err(Error::invalid_argument(format!(
+                    "layout '{layout}' has no {} field, so {name} must be 0, not {value}",
+                    name.trim_end_matches("_id")
+                )))
+            }
+            None => {}
+        }
+    }
+    Ok(bits)
+}
+
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(std::process::id() as u64);
+    hasher.finish()
+}

@@ -1,0 +1,632 @@
+//! How a 64-bit ID is cut into fields: parsed from the contract's spec string, validated,
+//! printable back to a spec string, and able to tell its capacity.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+use crate::timestamp::{format_rfc3339_ms, parse_instant_ms};
+
+/// The length of one tick of the time field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TimeUnit {
+    Millis,
+    TenMillis,
+    Seconds,
+}
+
+impl TimeUnit {
+    pub const fn millis(self) -> i64 {
+        match self {
+            TimeUnit::Millis => 1,
+            TimeUnit::TenMillis => 10,
+            TimeUnit::Seconds => 1000,
+        }
+    }
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            TimeUnit::Millis => "ms",
+            TimeUnit::TenMillis => "10ms",
+            TimeUnit::Seconds => "s",
+        }
+    }
+
+    fn parse(text: &str) -> Result<Self> {
+        match text {
+            "ms" => Ok(TimeUnit::Millis),
+            "10ms" => Ok(TimeUnit::TenMillis),
+            "s" => Ok(TimeUnit::Seconds),
+            _ => Err(Error::invalid_layout(format!(
+                "unit '{text}' is not one of ms, 10ms, s"
+            ))),
+        }
+    }
+}
+
+/// What a field holds. Any name other than the four known ones is a constant field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FieldKind {
+    Time,
+    Datacenter,
+    Worker,
+    Sequence,
+    Constant,
+}
+
+impl FieldKind {
+    fn of_name(name: &str) -> Self {
+        match name {
+            "time" => FieldKind::Time,
+            "datacenter" => FieldKind::Datacenter,
+            "worker" => FieldKind::Worker,
+            "sequence" => FieldKind::Sequence,
+            _ => FieldKind::Constant,
+        }
+    }
+}
+
+/// Where a field sits in the ID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Slot {
+    pub shift: u32,
+    pub bits: u32,
+}
+
+impl Slot {
+    pub const fn max(self) -> u64 {
+        if self.bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.bits) - 1
+        }
+    }
+
+    #[inline]
+    pub const fn get(self, id: u64) -> u64 {
+        (id >> self.shift) & self.max()
+    }
+
+    #[inline]
+    pub const fn put(self, value: u64) -> u64 {
+        value << self.shift
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Field {
+    pub name: String,
+    pub kind: FieldKind,
+    pub slot: Slot,
+    /// The value a constant field takes unless the generator is given another (`type:1=1`).
+    pub default: u64,
+}
+
+/// A parsed, validated layout. Two layouts are equal when they cut IDs the same way.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Layout {
+    fields: Vec<Field>,
+    epoch_ms: i64,
+    unit: TimeUnit,
+    time: Slot,
+    sequence: Slot,
+    datacenter: Option<Slot>,
+    worker: Option<Slot>,
+    total_bits: u32,
+}
+
+/// The presets of the contract, as spec strings, in the order `flakery layouts` lists them.
+pub const PRESETS: [(&str, &str); 8] = [
+    (
+        "twitter",
+        "time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;unit=ms",
+    ),
+    (
+        "discord",
+        "time:41,datacenter:5,worker:5,sequence:12;epoch=1420070400000;unit=ms",
+    ),
+    (
+        "instagram",
+        "time:41,worker:13,sequence:10;epoch=1314220021721;unit=ms",
+    ),
+    (
+        "sonyflake",
+        "time:39,sequence:8,worker:16;epoch=2014-09-01T00:00:00Z;unit=10ms",
+    ),
+    (
+        "baidu",
+        "time:28,worker:22,sequence:13;epoch=2016-05-20T00:00:00+08:00;unit=s",
+    ),
+    (
+        "vesta-max-peak",
+        "version:1,type:1=0,method:2,time:30,sequence:20,worker:10;epoch=1420041600000;unit=s",
+    ),
+    (
+        "vesta-min-granularity",
+        "version:1,type:1=1,method:2,time:40,sequence:10,worker:10;epoch=1420041600000;unit=ms",
+    ),
+    (
+        "safe53",
+        "time:41,worker:6,sequence:6;epoch=2024-01-01T00:00:00Z;unit=ms",
+    ),
+];
+
+/// What a layout can hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capacity {
+    /// IDs one node can make in one tick.
+    pub ids_per_tick: u64,
+    /// IDs one node can make in one second (saturating).
+    pub ids_per_second: u64,
+    pub datacenter_ids: u64,
+    pub worker_ids: u64,
+    /// Distinct node identities (datacenter × worker).
+    pub node_ids: u64,
+    /// The largest tick the time field can hold in a non-negative ID.
+    pub max_tick: u64,
+    /// The first Unix millisecond at which no ID can be made any more.
+    pub exhausted_at_ms: i64,
+}
+
+impl Layout {
+    /// Parses a spec string: a preset name, a preset with options, or a field list with options.
+    pub fn parse(spec: &str) -> Result<Layout> {
+        let mut parts = spec.split(';');
+        let head = parts.next().unwrap_or("").trim();
+        if head.is_empty() {
+            return Err(Error::invalid_layout(format!(
+                "layout '{spec}' is empty: give a preset name ({}) or a field list such as \
+                 time:41,worker:10,sequence:12;epoch=1288834974657",
+                preset_names().join(", ")
+            )));
+        }
+        let (fields, mut epoch, mut unit) = if head.contains(':') {
+            (parse_fields(head)?, None, None)
+        } else {
+            let base = Layout::preset(head)?;
+            (base.fields, Some(base.epoch_ms), Some(base.unit))
+        };
+        let mut seen_epoch = false;
+        let mut seen_unit = false;
+        for option in parts {
+            let option = option.trim();
+            let (key, value) = option.split_once('=').ok_or_else(|| {
+                Error::invalid_layout(format!(
+                    "option '{option}' in layout '{spec}' is not key=value"
+                ))
+            })?;
+            let (key, value) = (key.trim(), value.trim());
+            match key {
+                "epoch" if !seen_epoch => {
+                    seen_epoch = true;
+                    epoch = Some(parse_instant_ms(value).map_err(|e| {
+                        Error::invalid_layout(format!("epoch in layout '{spec}': {e}"))
+                    })?);
+                }
+                "unit" if !seen_unit => {
+                    seen_unit = true;
+                    unit = Some(TimeUnit::parse(value)?);
+                }
+                "epoch" | "unit" => {
+                    return Err(Error::invalid_layout(format!(
+                        "option '{key}' appears twice in layout '{spec}'"
+                    )))
+                }
+                _ => {
+                    return Err(Error::invalid_layout(format!(
+                        "unknown option '{key}' in layout '{spec}' (known: epoch, unit)"
+                    )))
+                }
+            }
+        }
+        let epoch = epoch.ok_or_else(|| {
+            Error::invalid_layout(format!(
+                "layout '{spec}' needs an epoch: add ;epoch=<Unix ms or RFC 3339>"
+            ))
+        })?;
+        Layout::from_fields(fields, epoch, unit.unwrap_or(TimeUnit::Millis))
+    }
+
+    /// One of the contract's presets by name.
+    pub fn preset(name: &str) -> Result<Layout> {
+        let spec = PRESETS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, spec)| *spec)
+            .ok_or_else(|| {
+                Error::invalid_layout(format!(
+                    "unknown preset '{name}' (known: {})",
+                    preset_names().join(", ")
+                ))
+            })?;
+        Layout::parse(spec)
+    }
+
+    /// Every preset with its name, in the contract's order.
+    pub fn presets() -> Vec<(&'static str, Layout)> {
+        PRESETS
+            .iter()
+            .map(|(name, _)| (*name, Layout::preset(name).expect("presets are valid")))
+            .collect()
+    }
+
+    /// The default layout: `twitter`.
+    pub fn twitter() -> Layout {
+        Layout::preset("twitter").expect("presets are valid")
+    }
+
+    fn from_fields(fields: Vec<Field>, epoch_ms: i64, unit: TimeUnit) -> Result<Layout> {
+        let slot_of = |kind: FieldKind| fields.iter().find(|f| f.kind == kind).map(|f| f.slot);
+        let time = slot_of(FieldKind::Time)
+            .ok_or_else(|| Error::invalid_layout("a layout needs a 'time' field"))?;
+        let sequence = slot_of(FieldKind::Sequence)
+            .ok_or_else(|| Error::invalid_layout("a layout needs a 'sequence' field"))?;
+        let total_bits = fields.iter().map(|f| f.slot.bits).sum();
+        let layout = Layout {
+            datacenter: slot_of(FieldKind::Datacenter),
+            worker: slot_of(FieldKind::Worker),
+            fields,
+            epoch_ms,
+            unit,
+            time,
+            sequence,
+            total_bits,
+        };
+        if layout.time.bits + layout.sequence.bits > 63 {
+            return Err(Error::invalid_layout(
+                "time and sequence together may use at most 63 bits",
+            ));
+        }
+        Ok(layout)
+    }
+
+    pub fn fields(&self) -> &[Field] {
+        &self.fields
+    }
+
+    pub fn field(&self, name: &str) -> Option<&Field> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    pub fn epoch_ms(&self) -> i64 {
+        self.epoch_ms
+    }
+
+    pub fn unit(&self) -> TimeUnit {
+        self.unit
+    }
+
+    pub fn time(&self) -> Slot {
+        self.time
+    }
+
+    pub fn sequence(&self) -> Slot {
+        self.sequence
+    }
+
+    pub fn datacenter(&self) -> Option<Slot> {
+        self.datacenter
+    }
+
+    pub fn worker(&self) -> Option<Slot> {
+        self.worker
+    }
+
+    pub fn total_bits(&self) -> u32 {
+        self.total_bits
+    }
+
+    /// The largest tick that still gives a non-negative ID: a time field that reaches bit 63
+    /// loses its top bit.
+    pub fn max_tick(&self) -> u64 {
+        if self.time.shift + self.time.bits >= 64 {
+            self.time.max() >> 1
+        } else {
+            self.time.max()
+        }
+    }
+
+    /// The tick a Unix millisecond falls in; `None` before the epoch.
+    #[inline]
+    pub fn tick_of_ms(&self, ms: i64) -> Option<u64> {
+        let since = ms.checked_sub(self.epoch_ms)?;
+        if since < 0 {
+            return None;
+        }
+        // A match on the unit keeps the divisor a constant, which the compiler turns into
+        // a multiply: a run-time division would cost more than the rest of next_id.
+        Some(match self.unit {
+            TimeUnit::Millis => since as u64,
+            TimeUnit::TenMillis => since as u64 / 10,
+            TimeUnit::Seconds => since as u64 / 1000,
+        })
+    }
+
+    /// The first Unix millisecond of a tick (saturating).
+    pub fn ms_of_tick(&self, tick: u64) -> i64 {
+        let since = (tick as i128) * (self.unit.millis() as i128) + self.epoch_ms as i128;
+        since.min(i64::MAX as i128) as i64
+    }
+
+    pub fn capacity(&self) -> Capacity {
+        let ids_per_tick = self.sequence.max().saturating_add(1);
+        let count = |slot: Option<Slot>| slot.map_or(1, |s| s.max().saturating_add(1));
+        let datacenter_ids = count(self.datacenter);
+        let worker_ids = count(self.worker);
+        let max_tick = self.max_tick();
+        Capacity {
+            ids_per_tick,
+            ids_per_second: ids_per_tick.saturating_mul(1000 / self.unit.millis() as u64),
+            datacenter_ids,
+            worker_ids,
+            node_ids: datacenter_ids.saturating_mul(worker_ids),
+            max_tick,
+            exhausted_at_ms: self.ms_of_tick(max_tick.saturating_add(1)),
+        }
+    }
+
+    /// The name of the preset this layout is, if it is one exactly.
+    pub fn preset_name(&self) -> Option<&'static str> {
+        Layout::presets()
+            .into_iter()
+            .find(|(_, preset)| preset == self)
+            .map(|(name, _)| name)
+    }
+
+    /// The bits the datacenter and worker fields hold together, datacenter high. Leases hand
+    /// out node indexes in `0..capacity().node_ids`.
+    pub fn node_of_index(&self, index: u64) -> (u64, u64) {
+        let worker_bits = self.worker.map_or(0, |s| s.bits);
+        let worker = if worker_bits == 0 {
+            0
+        } else {
+            index & self.worker.map_or(0, Slot::max)
+        };
+        let datacenter = if worker_bits >= 64 {
+            0
+        } else {
+            index >> worker_bits
+        };
+        (datacenter, worker)
+    }
+
+    pub fn index_of_node(&self, datacenter_id: u64, worker_id: u64) -> u64 {
+        let worker_bits = self.worker.map_or(0, |s| s.bits);
+        (datacenter_id << worker_bits) | worker_id
+    }
+}
+
+impl FromStr for Layout {
+    type Err = Error;
+
+    fn from_str(spec: &str) -> Result<Layout> {
+        Layout::parse(spec)
+    }
+}
+
+impl Default for Layout {
+    fn default() -> Self {
+        Layout::twitter()
+    }
+}
+
+/// The canonical spec: a preset's name where the layout is one (with `;epoch=` when only the
+/// epoch differs), otherwise the full field list. `Layout::parse` reads it back to an equal
+/// layout.
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let presets = Layout::presets();
+        if let Some((name, _)) = presets.iter().find(|(_, p)| p == self) {
+            return f.write_str(name);
+        }
+        if let Some((name, _)) = presets
+            .iter()
+            .find(|(_, p)| p.fields == self.fields && p.unit == self.unit)
+        {
+            return write!(f, "{name};epoch={}", self.epoch_ms);
+        }
+        for (i, field) in self.fields.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{}:{}", field.name, field.slot.bits)?;
+            if field.default != 0 {
+                write!(f, "={}", field.default)?;
+            }
+        }
+        write!(f, ";epoch={};unit={}", self.epoch_ms, self.unit.as_str())
+    }
+}
+
+/// A human-readable description for listings: fields, capacity, exhaustion date.
+pub fn describe(layout: &Layout) -> String {
+    let c = layout.capacity();
+    let fields: Vec<String> = layout
+        .fields
+        .iter()
+        .map(|f| format!("{}:{}", f.name, f.slot.bits))
+        .collect();
+    format!(
+        "{} | epoch {} | unit {} | {} IDs/tick/node ({} IDs/s) | {} node IDs | runs out {}",
+        fields.join(","),
+        format_rfc3339_ms(layout.epoch_ms),
+        layout.unit.as_str(),
+        c.ids_per_tick,
+        c.ids_per_second,
+        c.node_ids,
+        format_rfc3339_ms(c.exhausted_at_ms)
+    )
+}
+
+pub fn preset_names() -> Vec<&'static str> {
+    PRESETS.iter().map(|(name, _)| *name).collect()
+}
+
+fn parse_fields(list: &str) -> Result<Vec<Field>> {
+    let mut parsed: Vec<(String, u32, u64)> = Vec::new();
+    for item in list.split(',') {
+        let item = item.trim();
+        let (name, rest) = item
+            .split_once(':')
+            .ok_or_else(|| Error::invalid_layout(format!("field '{item}' is not name:bits")))?;
+        let name = name.trim();
+        let (bits, default) = match rest.split_once('=') {
+            Some((bits, default)) => (bits.trim(), Some(default.trim())),
+            None => (rest.trim(), None),
+        };
+        if name.is_empty()
+            || name.len() > 32
+            || !name.starts_with(|c: char| c.is_ascii_lowercase())
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        {
+            return Err(Error::invalid_layout(format!(
+                "field name '{name}' must be lower-case letters, digits or '_', starting with a letter"
+            )));
+        }
+        let bits: u32 = bits.parse().map_err(|_| {
+            Error::invalid_layout(format!("field '{name}' has width '{bits}', not a number"))
+        })?;
+        if bits == 0 || bits > 63 {
+            return Err(Error::invalid_layout(format!(
+                "field '{name}' has {bits} bits; a field has 1 to 63"
+            )));
+        }
+        if parsed.iter().any(|(n, _, _)| n == name) {
+            return Err(Error::invalid_layout(format!(
+                "field '{name}' appears twice"
+            )));
+        }
+        let default = match default {
+            None => 0,
+            Some(_) if FieldKind::of_name(name) != FieldKind::Constant => {
+                return Err(Error::invalid_layout(format!(
+                    "field '{name}' is not a constant and cannot have a value"
+                )))
+            }
+            Some(text) => {
+                let value: u64 = text.parse().map_err(|_| {
+                    Error::invalid_layout(format!(
+                        "constant '{name}' has value '{text}', not a non-negative integer"
+                    ))
+                })?;
+                if bits < 64 && value >> bits != 0 {
+                    return Err(Error::invalid_layout(format!(
+                        "constant '{name}' = {value} does not fit its {bits} bits"
+                    )));
+                }
+                value
+            }
+        };
+        parsed.push((name.to_string(), bits, default));
+    }
+    let total: u32 = parsed.iter().map(|(_, bits, _)| bits).sum();
+    if total > 64 {
+        return Err(Error::invalid_layout(format!(
+            "fields use {total} bits; an ID has 64"
+        )));
+    }
+    // Fields are listed most significant first and packed down to bit 0.
+    let mut shift = total;
+    Ok(parsed
+        .into_iter()
+        .map(|(name, bits, default)| {
+            shift -= bits;
+            Field {
+                kind: FieldKind::of_name(&name),
+                name,
+                slot: Slot { shift, bits },
+                default,
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_parse_and_print_as_their_names() {
+        for (name, layout) in Layout::presets() {
+            assert_eq!(layout.to_string(), name);
+            assert_eq!(Layout::parse(name).unwrap(), layout);
+        }
+    }
+
+    #[test]
+    fn twitter_slots() {
+        let l = Layout::twitter();
+        assert_eq!(
+            l.time(),
+            Slot {
+                shift: 22,
+                bits: 41
+            }
+        );
+        assert_eq!(l.datacenter(), Some(Slot { shift: 17, bits: 5 }));
+        assert_eq!(l.worker(), Some(Slot { shift: 12, bits: 5 }));
+        assert_eq!(l.sequence(), Slot { shift: 0, bits: 12 });
+        assert_eq!(l.capacity().ids_per_second, 4_096_000);
+        assert_eq!(l.capacity().node_ids, 1024);
+    }
+
+    #[test]
+    fn epoch_override_keeps_the_preset_name() {
+        let l = Layout::parse("discord;epoch=2015-01-01T00:00:00Z").unwrap();
+        assert_eq!(l.epoch_ms(), 1_420_070_400_000);
+        assert_eq!(l.to_string(), "discord");
+        let l = Layout::parse("twitter;epoch=1000").unwrap();
+        assert_eq!(l.to_string(), "twitter;epoch=1000");
+    }
+
+    #[test]
+    fn custom_layout_round_trips() {
+        let spec = "v:2=3,time:40,worker:7,sequence:12;epoch=1700000000000;unit=10ms";
+        let l = Layout::parse(spec).unwrap();
+        assert_eq!(l.to_string(), spec);
+        assert_eq!(l.field("v").unwrap().default, 3);
+        assert_eq!(l.total_bits(), 61);
+    }
+
+    #[test]
+    fn baidu_ran_out_on_2024_11_20() {
+        let c = Layout::preset("baidu").unwrap().capacity();
+        assert_eq!(
+            format_rfc3339_ms(c.exhausted_at_ms),
+            "2024-11-20T13:24:16.000Z"
+        );
+    }
+
+    #[test]
+    fn invalid_specs_name_the_bad_part() {
+        for (spec, needle) in [
+            ("", "empty"),
+            ("nope", "unknown preset 'nope'"),
+            ("time:41,sequence:12", "needs an epoch"),
+            ("time:41,sequence:12;epoch=0;unit=min", "unit 'min'"),
+            ("time:41,sequence:0;epoch=0", "'sequence' has 0 bits"),
+            ("time:41,time:3,sequence:2;epoch=0", "'time' appears twice"),
+            ("time:41,worker:12,sequence:12;epoch=0", "65 bits"),
+            ("worker:10,sequence:12;epoch=0", "needs a 'time'"),
+            ("time:41,worker:10;epoch=0", "needs a 'sequence'"),
+            (
+                "time:41,sequence:12;epoch=0;color=red",
+                "unknown option 'color'",
+            ),
+            ("time:41,Sequence:12;epoch=0", "field name 'Sequence'"),
+            ("time:x,sequence:12;epoch=0", "width 'x'"),
+            ("time:41,v:1=2,sequence:12;epoch=0", "does not fit"),
+            ("twitter;epoch=yesterday", "epoch in layout"),
+        ] {
+            let err = Layout::parse(spec).unwrap_err();
+            assert_eq!(err.code(), crate::ErrorCode::InvalidLayout, "{spec}");
+            assert!(
+                err.message().contains(needle),
+                "{spec}: {} lacks {needle}",
+                err.message()
+            );
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Node identity: which datacenter and worker IDs a generator stamps into its IDs, where they
+//! came from, and what time it may use under them. A generator asks its `NodeLease` once when
+//! it starts and again, off the hot path, whenever it has used up what it was granted.
+
+use std::fmt;
+
+use crate::error::{Error, ErrorCode, Result};
+
+/// Where a generator's node ID came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NodeSource {
+    /// Passed to the constructor.
+    Explicit,
+    /// `FLAKERY_WORKER_ID` / `FLAKERY_DATACENTER_ID` as integers.
+    Environment,
+    /// `FLAKERY_WORKER_ID=hostname-ordinal`: the trailing number of the host name.
+    Hostname,
+    /// Leased from ZooKeeper.
+    ZooKeeper,
+    /// Leased among the processes of this host through lock files.
+    HostLease,
+}
+
+impl NodeSource {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            NodeSource::Explicit => "explicit",
+            NodeSource::Environment => "environment",
+            NodeSource::Hostname => "hostname",
+            NodeSource::ZooKeeper => "zookeeper",
+            NodeSource::HostLease => "host_lease",
+        }
+    }
+
+    /// Whether the identity is leased (and so can be leased anew after a fork).
+    pub const fn is_leased(self) -> bool {
+        matches!(self, NodeSource::ZooKeeper | NodeSource::HostLease)
+    }
+}
+
+impl fmt::Display for NodeSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct NodeId {
+    pub datacenter_id: u64,
+    pub worker_id: u64,
+}
+
+/// What a lease allows at the moment it is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grant {
+    pub node: NodeId,
+    /// IDs must use time strictly after this Unix millisecond (an earlier holder of the node
+    /// ID may have used it); `i64::MIN` for none.
+    pub floor_ms: i64,
+    /// IDs may use ticks that start at or before this Unix millisecond; asking again past it.
+    pub until_ms: i64,
+}
+
+/// A source of node identity. Implementations must be cheap to ask again: the generator asks
+/// whenever it reaches `until_ms`, and never on its hot path otherwise.
+pub trait NodeLease: Send + Sync + fmt::Debug {
+    fn source(&self) -> NodeSource;
+
+    /// What may be issued now, for a generator that wants to use the tick starting at
+    /// `want_ms`. `now_ms` is the generator's clock. A lease that may be lost answers
+    /// `lease_lost`; one that can extend its high-water mark does so before answering.
+    fn grant(&self, want_ms: i64, now_ms: i64) -> Result<Grant>;
+
+    /// The lease a forked child uses in place of this one: a fresh lease of its own, or
+    /// `forked` for an identity that cannot be leased anew.
+    fn after_fork(&self) -> Result<Box<dyn NodeLease>>;
+
+    /// Gives the node ID back now; later grants fail.
+    fn release(&self) {}
+}
+
+/// A node ID fixed for the life of the generator: explicit or from the environment.
+#[derive(Debug, Clone)]
+pub struct FixedNode {
+    node: NodeId,
+    source: NodeSource,
+}
+
+impl FixedNode {
+    pub fn new(node: NodeId, source: NodeSource) -> Self {
+        FixedNode { node, source }
+    }
+}
+
+impl NodeLease for FixedNode {
+    fn source(&self) -> NodeSource {
+        self.source
+    }
+
+    fn grant(&self, _want_ms: i64, _now_ms: i64) -> Result<Grant> {
+        Ok(Grant {
+            node: self.node,
+            floor_ms: i64::MIN,
+            until_ms: i64::MAX,
+        })
+    }
+
+    fn after_fork(&self) -> Result<Box<dyn NodeLease>> {
+        let how = match self.source {
+            NodeSource::Explicit => "passed to the constructor",
+            NodeSource::Environment => "taken from FLAKERY_WORKER_ID / FLAKERY_DATACENTER_ID",
+            _ => "taken from the host name",
+        };
+        Err(Error::new(
+            ErrorCode::Forked,
+            format!(
+                "this generator was made before fork() with a fixed node ID (datacenter {}, \
+                 worker {}, {how}); the child would repeat its parent's IDs. Make a new \
+                 generator in the child with a node ID of its own, or leave the node ID \
+                 unset so that flakery leases one",
+                self.node.datacenter_id, self.node.worker_id
+            ),
+        ))
+    }
+}

@@ -1,0 +1,206 @@
+//! A generator's options, spelled as the contract spells them, and how the ones left unset
+//! are filled from the environment. Every binding fills one `Options` and calls
+//! `Generator::new`, so the rules live here once.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use crate::node::{FixedNode, NodeId, NodeLease, NodeSource};
+
+/// What a generator does when a tick's sequence numbers are used up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SequencePolicy {
+    /// Wait for the next tick.
+    #[default]
+    Wait,
+    /// Use the next tick before the clock reaches it, at most `max_borrow_ms` ahead; then wait.
+    Borrow,
+}
+
+impl SequencePolicy {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SequencePolicy::Wait => "wait",
+            SequencePolicy::Borrow => "borrow",
+        }
+    }
+}
+
+impl FromStr for SequencePolicy {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self> {
+        match text {
+            "wait" => Ok(SequencePolicy::Wait),
+            "borrow" => Ok(SequencePolicy::Borrow),
+            _ => Err(Error::invalid_argument(format!(
+                "sequence_policy '{text}' is not 'wait' or 'borrow'"
+            ))),
+        }
+    }
+}
+
+pub const DEFAULT_MAX_BORROW_MS: u64 = 1000;
+pub const DEFAULT_BACKWARDS_TOLERANCE_MS: u64 = 1000;
+pub const DEFAULT_SESSION_TIMEOUT_MS: u64 = 10_000;
+pub const DEFAULT_NAMESPACE: &str = "default";
+
+/// Every option of the contract's section 6. `None` means "not given": the environment or
+/// the contract's default applies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    pub layout: Option<Layout>,
+    pub datacenter_id: Option<u64>,
+    pub worker_id: Option<u64>,
+    pub sequence_policy: SequencePolicy,
+    pub max_borrow_ms: u64,
+    pub backwards_tolerance_ms: u64,
+    pub random_sequence_start: bool,
+    /// Values of constant fields by name.
+    pub fields: Vec<(String, u64)>,
+    pub zookeeper: Option<String>,
+    pub namespace: Option<String>,
+    pub session_timeout_ms: Option<u64>,
+    pub lease_dir: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            layout: None,
+            datacenter_id: None,
+            worker_id: None,
+            sequence_policy: SequencePolicy::Wait,
+            max_borrow_ms: DEFAULT_MAX_BORROW_MS,
+            backwards_tolerance_ms: DEFAULT_BACKWARDS_TOLERANCE_MS,
+            random_sequence_start: false,
+            fields: Vec::new(),
+            zookeeper: None,
+            namespace: None,
+            session_timeout_ms: None,
+            lease_dir: None,
+        }
+    }
+}
+
+impl Options {
+    /// The layout given, else `FLAKERY_LAYOUT`, else `twitter`.
+    pub fn resolved_layout(&self) -> Result<Layout> {
+        match &self.layout {
+            Some(layout) => Ok(layout.clone()),
+            None => match env_var("FLAKERY_LAYOUT")? {
+                Some(spec) => Layout::parse(&spec),
+                None => Ok(Layout::twitter()),
+            },
+        }
+    }
+}
+
+/// Reads a variable; unset and empty are the same, and a value that is not Unicode is an error.
+pub fn env_var(name: &str) -> Result<Option<String>> {
+    match std::env::var(name) {
+        Ok(value) if value.trim().is_empty() => Ok(None),
+        Ok(value) => Ok(Some(value.trim().to_string())),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(Error::invalid_argument(format!(
+            "{name} is not valid UTF-8"
+        ))),
+    }
+}
+
+fn env_u64(name: &str) -> Result<Option<u64>> {
+    env_var(name)?
+        .map(|text| {
+            text.parse::<u64>().map_err(|_| {
+                Error::invalid_argument(format!("{name}='{text}' is not a non-negative integer"))
+            })
+        })
+        .transpose()
+}
+
+/// The trailing number of a host name: `ids-7` is 7.
+pub fn hostname_ordinal(hostname: &str) -> Result<u64> {
+    let digits: String = hostname
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_digit)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    digits.parse().map_err(|_| {
+        Error::invalid_argument(format!(
+            "FLAKERY_WORKER_ID=hostname-ordinal, but host name '{hostname}' does not end in a \
+             number (a StatefulSet pod such as 'ids-7' does)"
+        ))
+    })
+}
+
+fn hostname() -> Result<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is writable for its whole length, which is passed.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return Err(Error::invalid_argument("cannot read the host name"));
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
+}
+
+/// The node ID from `FLAKERY_WORKER_ID` / `FLAKERY_DATACENTER_ID`, if either is set.
+pub fn node_from_env() -> Result<Option<(NodeId, NodeSource)>> {
+    let datacenter_id = env_u64("FLAKERY_DATACENTER_ID")?;
+    let (worker_id, source) = match env_var("FLAKERY_WORKER_ID")? {
+        Some(text) if text == "hostname-ordinal" => {
+            (Some(hostname_ordinal(&hostname()?)?), NodeSource::Hostname)
+        }
+        Some(_) => (env_u64("FLAKERY_WORKER_ID")?, NodeSource::Environment),
+        None => (None, NodeSource::Environment),
+    };
+    if datacenter_id.is_none() && worker_id.is_none() {
+        return Ok(None);
+    }
+    Ok(Some((
+        NodeId {
+            datacenter_id: datacenter_id.unwrap_or(0),
+            worker_id: worker_id.unwrap_or(0),
+        },
+        source,
+    )))
+}
+
+/// The contract's order: explicit values, ZooKeeper, the environment, the host-local lease.
+pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLease>> {
+    if options.datacenter_id.is_some() || options.worker_id.is_some() {
+        let node = NodeId {
+            datacenter_id: options.datacenter_id.unwrap_or(0),
+            worker_id: options.worker_id.unwrap_or(0),
+        };
+        check_node_fits(layout, node)?;
+        return Ok(Box::new(FixedNode::new(node, NodeSource::Explicit)));
+    }
+    if let Some((node, source)) = node_from_env()? {
+        check_node_fits(layout, node)?;
+        return Ok(Box::new(FixedNode::new(node, source)));
+    }
+    // Until leases exist, an unconfigured generator is node 0.
+    Ok(Box::new(FixedNode::new(
+        NodeId::default(),
+        NodeSource::Explicit,
+    )))
+}
+
+fn check_node_fits(layout: &Layout, node: NodeId) -> Result<()> {
+    crate::codec::compose(
+        &crate::codec::Parts {
+            timestamp_ms: layout.epoch_ms(),
+            datacenter_id: node.datacenter_id,
+            worker_id: node.worker_id,
+            ..Default::default()
+        },
+        layout,
+    )
+    .map(|_| ())
+}
