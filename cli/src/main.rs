@@ -102,7 +102,7 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
         Command::Decode { ids, layout, json } => {
             let layout = Layout::parse(&layout)?;
             for text in ids {
-                let id = parse_id(&text)?;
+                let id = flakery::parse_id(&text)?;
                 let d = flakery::decode(id, &layout)?;
                 let line = if json {
                     let fields: serde_json::Map<String, serde_json::Value> = d
@@ -172,28 +172,6 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
         }
     }
     Ok(())
-}
-
-fn parse_id(text: &str) -> flakery::Result<i64> {
-    let text = text.trim();
-    if text.starts_with('-') && text[1..].bytes().all(|b| b.is_ascii_digit()) && text.len() > 1 {
-        return Err(Error::new(
-            ErrorCode::InvalidArgument,
-            format!("ID {text} is negative; IDs are non-negative 64-bit integers"),
-        ));
-    }
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(Error::new(
-            ErrorCode::InvalidArgument,
-            format!("'{text}' is not an ID: an ID is a non-negative decimal integer"),
-        ));
-    }
-    text.parse::<i64>().map_err(|_| {
-        Error::new(
-            ErrorCode::InvalidArgument,
-            format!("{text} is larger than the largest ID, 2^63-1"),
-        )
-    })
 }
 
 fn parse_field(pair: &str) -> flakery::Result<(String, u64)> {

@@ -20,7 +20,7 @@ pub mod options;
 pub mod timestamp;
 
 pub use clock::{Clock, FakeClock, SystemClock};
-pub use codec::{compose, decode, Decoded, Parts};
+pub use codec::{compose, decode, parse_id, Decoded, Parts};
 pub use default_generator::{default_generator, next_id, next_ids};
 pub use error::{Error, ErrorCode, Result};
 pub use generator::{Builder, Generator};
