@@ -1,0 +1,258 @@
+//! The hot calls, registered by hand.
+//!
+//! napi-rs wraps every call that has arguments, an `Env` or a receiver in a "native borrow
+//! scope" (a global mutex, a hash map and heap allocations per call: 100-200 ns, several
+//! times the cost of an ID). So the hot calls are plain Node-API callbacks:
+//!
+//! - the module's `nextId`, `nextIdString` and `nextIds` are installed over the `#[napi]`
+//!   ones when the module loads (those still declare them for index.d.ts and behave the
+//!   same);
+//! - each `Generator` object gets its own `nextId`, `nextIdString` and `nextIds`, functions
+//!   bound to its generator through their Node-API `data` pointer, so that a call finds its
+//!   generator without `napi_unwrap` and a type-tag check (two private-property lookups,
+//!   some 100 ns). The prototype keeps the `#[napi]` methods.
+
+// napi-rs registers the module hook only outside `cfg(test)`, so a test build (clippy's
+// --all-targets) would see the callbacks as unused.
+#![cfg_attr(test, allow(dead_code))]
+
+use std::ffi::{c_void, CStr};
+use std::ptr;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{i64n, JsError, Object, ToNapiValue};
+use napi::{sys, Env, JsValue};
+use napi_derive::napi;
+
+use crate::{
+    check, default_generator, generating_error, new_id_array, new_id_string, read_count, Fail,
+    JsResult, PENDING,
+};
+
+/// Throws `result`'s error unless it is already pending; the value to return to JavaScript.
+fn finish(env: sys::napi_env, result: JsResult<sys::napi_value>) -> sys::napi_value {
+    match result {
+        Ok(value) => value,
+        Err(error) => {
+            if error.status != PENDING {
+                // SAFETY: env is the live environment of the current call.
+                unsafe { JsError::from(error).throw_into(env) };
+            }
+            ptr::null_mut()
+        }
+    }
+}
+
+fn id_value(env: sys::napi_env, id: flakery::Result<i64>) -> JsResult<sys::napi_value> {
+    // i64n's conversion is exactly napi_create_bigint_int64.
+    let id = id.map_err(generating_error)?;
+    // SAFETY: env is live.
+    unsafe { i64n::to_napi_value(env, i64n(id)) }.map_err(crate::napi_error)
+}
+
+/// A call's bound data (a generator, for the methods) and its first argument.
+struct Call {
+    data: *mut c_void,
+    arg: sys::napi_value,
+}
+
+fn call_info(env: sys::napi_env, info: sys::napi_callback_info, want_arg: bool) -> JsResult<Call> {
+    let mut argc = usize::from(want_arg);
+    let mut arg = ptr::null_mut();
+    let mut data = ptr::null_mut();
+    // SAFETY: info is this call's; argv has room for argc (0 or 1) values.
+    check(unsafe {
+        sys::napi_get_cb_info(env, info, &mut argc, &mut arg, ptr::null_mut(), &mut data)
+    })?;
+    if want_arg && argc == 0 {
+        // SAFETY: env is live.
+        check(unsafe { sys::napi_get_undefined(env, &mut arg) })?;
+    }
+    Ok(Call { data, arg })
+}
+
+/// The generator a method was bound to.
+///
+/// # Safety
+/// `call.data` must be the `Arc` pointer `bind_methods` gave the function, which the
+/// function's finalizer frees only once the function itself is gone.
+unsafe fn bound<'a>(call: &Call) -> &'a flakery::Generator {
+    unsafe { &*call.data.cast::<flakery::Generator>().cast_const() }
+}
+
+unsafe extern "C" fn next_id(
+    env: sys::napi_env,
+    _info: sys::napi_callback_info,
+) -> sys::napi_value {
+    finish(env, id_value(env, flakery::next_id()))
+}
+
+unsafe extern "C" fn next_id_string(
+    env: sys::napi_env,
+    _info: sys::napi_callback_info,
+) -> sys::napi_value {
+    finish(
+        env,
+        flakery::next_id()
+            .map_err(generating_error)
+            .and_then(|id| new_id_string(env, id)),
+    )
+}
+
+unsafe extern "C" fn next_ids(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let result = call_info(env, info, true).and_then(|call| {
+        let n = read_count(env, call.arg)?;
+        let generator = default_generator()?;
+        new_id_array(env, n, |ids| generator.fill(ids))
+    });
+    finish(env, result)
+}
+
+unsafe extern "C" fn generator_next_id(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let result = call_info(env, info, false).and_then(|call| {
+        // SAFETY: this callback is only ever made by `bind_methods`.
+        id_value(env, unsafe { bound(&call) }.next_id())
+    });
+    finish(env, result)
+}
+
+unsafe extern "C" fn generator_next_id_string(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let result = call_info(env, info, false).and_then(|call| {
+        // SAFETY: as above.
+        let id = unsafe { bound(&call) }
+            .next_id()
+            .map_err(generating_error)?;
+        new_id_string(env, id)
+    });
+    finish(env, result)
+}
+
+unsafe extern "C" fn generator_next_ids(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let result = call_info(env, info, true).and_then(|call| {
+        let n = read_count(env, call.arg)?;
+        // SAFETY: as above.
+        let generator = unsafe { bound(&call) };
+        new_id_array(env, n, |ids| generator.fill(ids))
+    });
+    finish(env, result)
+}
+
+type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
+
+/// Sets `target[name]` to a new function, as writable, configurable and not enumerable as
+/// a class method is.
+fn install(
+    env: sys::napi_env,
+    target: sys::napi_value,
+    name: &CStr,
+    callback: Callback,
+    enumerable: bool,
+    data: *mut c_void,
+) -> JsResult<sys::napi_value> {
+    let mut function = ptr::null_mut();
+    // SAFETY: name is NUL-terminated (length -1: up to the NUL); the callback lives forever.
+    check(unsafe {
+        sys::napi_create_function(env, name.as_ptr(), -1, Some(callback), data, &mut function)
+    })?;
+    let mut attributes = sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable;
+    if enumerable {
+        attributes |= sys::PropertyAttributes::enumerable;
+    }
+    let property = sys::napi_property_descriptor {
+        utf8name: name.as_ptr(),
+        name: ptr::null_mut(),
+        method: None,
+        getter: None,
+        setter: None,
+        value: function,
+        attributes,
+        data: ptr::null_mut(),
+    };
+    // SAFETY: one descriptor, valid for the call.
+    check(unsafe { sys::napi_define_properties(env, target, 1, &property) })?;
+    Ok(function)
+}
+
+fn install_all(env: sys::napi_env, exports: sys::napi_value) -> JsResult<()> {
+    let none = ptr::null_mut();
+    install(env, exports, c"nextId", next_id, true, none)?;
+    install(env, exports, c"nextIdString", next_id_string, true, none)?;
+    install(env, exports, c"nextIds", next_ids, true, none)?;
+    Ok(())
+}
+
+unsafe extern "C" fn release_generator(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` is the `Arc::into_raw` of `bind_methods`, released once, here.
+    drop(unsafe { Arc::from_raw(data.cast::<flakery::Generator>().cast_const()) });
+}
+
+/// Gives a new `Generator` object its own `nextId`, `nextIdString` and `nextIds`, each a
+/// function bound to the generator (holding an `Arc` of it, dropped when the function is
+/// collected). A call then finds its generator with the one `napi_get_cb_info` it makes
+/// anyway, instead of two private-property lookups (`napi_unwrap` and a type-tag check).
+/// The prototype keeps napi-rs's methods, so `Generator.prototype.nextId.call(g)` still works.
+pub(crate) fn bind_methods(
+    env: sys::napi_env,
+    this: sys::napi_value,
+    generator: &Arc<flakery::Generator>,
+) -> JsResult<()> {
+    let methods: [(&CStr, Callback); 3] = [
+        (c"nextId", generator_next_id),
+        (c"nextIdString", generator_next_id_string),
+        (c"nextIds", generator_next_ids),
+    ];
+    for (name, callback) in methods {
+        let data = Arc::into_raw(Arc::clone(generator))
+            .cast_mut()
+            .cast::<c_void>();
+        let function = match install(env, this, name, callback, false, data) {
+            Ok(function) => function,
+            Err(error) => {
+                // SAFETY: the function was not made or not attached: nothing else holds data.
+                unsafe { release_generator(env, data, ptr::null_mut()) };
+                return Err(error);
+            }
+        };
+        // SAFETY: function is live; the finalizer runs once, when it is collected.
+        let status = unsafe {
+            sys::napi_add_finalizer(
+                env,
+                function,
+                data,
+                Some(release_generator),
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        };
+        if status != sys::Status::napi_ok {
+            // The function stays attached but its data would never be freed: free it now is
+            // not safe (the function may be called), so leak it; this is an allocation
+            // failure in Node, and the error says so.
+            check(status)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs once per module instance (the main thread and each worker thread).
+#[napi(module_exports)]
+pub fn install_fast_calls(exports: Object, env: Env) -> napi::Result<()> {
+    install_all(env.raw(), exports.raw()).map_err(|e: Fail| {
+        napi::Error::new(
+            napi::Status::GenericFailure,
+            format!("flakery: {}", e.reason),
+        )
+    })
+}
