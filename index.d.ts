@@ -22,7 +22,7 @@ export declare class Generator {
   /** A new ID. */
   nextId(): bigint
   /** A new ID as a decimal string. */
-  nextIdString(): IdString
+  nextIdString(): string
   /** `n` new IDs in increasing order (`n` up to 2^24). */
   nextIds(n: number): BigInt64Array
   /** The layout as its canonical spec string (a preset's name where it is one). */
@@ -189,4 +189,4 @@ export declare function nextId(): bigint
 export declare function nextIds(n: number): BigInt64Array
 
 /** A new ID from the process-wide generator, as a decimal string. */
-export declare function nextIdString(): IdString
+export declare function nextIdString(): string

@@ -190,7 +190,55 @@ fn install_all(env: sys::napi_env, exports: sys::napi_value) -> JsResult<()> {
     install(env, exports, c"nextId", next_id, true, none)?;
     install(env, exports, c"nextIdString", next_id_string, true, none)?;
     install(env, exports, c"nextIds", next_ids, true, none)?;
-    Ok(())
+    remember_class(env, exports)
+}
+
+/// Keeps a reference to this environment's `Generator` class (as its instance data), for
+/// `check_constructed`.
+fn remember_class(env: sys::napi_env, exports: sys::napi_value) -> JsResult<()> {
+    let mut class = ptr::null_mut();
+    let mut reference = ptr::null_mut();
+    // SAFETY: exports is live; napi-rs registered the class on it before this hook runs.
+    check(unsafe {
+        sys::napi_get_named_property(env, exports, c"Generator".as_ptr(), &mut class)
+    })?;
+    // SAFETY: class is live.
+    check(unsafe { sys::napi_create_reference(env, class, 1, &mut reference) })?;
+    let data = Box::into_raw(Box::new(reference)).cast::<c_void>();
+    // SAFETY: the finalizer frees the box when the environment ends (the reference itself
+    // goes with the environment).
+    check(unsafe { sys::napi_set_instance_data(env, data, Some(forget_class), ptr::null_mut()) })
+}
+
+unsafe extern "C" fn forget_class(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` is the box of `remember_class`, freed once, here.
+    drop(unsafe { Box::from_raw(data.cast::<sys::napi_ref>()) });
+}
+
+/// Refuses `Generator()` called without `new`: napi-rs's constructor would otherwise wrap
+/// whatever `this` is (for `flakery.Generator()`, the module's exports).
+pub(crate) fn check_constructed(env: sys::napi_env, this: sys::napi_value) -> JsResult<()> {
+    let mut data = ptr::null_mut();
+    // SAFETY: env is live; data is the box of `remember_class` or null.
+    check(unsafe { sys::napi_get_instance_data(env, &mut data) })?;
+    let mut is_instance = false;
+    if !data.is_null() {
+        let mut class = ptr::null_mut();
+        // SAFETY: the box holds a live reference to the class.
+        check(unsafe {
+            sys::napi_get_reference_value(env, *data.cast::<sys::napi_ref>(), &mut class)
+        })?;
+        // SAFETY: both handles are live; a primitive `this` is simply not an instance.
+        check(unsafe { sys::napi_instanceof(env, this, class, &mut is_instance) })?;
+    }
+    if is_instance {
+        Ok(())
+    } else {
+        Err(crate::type_error(
+            env,
+            "Class constructor Generator cannot be invoked without 'new'".to_string(),
+        ))
+    }
 }
 
 unsafe extern "C" fn release_generator(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {

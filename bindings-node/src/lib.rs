@@ -809,7 +809,7 @@ pub fn next_id() -> napi::Result<i64n, &'static str> {
 }
 
 /// A new ID from the process-wide generator, as a decimal string.
-#[napi]
+#[napi(ts_return_type = "string")]
 pub fn next_id_string() -> napi::Result<IdString, &'static str> {
     match flakery::next_id() {
         Ok(id) => Ok(IdString(id)),
@@ -886,6 +886,7 @@ impl Generator {
     #[napi(constructor, ts_args_type = "options?: GeneratorOptions")]
     pub fn new(env: Env, this: This, options: Unknown) -> napi::Result<Self, &'static str> {
         let env = env.raw();
+        fast::check_constructed(env, this.raw())?;
         let options = generator_options(env, options.raw())?;
         let inner = Arc::new(flakery::Generator::new(options).or_throw(env)?);
         fast::bind_methods(env, this.raw(), &inner)?;
@@ -899,7 +900,7 @@ impl Generator {
     }
 
     /// A new ID as a decimal string.
-    #[napi]
+    #[napi(ts_return_type = "string")]
     pub fn next_id_string(&self) -> napi::Result<IdString, &'static str> {
         self.inner.next_id().map(IdString).map_err(generating_error)
     }

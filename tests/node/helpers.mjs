@@ -1,0 +1,36 @@
+// Shared by the node:test files.
+import assert from 'node:assert/strict'
+
+export const CODES = [
+  'invalid_layout',
+  'invalid_argument',
+  'time_exhausted',
+  'clock_moved_backwards',
+  'lease_lost',
+  'coordinator_unavailable',
+  'worker_ids_exhausted',
+  'forked',
+]
+
+// Asserts that fn throws an instance of `type` (an Error subclass) carrying `code`.
+export function throwsCode(fn, type, code, message) {
+  let caught
+  try {
+    fn()
+  } catch (error) {
+    caught = error
+  }
+  assert.ok(caught, `expected a throw with code ${code}`)
+  assert.ok(caught instanceof Error, `not an Error: ${caught}`)
+  assert.equal(caught.constructor, type, `${caught.constructor.name}: ${caught.message}`)
+  assert.equal(caught.code, code, caught.message)
+  assert.ok(CODES.includes(caught.code))
+  if (message) assert.match(caught.message, message)
+  return caught
+}
+
+export function assertIncreasing(ids) {
+  for (let i = 1; i < ids.length; i++) {
+    assert.ok(ids[i] > ids[i - 1], `not increasing at ${i}: ${ids[i - 1]} then ${ids[i]}`)
+  }
+}

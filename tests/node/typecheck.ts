@@ -1,0 +1,87 @@
+// A usage example checked by `tsc --noEmit -p tests/node` against index.d.ts (never run).
+import {
+  Generator,
+  compose,
+  decode,
+  layoutInfoOf,
+  layouts,
+  nextId,
+  nextIdString,
+  nextIds,
+  type DecodedId,
+  type GeneratorOptions,
+  type LayoutInfo,
+} from 'flakery'
+
+// The process-wide generator.
+const id: bigint = nextId()
+const text: string = nextIdString()
+const batch: BigInt64Array = nextIds(100)
+
+// A generator of one's own.
+const options: GeneratorOptions = {
+  layout: 'discord',
+  datacenterId: 1,
+  workerId: 2n,
+  sequencePolicy: 'borrow',
+  maxBorrowMs: 1000,
+  backwardsToleranceMs: 1000,
+  randomSequenceStart: false,
+}
+const generator = new Generator(options)
+const own: bigint = generator.nextId()
+const ownText: string = generator.nextIdString()
+const ownBatch: BigInt64Array = generator.nextIds(10)
+const spec: string = generator.layout
+const node: number = generator.datacenterId + generator.workerId
+const source: 'explicit' | 'environment' | 'hostname' | 'zookeeper' | 'host_lease' = generator.source
+generator.close()
+const closed: boolean = generator.closed
+
+// Taking IDs apart and putting them together.
+const parts: DecodedId = decode(own, { layout: 'discord' })
+const when: Date = parts.date
+const ms: number = parts.timestampMs + parts.sequence + parts.workerId + parts.datacenterId
+const field: number | bigint | undefined = parts.fields['time']
+decode('175928847299117063', 'discord')
+decode(12345)
+const again: bigint = compose({
+  layout: 'discord',
+  timestampMs: parts.timestampMs,
+  datacenterId: parts.datacenterId,
+  workerId: parts.workerId,
+  sequence: parts.sequence,
+})
+
+// Layouts.
+const presets: LayoutInfo[] = layouts()
+const twitter = presets[0]!
+const perSecond: number = twitter.idsPerSecond
+const runsOut: Date | null = twitter.exhaustedAt
+const fromInfo = new Generator({ layout: twitter, workerId: 1 })
+const custom: LayoutInfo = layoutInfoOf('time:41,worker:10,sequence:12;epoch=1288834974657')
+const name: string | null = custom.name
+
+// Errors carry the contract's code.
+try {
+  decode(2 ** 60)
+} catch (error) {
+  if (error instanceof RangeError && (error as Error & { code?: string }).code === 'invalid_argument') {
+    console.log(error.message)
+  }
+}
+
+// What the types refuse.
+// @ts-expect-error: nextIds takes a number
+nextIds('3')
+// @ts-expect-error: an ID is a bigint, a string or a number
+decode(true)
+// @ts-expect-error: unknown sequence policy
+new Generator({ sequencePolicy: 'sometimes' })
+// @ts-expect-error: compose needs timestampMs
+compose({ workerId: 1 })
+// @ts-expect-error: an ID is a bigint, not a number
+const wrong: number = nextId()
+
+console.log(id, text, batch, own, ownText, ownBatch, spec, node, source, closed, when, ms, field)
+console.log(again, perSecond, runsOut, fromInfo, name, wrong)
