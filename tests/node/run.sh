@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Node: install the package as a fresh clone would (npm ci installs the build tools and its
+# install script builds the addon with cargo), then the node:test suite, then the TypeScript
+# check of a usage example against index.d.ts.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source tests/lib.sh
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  apt_install nodejs npm || true
+fi
+command -v node >/dev/null 2>&1 || skip_or_fail "node is not installed"
+command -v npm >/dev/null 2>&1 || skip_or_fail "npm is not installed"
+node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)' \
+  || skip_or_fail "node $(node --version) is older than 18"
+ensure_cargo
+
+echo "--- npm ci (installs @napi-rs/cli and typescript; the install script builds the addon)"
+# npm ci insists that package-lock.json list every optional platform package of
+# @napi-rs/cli's dependencies; a registry that serves only this platform's cannot give a
+# complete lockfile, and then npm ci refuses before it changes anything. npm install, which
+# follows the same lockfile, is the fallback.
+if ! npm ci --no-audit --no-fund --loglevel=error; then
+  echo "npm ci refused (see above); installing from the lockfile with npm install instead"
+  npm install --no-audit --no-fund --loglevel=error
+fi
+node -e 'require("flakery").nextId()' # the addon loads
+
+echo "--- node --test"
+node --test tests/node/*.test.mjs tests/node/*.test.cjs
+
+echo "--- tsc --noEmit (tests/node/typecheck.ts against index.d.ts)"
+npx --no-install tsc -p tests/node
+echo "typecheck: 1 passed, 0 failed"
