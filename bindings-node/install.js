@@ -117,6 +117,18 @@ function main() {
   fs.copyFileSync(library, temporary)
   fs.renameSync(temporary, target)
   console.error(`flakery: native addon ready: ${path.relative(process.cwd(), target) || target}`)
+
+  // Installed as a copy inside node_modules (npm install --install-links, or from a
+  // tarball), the ~100 MB of build products are of no further use: remove them. A clone
+  // (npm install at its root, or linked from another project) keeps them for the next build.
+  const ownTarget = path.join(root, 'target')
+  if (
+    !process.env.CARGO_TARGET_DIR &&
+    root.split(path.sep).includes('node_modules') &&
+    library.startsWith(ownTarget + path.sep)
+  ) {
+    fs.rmSync(ownTarget, { recursive: true, force: true })
+  }
 }
 
 main()

@@ -20,10 +20,13 @@ echo "--- npm ci (installs @napi-rs/cli and typescript; the install script build
 # @napi-rs/cli's dependencies; a registry that serves only this platform's cannot give a
 # complete lockfile, and then npm ci refuses before it changes anything. npm install, which
 # follows the same lockfile, is the fallback.
-if ! npm ci --no-audit --no-fund --loglevel=error; then
-  echo "npm ci refused (see above); installing from the lockfile with npm install instead"
+ci_log="$(mktemp)"
+if ! npm ci --no-audit --no-fund --loglevel=error 2>"$ci_log"; then
+  grep -v '^npm warn' "$ci_log" | head -n 6 >&2
+  echo "npm ci refused (above); installing from the same lockfile with npm install instead"
   npm install --no-audit --no-fund --loglevel=error
 fi
+rm -f "$ci_log"
 node -e 'require("flakery").nextId()' # the addon loads
 
 echo "--- node --test"
