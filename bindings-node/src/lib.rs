@@ -410,114 +410,117 @@ fn bigint_is_negative(env: sys::napi_env, value: sys::napi_value) -> bool {
         .unwrap_or(false)
 }
 
+/// A bigint as an `i64` (`signed`) or a `u64`, without loss; or the `RangeError` that says
+/// why not: "`what` <the bigint> `negative`" or "... `too_large`".
+fn read_bigint(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    signed: bool,
+    what: &str,
+    [negative, too_large]: [&str; 2],
+) -> JsResult<u64> {
+    let mut lossless = false;
+    let bits = if signed {
+        let mut out = 0i64;
+        // SAFETY: value is a live bigint.
+        check(unsafe { sys::napi_get_value_bigint_int64(env, value, &mut out, &mut lossless) })?;
+        out as u64
+    } else {
+        let mut out = 0u64;
+        // SAFETY: value is a live bigint.
+        check(unsafe { sys::napi_get_value_bigint_uint64(env, value, &mut out, &mut lossless) })?;
+        out
+    };
+    if lossless {
+        return Ok(bits);
+    }
+    let why = if bigint_is_negative(env, value) {
+        negative
+    } else {
+        too_large
+    };
+    Err(range_error(
+        env,
+        format!("{what} {} {why}", display(env, value)),
+    ))
+}
+
+/// A number that is a safe integer (`Number.isSafeInteger`), or the `RangeError` that says
+/// why not; `instead` tells what to pass for an integer above 2^53.
+fn read_safe_integer(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    what: &str,
+    instead: &str,
+) -> JsResult<f64> {
+    let n = get_double(env, value)?;
+    if is_safe_integer(n) {
+        return Ok(n);
+    }
+    let text = display(env, value);
+    Err(range_error(
+        env,
+        if n.fract() == 0.0 && n.is_finite() {
+            format!(
+                "{what} {text} is above 2^53 (Number.MAX_SAFE_INTEGER), where a number cannot \
+                 hold every integer and may already be another one: pass {instead}"
+            )
+        } else {
+            format!("{what} {text} is not an integer")
+        },
+    ))
+}
+
+fn wrong_type(env: sys::napi_env, value: sys::napi_value, what: &str, expected: &str) -> Fail {
+    type_error(
+        env,
+        format!("{what} must be {expected}, not {}", type_name(env, value)),
+    )
+}
+
 /// A non-negative integer: a safe-integer `number` or a `bigint` up to 2^64-1.
 fn read_u64(env: sys::napi_env, value: sys::napi_value, what: &str) -> JsResult<u64> {
     match value_type(env, value)? {
         ValueType::Number => {
-            let n = get_double(env, value)?;
-            if !is_safe_integer(n) {
-                let why = if n.fract() == 0.0 && n.is_finite() {
-                    "is above 2^53 (Number.MAX_SAFE_INTEGER), where a number cannot hold every \
-                     integer: pass a bigint"
-                } else {
-                    "is not an integer"
-                };
-                return Err(range_error(
-                    env,
-                    format!("{what} {} {why}", display(env, value)),
-                ));
-            }
+            let n = read_safe_integer(env, value, what, "a bigint")?;
             if n < 0.0 {
                 return Err(range_error(env, format!("{what} {n} is negative")));
             }
             Ok(n as u64)
         }
-        ValueType::BigInt => {
-            let mut out = 0u64;
-            let mut lossless = false;
-            // SAFETY: value is a live bigint.
-            check(unsafe {
-                sys::napi_get_value_bigint_uint64(env, value, &mut out, &mut lossless)
-            })?;
-            if lossless {
-                Ok(out)
-            } else if bigint_is_negative(env, value) {
-                Err(range_error(
-                    env,
-                    format!("{what} {} is negative", display(env, value)),
-                ))
-            } else {
-                Err(range_error(
-                    env,
-                    format!("{what} {} does not fit in 64 bits", display(env, value)),
-                ))
-            }
-        }
-        _ => Err(type_error(
+        ValueType::BigInt => read_bigint(
             env,
-            format!(
-                "{what} must be a number or a bigint, not {}",
-                type_name(env, value)
-            ),
-        )),
+            value,
+            false,
+            what,
+            ["is negative", "does not fit in 64 bits"],
+        ),
+        _ => Err(wrong_type(env, value, what, "a number or a bigint")),
     }
 }
 
 /// A Unix-millisecond timestamp: a safe-integer `number` or a `bigint`, possibly negative.
 fn read_i64(env: sys::napi_env, value: sys::napi_value, what: &str) -> JsResult<i64> {
     match value_type(env, value)? {
-        ValueType::Number => {
-            let n = get_double(env, value)?;
-            if !is_safe_integer(n) {
-                return Err(range_error(
-                    env,
-                    format!("{what} {} is not a safe integer", display(env, value)),
-                ));
-            }
-            Ok(n as i64)
-        }
+        ValueType::Number => Ok(read_safe_integer(env, value, what, "a bigint")? as i64),
         ValueType::BigInt => {
-            let mut out = 0i64;
-            let mut lossless = false;
-            // SAFETY: value is a live bigint.
-            check(unsafe {
-                sys::napi_get_value_bigint_int64(env, value, &mut out, &mut lossless)
-            })?;
-            if lossless {
-                Ok(out)
-            } else {
-                Err(range_error(
-                    env,
-                    format!("{what} {} does not fit in 64 bits", display(env, value)),
-                ))
-            }
+            let why = "does not fit in 64 bits";
+            read_bigint(env, value, true, what, [why, why]).map(|bits| bits as i64)
         }
-        _ => Err(type_error(
-            env,
-            format!(
-                "{what} must be a number or a bigint, not {}",
-                type_name(env, value)
-            ),
-        )),
+        _ => Err(wrong_type(env, value, what, "a number or a bigint")),
     }
 }
 
 fn read_string(env: sys::napi_env, value: sys::napi_value, what: &str) -> JsResult<String> {
     if value_type(env, value)? != ValueType::String {
-        return Err(type_error(
-            env,
-            format!("{what} must be a string, not {}", type_name(env, value)),
-        ));
+        return Err(wrong_type(env, value, what, "a string"));
     }
     get_string(env, value)
 }
 
 fn read_bool(env: sys::napi_env, value: sys::napi_value, what: &str) -> JsResult<bool> {
     if value_type(env, value)? != ValueType::Boolean {
-        return Err(type_error(
-            env,
-            format!("{what} must be a boolean, not {}", type_name(env, value)),
-        ));
+        return Err(wrong_type(env, value, what, "a boolean"));
     }
     let mut out = false;
     // SAFETY: value is a live boolean.
@@ -529,62 +532,27 @@ fn read_bool(env: sys::napi_env, value: sys::napi_value, what: &str) -> JsResult
 /// integer (above 2^53 a number may already be a different integer than the one meant).
 fn read_id(env: sys::napi_env, value: sys::napi_value) -> JsResult<i64> {
     match value_type(env, value)? {
-        ValueType::BigInt => {
-            let mut out = 0i64;
-            let mut lossless = false;
-            // SAFETY: value is a live bigint.
-            check(unsafe {
-                sys::napi_get_value_bigint_int64(env, value, &mut out, &mut lossless)
-            })?;
-            if lossless {
-                Ok(out)
-            } else if bigint_is_negative(env, value) {
-                Err(range_error(
-                    env,
-                    format!(
-                        "ID {} is negative; IDs are non-negative 64-bit integers",
-                        display(env, value)
-                    ),
-                ))
-            } else {
-                Err(range_error(
-                    env,
-                    format!(
-                        "{} is larger than the largest ID, 2^63-1",
-                        display(env, value)
-                    ),
-                ))
-            }
-        }
+        ValueType::BigInt => read_bigint(
+            env,
+            value,
+            true,
+            "ID",
+            [
+                "is negative; IDs are non-negative 64-bit integers",
+                "is larger than the largest ID, 2^63-1",
+            ],
+        )
+        .map(|bits| bits as i64),
         ValueType::String => flakery::parse_id(&get_string(env, value)?).or_throw(env),
         ValueType::Number => {
-            let n = get_double(env, value)?;
-            if is_safe_integer(n) {
-                return Ok(n as i64);
-            }
-            let text = display(env, value);
-            if n.fract() == 0.0 && n.is_finite() {
-                Err(range_error(
-                    env,
-                    format!(
-                        "ID {text} is a number above 2^53 (Number.MAX_SAFE_INTEGER), where a \
-                         number cannot hold every integer and may already be another ID: pass \
-                         the ID as a bigint or a decimal string"
-                    ),
-                ))
-            } else {
-                Err(range_error(
-                    env,
-                    format!("ID {text} is not an integer: an ID is a non-negative integer"),
-                ))
-            }
+            let n = read_safe_integer(env, value, "ID", "the ID as a bigint or a decimal string")?;
+            Ok(n as i64)
         }
-        _ => Err(type_error(
+        _ => Err(wrong_type(
             env,
-            format!(
-                "an ID must be a bigint, a decimal string or a safe-integer number, not {}",
-                type_name(env, value)
-            ),
+            value,
+            "an ID",
+            "a bigint, a decimal string or a safe-integer number",
         )),
     }
 }
@@ -765,10 +733,7 @@ const MAX_BATCH: u64 = 1 << 24;
 
 fn read_count(env: sys::napi_env, value: sys::napi_value) -> JsResult<usize> {
     if value_type(env, value)? != ValueType::Number {
-        return Err(type_error(
-            env,
-            format!("n must be a number, not {}", type_name(env, value)),
-        ));
+        return Err(wrong_type(env, value, "n", "a number"));
     }
     let n = get_double(env, value)?;
     if !is_safe_integer(n) || n < 0.0 || n > MAX_BATCH as f64 {
