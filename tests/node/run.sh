@@ -22,7 +22,7 @@ echo "--- npm ci (installs @napi-rs/cli and typescript; the install script build
 # follows the same lockfile, is the fallback.
 ci_log="$(mktemp)"
 if ! npm ci --no-audit --no-fund --loglevel=error 2>"$ci_log"; then
-  grep -v '^npm warn' "$ci_log" | head -n 6 >&2
+  grep -v '^npm warn' "$ci_log" | sed -n '1,6p' >&2 || true
   echo "npm ci refused (above); installing from the same lockfile with npm install instead"
   npm install --no-audit --no-fund --loglevel=error
 fi
