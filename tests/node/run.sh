@@ -35,3 +35,16 @@ node --test tests/node/*.test.mjs tests/node/*.test.cjs
 echo "--- tsc --noEmit (tests/node/typecheck.ts against index.d.ts)"
 npx --no-install tsc -p tests/node
 echo "typecheck: 1 passed, 0 failed"
+
+echo "--- index.js and index.d.ts are as napi build generates them"
+generated="$(mktemp -d)"
+npx --no-install napi build --platform --release --manifest-path bindings-node/Cargo.toml \
+  --package-json-path package.json --output-dir "$generated" --js index.js --dts index.d.ts \
+  >/dev/null 2>&1 || { echo "napi build failed" >&2; exit 1; }
+if diff -u index.d.ts "$generated/index.d.ts" && diff -u index.js "$generated/index.js"; then
+  echo "generated files: 1 passed, 0 failed"
+else
+  echo "index.js or index.d.ts differ from what napi build generates: run npm run build and commit" >&2
+  exit 1
+fi
+rm -rf "$generated"
