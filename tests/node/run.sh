@@ -42,7 +42,7 @@ npx --no-install napi build --platform --release --manifest-path bindings-node/C
   --package-json-path package.json --output-dir "$generated" --js index.js --dts index.d.ts \
   >/dev/null 2>&1 || { echo "napi build failed" >&2; exit 1; }
 if diff -u index.d.ts "$generated/index.d.ts" && diff -u index.js "$generated/index.js"; then
-  echo "generated files: 1 passed, 0 failed"
+  echo "generated: 1 passed, 0 failed"
 else
   echo "index.js or index.d.ts differ from what napi build generates: run npm run build and commit" >&2
   exit 1
