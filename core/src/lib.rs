@@ -14,6 +14,8 @@ mod default_generator;
 pub mod error;
 pub mod fork;
 pub mod generator;
+#[cfg(unix)]
+pub mod host_lease;
 pub mod layout;
 pub mod node;
 pub mod options;
