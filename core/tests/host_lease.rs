@@ -33,6 +33,8 @@ impl Holder {
     }
 }
 
+// The child is waited for in Holder::finish (or killed and waited for by the test).
+#[allow(clippy::zombie_processes)]
 fn spawn_holder(dir: &std::path::Path) -> Holder {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
