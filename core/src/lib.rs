@@ -27,5 +27,5 @@ pub use default_generator::{default_generator, next_id, next_ids};
 pub use error::{Error, ErrorCode, Result};
 pub use generator::{Builder, Generator};
 pub use layout::{Capacity, Field, FieldKind, Layout, Slot, TimeUnit};
-pub use node::{FixedNode, Grant, NodeId, NodeLease, NodeSource};
+pub use node::{Fence, FixedNode, Grant, NodeId, NodeLease, NodeSource};
 pub use options::{Options, SequencePolicy};
