@@ -39,7 +39,10 @@ fn read_clock(id: libc::clockid_t) -> i64 {
     };
     // SAFETY: `ts` is a valid, writable timespec; both clock ids exist on every Linux since 2.6.32.
     unsafe { libc::clock_gettime(id, &mut ts) };
-    ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000
+    // time_t and long are 32 bits on some targets: the casts are not no-ops everywhere.
+    #[allow(clippy::unnecessary_cast)]
+    let ms = ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000;
+    ms
 }
 
 impl Clock for SystemClock {

@@ -24,7 +24,8 @@ use crate::timestamp::format_rfc3339_ms;
 struct Padded(AtomicU64);
 
 pub struct Generator<C: Clock = SystemClock> {
-    /// `(tick << seq_bits) | sequence` of the last ID handed out.
+    /// `(state tick << seq_bits) | sequence` of the last ID handed out. State ticks are the
+    /// layout's ticks plus one, so that 0 means "nothing issued yet" even at the epoch's tick.
     state: Padded,
     /// Datacenter, worker and constant fields, already in place.
     node_bits: AtomicU64,
@@ -241,7 +242,7 @@ impl<C: Clock> Generator<C> {
         if fork::generation() != self.fork_generation.load(Relaxed) {
             return None;
         }
-        let now = self.layout.tick_of_ms(self.clock.now_ms_coarse())?;
+        let now = self.state_tick_of_ms(self.clock.now_ms_coarse())?;
         let mut cur = self.state.0.load(SeqCst);
         loop {
             // The order of these loads (state, node, limit), against the order in which a
@@ -305,8 +306,17 @@ impl<C: Clock> Generator<C> {
     }
 
     #[inline(always)]
+    fn state_tick_of_ms(&self, ms: i64) -> Option<u64> {
+        self.layout.tick_of_ms(ms).map(|tick| tick + 1)
+    }
+
+    fn ms_of_state_tick(&self, tick: u64) -> i64 {
+        self.layout.ms_of_tick(tick.saturating_sub(1))
+    }
+
+    #[inline(always)]
     fn compose(&self, state: u64, node: u64) -> i64 {
-        let tick = state >> self.seq_bits;
+        let tick = (state >> self.seq_bits) - 1;
         let seq = state & self.seq_mask;
         ((tick << self.time_shift) | (seq << self.seq_shift) | node) as i64
     }
@@ -330,7 +340,7 @@ impl<C: Clock> Generator<C> {
                 self.lease_after_fork()?;
             }
             let now_ms = self.clock.now_ms();
-            let now = self.layout.tick_of_ms(now_ms).ok_or_else(|| {
+            let now = self.state_tick_of_ms(now_ms).ok_or_else(|| {
                 Error::new(
                     ErrorCode::TimeExhausted,
                     format!(
@@ -357,8 +367,10 @@ impl<C: Clock> Generator<C> {
                 } else if self.policy == SequencePolicy::Borrow && ahead < self.max_borrow_ticks {
                     ((cur_tick + 1) << self.seq_bits) | self.start_sequence(cur_tick + 1)
                 } else if may_wait {
-                    self.clock
-                        .wait_until_ms(self.layout.ms_of_tick(cur_tick.saturating_add(1)));
+                    // Wait only as long as the bound demands: in borrow mode, until taking the
+                    // next tick keeps the generator within max_borrow of the clock.
+                    let target = (cur_tick + 1).saturating_sub(self.max_borrow_ticks);
+                    self.clock.wait_until_ms(self.ms_of_state_tick(target));
                     continue;
                 } else {
                     return Ok(None);
@@ -392,7 +404,7 @@ impl<C: Clock> Generator<C> {
                  no IDs until it reaches {} again (the time of the last ID issued)",
                 (ahead_ticks - borrowed) * unit,
                 self.tolerance_ticks * unit,
-                format_rfc3339_ms(self.layout.ms_of_tick(last_tick))
+                format_rfc3339_ms(self.ms_of_state_tick(last_tick))
             ),
         )
     }
@@ -407,7 +419,12 @@ impl<C: Clock> Generator<C> {
         let mut identity = self.lock_identity();
         let now_ms = self.clock.now_ms();
         let grant = identity.lease.grant(now_ms, now_ms)?;
-        self.change_identity(&mut identity, grant.node, grant.floor_ms)?;
+        self.node_bits.store(
+            self.constant_bits | node_bits(&self.layout, grant.node)?,
+            SeqCst,
+        );
+        self.raise_floor(grant.floor_ms, false);
+        identity.node = grant.node;
         // The limit stays 0: the first call asks for a tick, so that a layout that has run
         // out (baidu) still builds and only fails to generate.
         Ok(())
@@ -415,7 +432,7 @@ impl<C: Clock> Generator<C> {
 
     /// Asks the lease for more time once the generator reaches the end of what it holds.
     fn refresh_grant(&self, tick: u64, now_ms: i64) -> Result<()> {
-        if tick > self.layout.max_tick() {
+        if tick > self.layout.max_tick() + 1 {
             return Err(Error::new(
                 ErrorCode::TimeExhausted,
                 format!(
@@ -443,15 +460,15 @@ impl<C: Clock> Generator<C> {
         if tick < self.limit.load(SeqCst) {
             return Ok(()); // another thread got here first
         }
-        let want_ms = self.layout.ms_of_tick(tick);
+        let want_ms = self.ms_of_state_tick(tick);
         let grant = identity.lease.grant(want_ms, now_ms)?;
         if grant.node != identity.node {
             self.change_identity(&mut identity, grant.node, grant.floor_ms)?;
         } else {
             self.raise_floor(grant.floor_ms, false);
         }
-        let limit = match self.layout.tick_of_ms(grant.until_ms) {
-            Some(t) => t.saturating_add(1).min(self.layout.max_tick() + 1),
+        let limit = match self.state_tick_of_ms(grant.until_ms) {
+            Some(t) => t.saturating_add(1).min(self.layout.max_tick() + 2),
             None => 0,
         };
         if limit <= tick {
@@ -483,7 +500,7 @@ impl<C: Clock> Generator<C> {
 
     /// Moves the state past `floor_ms`, and with `force` changes it even if it is past already.
     fn raise_floor(&self, floor_ms: i64, force: bool) {
-        let floor_state = match self.layout.tick_of_ms(floor_ms) {
+        let floor_state = match self.state_tick_of_ms(floor_ms) {
             // The last state of the floor's tick: the next ID lands in a later tick.
             Some(tick) => (tick << self.seq_bits) | self.seq_mask,
             None => 0,
@@ -547,7 +564,13 @@ impl<C: Clock> Generator<C> {
         if !identity.closed {
             identity.closed = true;
             self.limit.store(0, SeqCst);
-            identity.lease.release();
+            let state = self.state.0.load(SeqCst);
+            let last_used_ms = if state == 0 {
+                i64::MIN
+            } else {
+                self.ms_of_state_tick(state >> self.seq_bits)
+            };
+            identity.lease.release(last_used_ms);
         }
     }
 

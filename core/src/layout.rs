@@ -272,6 +272,16 @@ impl Layout {
             sequence,
             total_bits,
         };
+        if let Some(top) = layout.fields.first() {
+            let can_hold_bit_63 = matches!(top.kind, FieldKind::Time | FieldKind::Constant);
+            if total_bits == 64 && !can_hold_bit_63 {
+                return Err(Error::invalid_layout(format!(
+                    "field '{}' would hold bit 63, the sign bit: a 64-bit layout must start \
+                     with the time field or a constant",
+                    top.name
+                )));
+            }
+        }
         if layout.time.bits + layout.sequence.bits > 63 {
             return Err(Error::invalid_layout(
                 "time and sequence together may use at most 63 bits",
@@ -618,6 +628,7 @@ mod tests {
             ("time:41,Sequence:12;epoch=0", "field name 'Sequence'"),
             ("time:x,sequence:12;epoch=0", "width 'x'"),
             ("time:41,v:1=2,sequence:12;epoch=0", "does not fit"),
+            ("worker:11,time:41,sequence:12;epoch=0", "sign bit"),
             ("twitter;epoch=yesterday", "epoch in layout"),
         ] {
             let err = Layout::parse(spec).unwrap_err();

@@ -75,9 +75,16 @@ pub trait NodeLease: Send + Sync + fmt::Debug {
     /// `forked` for an identity that cannot be leased anew.
     fn after_fork(&self) -> Result<Box<dyn NodeLease>>;
 
-    /// Gives the node ID back now; later grants fail.
-    fn release(&self) {}
+    /// Gives the node ID back now; later grants fail. `last_used_ms` is the time of the last
+    /// ID issued under it (`i64::MIN` for none), so that a persisted high-water mark can be
+    /// brought down from its look-ahead to what was really used.
+    fn release(&self, last_used_ms: i64) {
+        let _ = last_used_ms;
+    }
 }
+
+// Dropping a lease must be safe in a forked child that inherited it: there it must give
+// nothing back on the parent's behalf (no unlock, no write, no use of the parent's threads).
 
 /// A node ID fixed for the life of the generator: explicit or from the environment.
 #[derive(Debug, Clone)]

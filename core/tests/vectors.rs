@@ -1,0 +1,61 @@
+//! IDs published by the systems themselves (or made by their own code), decoded by flakery.
+//! The vectors and their provenance live in tests/vectors/decode.json, shared by every
+//! language's tests.
+
+use flakery::{decode, Layout};
+use serde_json::Value;
+
+fn vectors() -> Vec<Value> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/vectors/decode.json");
+    let text = std::fs::read_to_string(path).expect("tests/vectors/decode.json");
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+#[test]
+fn published_ids_decode_as_their_origin_decodes_them() {
+    let vectors = vectors();
+    assert!(vectors.len() >= 20);
+    for v in &vectors {
+        let layout = Layout::parse(v["layout"].as_str().unwrap()).unwrap();
+        let id: i64 = v["id"].as_str().unwrap().parse().unwrap();
+        let d = decode(id, &layout).unwrap_or_else(|e| panic!("{id}: {e}"));
+        let published = v["timestamp_ms"].as_i64().unwrap();
+        let tolerance = v["timestamp_tolerance_ms"].as_i64().unwrap_or(0);
+        assert!(
+            (published..=published + tolerance).contains(&d.timestamp_ms),
+            "{id}: {} not within {published}+{tolerance}",
+            d.timestamp_ms
+        );
+        if let Some(exact) = v["decoded_timestamp_ms"].as_i64() {
+            assert_eq!(d.timestamp_ms, exact, "{id}");
+        }
+        // null: the layout has no such field, and flakery reports 0 for it.
+        for (got, key, slot) in [
+            (d.datacenter_id, "datacenter_id", layout.datacenter()),
+            (d.worker_id, "worker_id", layout.worker()),
+        ] {
+            match v[key].as_u64() {
+                Some(expected) => assert_eq!(got, expected, "{id}: {key}"),
+                None => assert!(slot.is_none() && got == 0, "{id}: {key}"),
+            }
+        }
+        assert_eq!(d.sequence, v["sequence"].as_u64().unwrap(), "{id}");
+        for (name, value) in v["fields"].as_object().unwrap() {
+            assert_eq!(d.field(name), value.as_u64(), "{id}: field {name}");
+        }
+    }
+}
+
+#[test]
+fn every_preset_has_a_vector() {
+    let vectors = vectors();
+    for (name, _) in Layout::presets() {
+        if name == "safe53" {
+            continue; // flakery's own layout: no origin to publish one
+        }
+        assert!(
+            vectors.iter().any(|v| v["preset"] == name),
+            "no vector for preset {name}"
+        );
+    }
+}
