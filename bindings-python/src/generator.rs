@@ -112,7 +112,9 @@ pub fn default_generator(py: Python<'_>) -> PyResult<&'static Generator> {
 }
 
 enum Handle {
-    Owned(Generator),
+    /// Boxed: the core's generator is aligned to a cache line (64 bytes), more than the
+    /// memory Python allocates objects in guarantees.
+    Owned(Box<Generator>),
     /// The process-wide generator: `close()` leaves it alone.
     Shared(&'static Generator),
 }
@@ -199,7 +201,7 @@ impl PyGenerator {
         let generator = py.detach(|| Generator::new(options)).py()?;
         Ok(PyGenerator {
             layout: Arc::new(generator.layout().clone()),
-            handle: Handle::Owned(generator),
+            handle: Handle::Owned(Box::new(generator)),
         })
     }
 

@@ -81,3 +81,20 @@ class ForkedError(FlakeryError):
     """A generator with a fixed node ID was used in a fork's child."""
 
     code: ClassVar[str] = "forked"
+
+
+# Shown (and pickled) as flakery.ForkedError, where users import them from.
+for _cls in (
+    FlakeryError,
+    InvalidLayoutError,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    TimeExhaustedError,
+    ClockMovedBackwardsError,
+    LeaseLostError,
+    CoordinatorUnavailableError,
+    WorkerIdsExhaustedError,
+    ForkedError,
+):
+    _cls.__module__ = "flakery"
+del _cls
