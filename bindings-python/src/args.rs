@@ -12,57 +12,59 @@ use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 use crate::errors::{invalid_argument, wrong_type, IntoPyResult};
 use crate::layout::PyLayout;
 
-/// An `int` (or an object with `__index__`), but not a `bool`: `decode(True)` is a mistake.
-fn int_like<'a, 'py>(obj: &'a Bound<'py, PyAny>, name: &str) -> PyResult<&'a Bound<'py, PyAny>> {
-    if obj.is_instance_of::<PyBool>()
-        || !(obj.is_instance_of::<PyInt>() || obj.hasattr(pyo3::intern!(obj.py(), "__index__"))?)
-    {
-        return Err(wrong_type(name, "an int", obj));
-    }
-    Ok(obj)
-}
-
-/// The decimal text of an int-like object, for messages about values out of range.
-fn int_text(obj: &Bound<'_, PyAny>) -> String {
-    obj.call_method0(pyo3::intern!(obj.py(), "__index__"))
-        .and_then(|i| i.str())
-        .map(|s| s.to_string())
-        .unwrap_or_else(|_| "?".to_string())
-}
-
-/// An ID: any int from 0 to 2^63-1. Out of range is `invalid_argument` with the core's message.
-pub fn id(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
-    if let Ok(int) = obj.cast_exact::<PyInt>() {
-        if let Ok(value) = int.extract::<i64>() {
+/// An integer argument: an `int` or an object with `__index__`, but not a `bool` (`decode(True)`
+/// is a mistake); any other type is `InvalidArgumentTypeError`. A value that does not fit `T`
+/// is `invalid_argument`, with the message `out_of_range` makes from the value's decimal text.
+fn int_arg<'py, T>(
+    obj: &Bound<'py, PyAny>,
+    name: &str,
+    out_of_range: impl FnOnce(String) -> PyErr,
+) -> PyResult<T>
+where
+    T: for<'a> FromPyObject<'a, 'py>,
+{
+    // The common case first: an exact int that fits.
+    if obj.is_exact_instance_of::<PyInt>() {
+        if let Ok(value) = obj.extract::<T>() {
             return Ok(value);
         }
     }
-    match int_like(obj, "id")?.extract::<i64>() {
+    let py = obj.py();
+    if obj.is_instance_of::<PyBool>()
+        || !(obj.is_instance_of::<PyInt>() || obj.hasattr(pyo3::intern!(py, "__index__"))?)
+    {
+        return Err(wrong_type(name, "an int", obj));
+    }
+    match obj.extract::<T>().map_err(Into::<PyErr>::into) {
         Ok(value) => Ok(value),
-        Err(err) if err.is_instance_of::<PyOverflowError>(obj.py()) => {
-            // Too large or too negative for 64 bits: the core says which, as for text.
-            let text = int_text(obj);
-            match flakery::parse_id(&text) {
-                Err(error) => Err(crate::errors::to_py(error)),
-                Ok(_) => Err(invalid_argument(format!("{text} is not an ID"))),
-            }
+        Err(err) if err.is_instance_of::<PyOverflowError>(py) => {
+            let text = obj
+                .call_method0(pyo3::intern!(py, "__index__"))
+                .and_then(|i| i.str())
+                .map(|s| s.to_string())
+                .unwrap_or_else(|_| "?".to_string());
+            Err(out_of_range(text))
         }
         Err(err) => Err(err),
     }
+}
+
+/// An ID: any int from 0 to 2^63-1. Out of range is `invalid_argument` with the core's
+/// message, the one it gives for an ID written as text.
+pub fn id(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    int_arg(obj, "id", |text| match flakery::parse_id(&text) {
+        Err(error) => crate::errors::to_py(error),
+        Ok(_) => invalid_argument(format!("{text} is not an ID")),
+    })
 }
 
 /// A non-negative integer below 2^64 (node IDs, field values, milliseconds).
 pub fn u64_arg(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
-    match int_like(obj, name)?.extract::<u64>() {
-        Ok(value) => Ok(value),
-        Err(err) if err.is_instance_of::<PyOverflowError>(obj.py()) => {
-            Err(invalid_argument(format!(
-                "{name} must be an integer from 0 to 2^64-1, not {}",
-                int_text(obj)
-            )))
-        }
-        Err(err) => Err(err),
-    }
+    int_arg(obj, name, |text| {
+        invalid_argument(format!(
+            "{name} must be an integer from 0 to 2^64-1, not {text}"
+        ))
+    })
 }
 
 pub fn opt_u64_arg(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<u64>> {
@@ -74,29 +76,16 @@ pub fn opt_u64_arg(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Optio
 
 /// A signed 64-bit integer (Unix milliseconds).
 pub fn i64_arg(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<i64> {
-    match int_like(obj, name)?.extract::<i64>() {
-        Ok(value) => Ok(value),
-        Err(err) if err.is_instance_of::<PyOverflowError>(obj.py()) => Err(invalid_argument(
-            format!("{name} {} is out of the 64-bit range", int_text(obj)),
-        )),
-        Err(err) => Err(err),
-    }
+    int_arg(obj, name, |text| {
+        invalid_argument(format!("{name} {text} is out of the 64-bit range"))
+    })
 }
 
 /// How many IDs to make.
 pub fn count(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
-    if let Ok(int) = obj.cast_exact::<PyInt>() {
-        if let Ok(value) = int.extract::<usize>() {
-            return Ok(value);
-        }
-    }
-    match int_like(obj, "n")?.extract::<usize>() {
-        Ok(value) => Ok(value),
-        Err(err) if err.is_instance_of::<PyOverflowError>(obj.py()) => Err(invalid_argument(
-            format!("n must be a non-negative integer, not {}", int_text(obj)),
-        )),
-        Err(err) => Err(err),
-    }
+    int_arg(obj, "n", |text| {
+        invalid_argument(format!("n must be a non-negative integer, not {text}"))
+    })
 }
 
 pub fn string(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {

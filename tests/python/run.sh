@@ -54,4 +54,13 @@ echo "mypy --strict on tests/python/typecheck_example.py"
 "$py" -m mypy --strict --no-incremental "$root/tests/python/typecheck_example.py"
 echo "stubtest"
 "$py" -m mypy.stubtest flakery --allowlist "$root/tests/python/stubtest-allowlist.txt"
+# The sdist must build on its own too: it holds only the crates the package needs.
+echo "sdist: build it, pip install it into a second environment"
+quiet "$py" -m pip install --disable-pip-version-check -q "maturin>=1.9.4,<2"
+dist="$(mktemp -d)"
+quiet "$venv/bin/maturin" sdist --manifest-path "$root/bindings-python/Cargo.toml" -o "$dist"
+python3 -m venv "$dist/venv"
+quiet "$dist/venv/bin/python" -m pip install --disable-pip-version-check "$dist"/flakery-*.tar.gz
+"$dist/venv/bin/python" -c 'import flakery; assert flakery.decode(175928847299117063, "discord").sequence == 7; flakery.next_id()'
+rm -rf "$dist"
 echo "python: all passed"
