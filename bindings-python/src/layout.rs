@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use flakery::{FieldKind, Layout};
+use flakery::Layout;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple, PyType};
 
@@ -51,16 +51,6 @@ impl PyField {
             "Field(name='{}', kind='{}', bits={}, shift={}{default})",
             self.name, self.kind, self.bits, self.shift
         )
-    }
-}
-
-fn kind_name(kind: FieldKind) -> &'static str {
-    match kind {
-        FieldKind::Time => "time",
-        FieldKind::Datacenter => "datacenter",
-        FieldKind::Worker => "worker",
-        FieldKind::Sequence => "sequence",
-        FieldKind::Constant => "constant",
     }
 }
 
@@ -132,7 +122,7 @@ impl PyLayout {
     fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let fields = self.inner.fields().iter().map(|f| PyField {
             name: f.name.clone(),
-            kind: kind_name(f.kind),
+            kind: f.kind.as_str(),
             bits: f.slot.bits,
             shift: f.slot.shift,
             default: f.default,

@@ -88,6 +88,25 @@ def test_default_generator_in_child():
         assert "fork()" in result[1]
 
 
+def test_host_leased_generator_is_leased_anew_in_child(tmp_path):
+    generator = flakery.Generator(lease_dir=str(tmp_path))
+    assert generator.source == "host_lease"
+    parent_worker = generator.worker_id
+    parent_ids = generator.next_ids(1000)
+
+    def child():
+        ids = generator.next_ids(1000)
+        return [generator.worker_id, generator.source, ids]
+
+    worker, source, child_ids = run_in_child(child)
+    assert source == "host_lease"
+    assert worker != parent_worker  # the parent still holds its lease
+    assert {flakery.decode(i).worker_id for i in child_ids} == {worker}
+    parent_ids += generator.next_ids(1000)  # the parent is unaffected
+    assert {flakery.decode(i).worker_id for i in parent_ids} == {parent_worker}
+    assert not set(child_ids) & set(parent_ids)
+
+
 def test_parent_keeps_working_after_fork():
     generator = flakery.Generator(worker_id=3)
     before = generator.next_id()
