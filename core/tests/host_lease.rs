@@ -87,6 +87,14 @@ fn child_entry_point() {
             let _ = std::io::stdin().read_line(&mut String::new());
         }
         Ok("forker") => fork_child_role(),
+        Ok("default-user") => {
+            let id = flakery::next_id().unwrap();
+            assert_eq!(
+                flakery::default_generator().unwrap().source(),
+                NodeSource::HostLease
+            );
+            println!("DEFAULT {id}");
+        }
         _ => {} // an ordinary test run: nothing to do
     }
 }
@@ -306,5 +314,42 @@ fn a_forked_child_leases_a_new_id_and_a_fixed_one_refuses() {
         decode(parent_after, &layout).unwrap().worker_id,
         parent_worker
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_default_generator_gives_its_lease_back_at_exit() {
+    let dir = temp_dir("atexit");
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_entry_point",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(ROLE, "default-user")
+        .env("FLAKERY_LEASE_DIR", &dir)
+        .env_remove("FLAKERY_WORKER_ID")
+        .env_remove("FLAKERY_DATACENTER_ID")
+        .env_remove("FLAKERY_ZOOKEEPER")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let id: i64 = stdout
+        .lines()
+        .find_map(|l| {
+            l.split_once("DEFAULT ")
+                .map(|(_, id)| id.trim().parse().unwrap())
+        })
+        .unwrap();
+    let used_ms = decode(id, &Layout::twitter()).unwrap().timestamp_ms;
+    // Released with the time really used, not the look-ahead: the next process need not wait.
+    let mark: i64 = std::fs::read_to_string(dir.join("default/node-0"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(mark, used_ms);
     let _ = std::fs::remove_dir_all(&dir);
 }
