@@ -117,9 +117,16 @@ fn record_panic(payload: Box<dyn Any + Send>) -> flakery_status {
     set_last_error(&format!(
         "internal error in flakery (a panic, caught at the C boundary): {what}"
     ));
-    // The payload's own destructor could panic; a panic here would abort, so forget it.
-    std::mem::forget(payload);
+    drop_payload(payload);
     flakery_status::Panic
+}
+
+/// Drops a panic payload, whose own destructor could panic too; that second payload is
+/// forgotten rather than let unwind into C.
+fn drop_payload(payload: Box<dyn Any + Send>) {
+    if let Err(again) = catch_unwind(AssertUnwindSafe(|| drop(payload))) {
+        std::mem::forget(again);
+    }
 }
 
 fn set_last_error(message: &str) {
@@ -310,7 +317,7 @@ pub unsafe extern "C" fn flakery_last_error_message(
     match catch_unwind(AssertUnwindSafe(copy)) {
         Ok(()) => flakery_status::Ok,
         Err(payload) => {
-            std::mem::forget(payload);
+            drop_payload(payload);
             flakery_status::Panic
         }
     }
