@@ -395,7 +395,8 @@ const char *flakery_last_error(void);
  * `flakery_last_error`) into `buf` as `snprintf` would: at most `len - 1` bytes and a NUL,
  * cut short if `buf` is too small, nothing if `len` is 0 (then `buf` may be NULL). The full
  * length of the message, without the NUL, goes into `*written` unless `written` is NULL, so
- * a result not less than `len` means the text was cut. Does not change the last error.
+ * a result not less than `len` means the text was cut. A NULL `buf` with `len > 0` is
+ * `FLAKERY_STATUS_INVALID_ARGUMENT`. Never changes the last error, not even when it fails.
  */
 flakery_status flakery_last_error_message(char *buf, size_t len, size_t *written);
 
