@@ -91,13 +91,16 @@ cc -std=c11 -Wall -Wextra -Werror -pedantic tests/c/test.c $(pkg-config --cflags
 # shellcheck disable=SC2046
 cc -std=c11 -Wall -Wextra -Werror -pedantic $(pkg-config --cflags flakery-static) tests/c/test.c \
   $(pkg-config --libs flakery-static) -o "$work/test_c_pkgconfig_static"
-if ldd "$work/test_c_shared" | grep -q "libflakery.so"; then
+# (ldd's output is kept first: `ldd | grep -q` can fail under pipefail when grep exits early.)
+shared_deps="$(ldd "$work/test_c_shared")"
+static_deps="$(ldd "$work/test_c_pkgconfig_static")"
+if [[ "$shared_deps" == *libflakery.so* ]]; then
   passed=$((passed + 1))
 else
   echo "FAIL: test_c_shared does not load libflakery.so"
   failed=$((failed + 1))
 fi
-if ldd "$work/test_c_pkgconfig_static" | grep -q "libflakery.so"; then
+if [[ "$static_deps" == *libflakery.so* ]]; then
   echo "FAIL: test_c_pkgconfig_static loads libflakery.so"
   failed=$((failed + 1))
 else
