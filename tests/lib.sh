@@ -11,7 +11,9 @@ skip_or_fail() {
 }
 
 ensure_cargo() {
-  command -v cargo >/dev/null 2>&1 || [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+  if ! command -v cargo >/dev/null 2>&1 && [ -x "${HOME:-/root}/.cargo/bin/cargo" ]; then
+    export PATH="${HOME:-/root}/.cargo/bin:$PATH"
+  fi
   command -v cargo >/dev/null 2>&1 || skip_or_fail "cargo is not installed"
 }
 

@@ -1015,16 +1015,6 @@ pub fn compose(env: Env, parts: Unknown) -> napi::Result<Raw, &'static str> {
 // ---------------------------------------------------------------------------------------------
 // Layouts
 
-fn kind_name(kind: flakery::FieldKind) -> &'static str {
-    match kind {
-        flakery::FieldKind::Time => "time",
-        flakery::FieldKind::Datacenter => "datacenter",
-        flakery::FieldKind::Worker => "worker",
-        flakery::FieldKind::Sequence => "sequence",
-        flakery::FieldKind::Constant => "constant",
-    }
-}
-
 fn layout_info(
     env: sys::napi_env,
     layout: &Layout,
@@ -1036,7 +1026,7 @@ fn layout_info(
     for field in layout.fields() {
         let mut f = ObjectBuilder::new(env)?;
         f.set_string(c"name", &field.name)?;
-        f.set_string(c"kind", kind_name(field.kind))?;
+        f.set_string(c"kind", field.kind.as_str())?;
         f.set_number(c"bits", f64::from(field.slot.bits))?;
         f.set_number(c"shift", f64::from(field.slot.shift))?;
         f.set(

@@ -20,7 +20,23 @@ pub fn default_generator() -> Result<&'static Generator> {
         return Ok(generator);
     }
     let generator = Generator::new(Options::default())?;
-    Ok(DEFAULT.get_or_init(|| generator))
+    let generator = DEFAULT.get_or_init(|| generator);
+    #[cfg(unix)]
+    // SAFETY: registers a plain extern "C" function with no captured state.
+    unsafe {
+        libc::atexit(release_at_exit);
+    }
+    Ok(generator)
+}
+
+/// A static is never dropped, so without this a leased node ID would keep its look-ahead
+/// high-water mark, and the next process to lease it would wait up to that look-ahead for its
+/// first ID. At a normal exit the lease is released with the time really used.
+#[cfg(unix)]
+extern "C" fn release_at_exit() {
+    if let Some(generator) = DEFAULT.get() {
+        generator.close();
+    }
 }
 
 /// One ID from the process-wide generator.

@@ -14,7 +14,7 @@ use crate::codec::check_fits;
 use crate::error::{Error, ErrorCode, Result};
 use crate::fork;
 use crate::layout::{FieldKind, Layout};
-use crate::node::{NodeId, NodeLease, NodeSource};
+use crate::node::{Fence, NodeId, NodeLease, NodeSource};
 use crate::options::{Options, SequencePolicy};
 use crate::timestamp::format_rfc3339_ms;
 
@@ -30,8 +30,8 @@ pub struct Generator<C: Clock = SystemClock> {
     /// Datacenter, worker and constant fields, already in place.
     node_bits: AtomicU64,
     /// Ticks below this may be issued under the current identity; 0 sends every call to the
-    /// slow path (nothing granted yet, lease lost, layout run out).
-    limit: AtomicU64,
+    /// slow path (nothing granted yet, lease lost, layout run out). Shared with the lease.
+    limit: Fence,
     /// The fork generation this generator's identity belongs to.
     fork_generation: AtomicU64,
     layout: Layout,
@@ -188,7 +188,7 @@ impl<C: Clock> Builder<C> {
         let generator = Generator {
             state: Padded::default(),
             node_bits: AtomicU64::new(constant_bits),
-            limit: AtomicU64::new(0),
+            limit: Fence::default(),
             fork_generation: AtomicU64::new(fork::generation()),
             seq_bits: seq.bits,
             seq_mask: seq.max(),
@@ -213,6 +213,10 @@ impl<C: Clock> Builder<C> {
             }),
         };
         generator.adopt_first_grant()?;
+        generator
+            .lock_identity()
+            .lease
+            .attach(generator.limit.clone());
         Ok(generator)
     }
 }
@@ -249,7 +253,7 @@ impl<C: Clock> Generator<C> {
             // change of identity stores them, is what keeps an old node ID from pairing with
             // a new tick: see `change_identity`.
             let node = self.node_bits.load(SeqCst);
-            let limit = self.limit.load(SeqCst);
+            let limit = self.limit.0.load(SeqCst);
             let cur_tick = cur >> self.seq_bits;
             let next = if now > cur_tick {
                 (now << self.seq_bits) | self.start_sequence(now)
@@ -353,7 +357,7 @@ impl<C: Clock> Generator<C> {
             })?;
             let cur = self.state.0.load(SeqCst);
             let node = self.node_bits.load(SeqCst);
-            let limit = self.limit.load(SeqCst);
+            let limit = self.limit.0.load(SeqCst);
             let cur_tick = cur >> self.seq_bits;
             let first = if now > cur_tick {
                 (now << self.seq_bits) | self.start_sequence(now)
@@ -457,7 +461,7 @@ impl<C: Clock> Generator<C> {
                 "this generator was closed and its node ID released; make a new one",
             ));
         }
-        if tick < self.limit.load(SeqCst) {
+        if tick < self.limit.0.load(SeqCst) {
             return Ok(()); // another thread got here first
         }
         let want_ms = self.ms_of_state_tick(tick);
@@ -482,7 +486,7 @@ impl<C: Clock> Generator<C> {
                 ),
             ));
         }
-        self.limit.store(limit, SeqCst);
+        self.limit.0.store(limit, SeqCst);
         Ok(())
     }
 
@@ -491,7 +495,7 @@ impl<C: Clock> Generator<C> {
     /// limit or fails its CAS against the bumped state.
     fn change_identity(&self, identity: &mut Identity, node: NodeId, floor_ms: i64) -> Result<()> {
         let bits = node_bits(&self.layout, node)?;
-        self.limit.store(0, SeqCst);
+        self.limit.0.store(0, SeqCst);
         self.node_bits.store(self.constant_bits | bits, SeqCst);
         self.raise_floor(floor_ms, true);
         identity.node = node;
@@ -526,10 +530,11 @@ impl<C: Clock> Generator<C> {
         }
         let lease = identity.lease.after_fork()?;
         identity.lease = lease;
-        self.limit.store(0, SeqCst);
+        self.limit.0.store(0, SeqCst);
         self.fork_generation.store(generation, SeqCst);
         let now_ms = self.clock.now_ms();
         let grant = identity.lease.grant(now_ms, now_ms)?;
+        identity.lease.attach(self.limit.clone());
         self.change_identity(&mut identity, grant.node, grant.floor_ms)
     }
 
@@ -563,7 +568,7 @@ impl<C: Clock> Generator<C> {
         let mut identity = self.lock_identity();
         if !identity.closed {
             identity.closed = true;
-            self.limit.store(0, SeqCst);
+            self.limit.0.store(0, SeqCst);
             let state = self.state.0.load(SeqCst);
             let last_used_ms = if state == 0 {
                 i64::MIN

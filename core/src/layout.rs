@@ -55,6 +55,17 @@ pub enum FieldKind {
 }
 
 impl FieldKind {
+    /// "time", "datacenter", "worker", "sequence" or "constant".
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            FieldKind::Time => "time",
+            FieldKind::Datacenter => "datacenter",
+            FieldKind::Worker => "worker",
+            FieldKind::Sequence => "sequence",
+            FieldKind::Constant => "constant",
+        }
+    }
+
     fn of_name(name: &str) -> Self {
         match name {
             "time" => FieldKind::Time,

@@ -14,6 +14,8 @@ mod default_generator;
 pub mod error;
 pub mod fork;
 pub mod generator;
+#[cfg(unix)]
+pub mod host_lease;
 pub mod layout;
 pub mod node;
 pub mod options;
@@ -25,5 +27,5 @@ pub use default_generator::{default_generator, next_id, next_ids};
 pub use error::{Error, ErrorCode, Result};
 pub use generator::{Builder, Generator};
 pub use layout::{Capacity, Field, FieldKind, Layout, Slot, TimeUnit};
-pub use node::{FixedNode, Grant, NodeId, NodeLease, NodeSource};
+pub use node::{Fence, FixedNode, Grant, NodeId, NodeLease, NodeSource};
 pub use options::{Options, SequencePolicy};

@@ -3,6 +3,8 @@
 //! it starts and again, off the hot path, whenever it has used up what it was granted.
 
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crate::error::{Error, ErrorCode, Result};
 
@@ -75,6 +77,13 @@ pub trait NodeLease: Send + Sync + fmt::Debug {
     /// `forked` for an identity that cannot be leased anew.
     fn after_fork(&self) -> Result<Box<dyn NodeLease>>;
 
+    /// Called once with the generator's fence: closing it sends the generator's next call to
+    /// `grant` at once, for a lease that learns it may be lost (a ZooKeeper disconnect)
+    /// between grants.
+    fn attach(&self, fence: Fence) {
+        let _ = fence;
+    }
+
     /// Gives the node ID back now; later grants fail. `last_used_ms` is the time of the last
     /// ID issued under it (`i64::MIN` for none), so that a persisted high-water mark can be
     /// brought down from its look-ahead to what was really used.
@@ -85,6 +94,18 @@ pub trait NodeLease: Send + Sync + fmt::Debug {
 
 // Dropping a lease must be safe in a forked child that inherited it: there it must give
 // nothing back on the parent's behalf (no unlock, no write, no use of the parent's threads).
+
+/// The generator's limit on the ticks it may issue without asking its lease again, shared
+/// with the lease.
+#[derive(Debug, Clone, Default)]
+pub struct Fence(pub(crate) Arc<AtomicU64>);
+
+impl Fence {
+    /// Makes the generator ask its lease again before its next ID.
+    pub fn close(&self) {
+        self.0.store(0, Ordering::SeqCst);
+    }
+}
 
 /// A node ID fixed for the life of the generator: explicit or from the environment.
 #[derive(Debug, Clone)]

@@ -185,11 +185,37 @@ pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLe
         check_node_fits(layout, node)?;
         return Ok(Box::new(FixedNode::new(node, source)));
     }
-    // Until leases exist, an unconfigured generator is node 0.
-    Ok(Box::new(FixedNode::new(
-        NodeId::default(),
-        NodeSource::Explicit,
-    )))
+    let dir = match (&options.lease_dir, env_var("FLAKERY_LEASE_DIR")?) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(dir)) => PathBuf::from(dir),
+        (None, None) => crate::host_lease::default_lease_dir(),
+    };
+    let namespace = resolved_namespace(options)?;
+    Ok(Box::new(crate::host_lease::HostLease::acquire(
+        &dir.join(namespace),
+        layout,
+    )?))
+}
+
+/// `namespace`, else `FLAKERY_NAMESPACE`, else `default`; a single path segment.
+pub fn resolved_namespace(options: &Options) -> Result<String> {
+    let namespace = match &options.namespace {
+        Some(namespace) => namespace.clone(),
+        None => env_var("FLAKERY_NAMESPACE")?.unwrap_or_else(|| DEFAULT_NAMESPACE.to_string()),
+    };
+    let valid = !namespace.is_empty()
+        && namespace.len() <= 64
+        && namespace != "."
+        && namespace != ".."
+        && namespace
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !valid {
+        return Err(Error::invalid_argument(format!(
+            "namespace '{namespace}' must be 1 to 64 letters, digits, '-', '_' or '.'"
+        )));
+    }
+    Ok(namespace)
 }
 
 fn check_node_fits(layout: &Layout, node: NodeId) -> Result<()> {

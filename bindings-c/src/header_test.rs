@@ -1,0 +1,32 @@
+//! include/flakery.h must be what cbindgen generates from this crate, so that the committed
+//! header never drifts from the library.
+
+use std::path::Path;
+
+#[test]
+fn header_is_up_to_date() {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
+        .expect("bindings-c/cbindgen.toml is readable and valid");
+    let bindings = cbindgen::Builder::new()
+        .with_config(config)
+        .with_src(crate_dir.join("src/lib.rs"))
+        .generate()
+        .expect("cbindgen generates the header");
+    let mut generated = Vec::new();
+    bindings.write(&mut generated);
+
+    let header = crate_dir.join("../include/flakery.h");
+    if std::env::var("FLAKERY_BLESS").as_deref() == Ok("1") {
+        std::fs::write(&header, &generated).expect("include/flakery.h is writable");
+        eprintln!("wrote {}", header.display());
+        return;
+    }
+    let committed = std::fs::read(&header).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "include/flakery.h differs from what cbindgen generates from bindings-c/src.\n\
+         Regenerate it with\n    FLAKERY_BLESS=1 cargo test -p flakery-c header\n\
+         and commit it."
+    );
+}

@@ -1,0 +1,233 @@
+//! `flakery_options`: every generator option of the contract, read into the core's `Options`.
+
+use std::ffi::{c_char, OsStr};
+use std::path::PathBuf;
+
+use flakery_core::options::{
+    DEFAULT_BACKWARDS_TOLERANCE_MS, DEFAULT_MAX_BORROW_MS, DEFAULT_SESSION_TIMEOUT_MS,
+};
+use flakery_core::{Error, ErrorCode, Layout, Options, SequencePolicy};
+
+use crate::error::{flakery_status, guard, in_slice, str_arg};
+
+/// What a generator does when a tick's sequence numbers are used up (the `sequence_policy`
+/// member of `flakery_options`).
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum flakery_sequence_policy {
+    /// Wait for the next tick (the default).
+    Wait = 0,
+    /// Use ticks ahead of the clock, at most `max_borrow_ms` ahead; then wait.
+    Borrow = 1,
+}
+
+/// The options of `flakery_generator_new`, one member per option of the contract.
+///
+/// Always fill it with `flakery_options_init` first, then set what you need: that sets
+/// `struct_size` and every default, so a program keeps working when a later version adds
+/// members. Strings are borrowed only during `flakery_generator_new`; NULL means "not given".
+/// Unset options are taken from the environment (`FLAKERY_LAYOUT`, `FLAKERY_WORKER_ID`,
+/// `FLAKERY_DATACENTER_ID`, `FLAKERY_ZOOKEEPER`, ...) as the contract says.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct flakery_options {
+    /// `sizeof(flakery_options)` of the header the caller was compiled with; set by
+    /// `flakery_options_init`.
+    pub struct_size: usize,
+    /// A layout spec: a preset name ("twitter", "discord;epoch=2015-01-01T00:00:00Z") or a
+    /// field list ("time:41,worker:10,sequence:12;epoch=1288834974657"). NULL:
+    /// `FLAKERY_LAYOUT`, else "twitter".
+    pub layout: *const c_char,
+    /// Whether `datacenter_id` is given. When neither node ID is given, the node identity
+    /// comes from ZooKeeper, the environment or a host-local lease.
+    pub has_datacenter_id: bool,
+    pub datacenter_id: u64,
+    /// Whether `worker_id` is given (see `has_datacenter_id`).
+    pub has_worker_id: bool,
+    pub worker_id: u64,
+    /// A `flakery_sequence_policy`: `FLAKERY_SEQUENCE_POLICY_WAIT` (default) or
+    /// `FLAKERY_SEQUENCE_POLICY_BORROW`. Any other value is `FLAKERY_STATUS_INVALID_ARGUMENT`.
+    pub sequence_policy: i32,
+    /// With `FLAKERY_SEQUENCE_POLICY_BORROW`: how far ahead of the clock IDs may go
+    /// (default 1000).
+    pub max_borrow_ms: u64,
+    /// A clock step backwards up to this is waited out; a larger one fails with
+    /// `FLAKERY_STATUS_CLOCK_MOVED_BACKWARDS` (default 1000).
+    pub backwards_tolerance_ms: u64,
+    /// Start each tick's sequence at a random value instead of 0 (default false).
+    pub random_sequence_start: bool,
+    /// Values of constant fields (Vesta's "version", "type", "method"): `field_count` names
+    /// and values. Both may be NULL when `field_count` is 0.
+    pub field_names: *const *const c_char,
+    pub field_values: *const u64,
+    pub field_count: usize,
+    /// ZooKeeper connect string with optional chroot ("127.0.0.1:2181/flakery"). NULL:
+    /// `FLAKERY_ZOOKEEPER`.
+    pub zookeeper: *const c_char,
+    /// The ZooKeeper namespace of the leases (the contract's `namespace`; C++ reserves the
+    /// word). NULL: `FLAKERY_NAMESPACE`, else "default".
+    pub namespace_: *const c_char,
+    /// ZooKeeper session timeout. 0: `FLAKERY_SESSION_TIMEOUT_MS`, else 10000.
+    pub session_timeout_ms: u64,
+    /// Directory of the host-local lease files. NULL: `FLAKERY_LEASE_DIR`, else a runtime
+    /// directory.
+    pub lease_dir: *const c_char,
+}
+
+impl Default for flakery_options {
+    fn default() -> Self {
+        flakery_options {
+            struct_size: std::mem::size_of::<flakery_options>(),
+            layout: std::ptr::null(),
+            has_datacenter_id: false,
+            datacenter_id: 0,
+            has_worker_id: false,
+            worker_id: 0,
+            sequence_policy: flakery_sequence_policy::Wait as i32,
+            max_borrow_ms: DEFAULT_MAX_BORROW_MS,
+            backwards_tolerance_ms: DEFAULT_BACKWARDS_TOLERANCE_MS,
+            random_sequence_start: false,
+            field_names: std::ptr::null(),
+            field_values: std::ptr::null(),
+            field_count: 0,
+            zookeeper: std::ptr::null(),
+            namespace_: std::ptr::null(),
+            session_timeout_ms: 0,
+            lease_dir: std::ptr::null(),
+        }
+    }
+}
+
+// `session_timeout_ms = 0` stands for the core's default; keep the documented number honest.
+const _: () = assert!(DEFAULT_SESSION_TIMEOUT_MS == 10_000);
+
+/// Fills `*opts` with every default and sets its `struct_size`. Call it before setting any
+/// member. Errors: `FLAKERY_STATUS_INVALID_ARGUMENT` for NULL.
+#[no_mangle]
+pub unsafe extern "C" fn flakery_options_init(opts: *mut flakery_options) -> flakery_status {
+    guard(|| {
+        // SAFETY: the header requires NULL or a writable flakery_options.
+        unsafe { crate::error::write_out(opts, flakery_options::default()) }
+    })
+}
+
+/// The core's `Options` from the caller's struct (NULL: the defaults).
+///
+/// # Safety
+/// `opts` is NULL or points to a `flakery_options` of at least its own `struct_size` bytes,
+/// whose pointers are NULL or valid as documented.
+pub(crate) unsafe fn read(opts: *const flakery_options) -> Result<Options, Error> {
+    if opts.is_null() {
+        return Ok(Options::default());
+    }
+    // SAFETY: `struct_size` is the first member of every version of the struct.
+    let size = unsafe { std::ptr::addr_of!((*opts).struct_size).read() };
+    if size != std::mem::size_of::<flakery_options>() {
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            format!(
+                "opts->struct_size is {size}, but this library's flakery_options has {} bytes: \
+                 fill the options with flakery_options_init, and compile with the header of the \
+                 library you link",
+                std::mem::size_of::<flakery_options>()
+            ),
+        ));
+    }
+    // SAFETY: non-NULL, and of our size.
+    let c = unsafe { opts.read() };
+    let mut options = Options::default();
+    if !c.layout.is_null() {
+        // SAFETY: non-NULL strings are NUL-terminated, as documented.
+        options.layout = Some(Layout::parse(unsafe {
+            str_arg(c.layout, "opts->layout")?
+        })?);
+    }
+    options.datacenter_id = c.has_datacenter_id.then_some(c.datacenter_id);
+    options.worker_id = c.has_worker_id.then_some(c.worker_id);
+    options.sequence_policy = match c.sequence_policy {
+        0 => SequencePolicy::Wait,
+        1 => SequencePolicy::Borrow,
+        other => {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "opts->sequence_policy is {other}, not FLAKERY_SEQUENCE_POLICY_WAIT (0) or \
+                     FLAKERY_SEQUENCE_POLICY_BORROW (1)"
+                ),
+            ))
+        }
+    };
+    options.max_borrow_ms = c.max_borrow_ms;
+    options.backwards_tolerance_ms = c.backwards_tolerance_ms;
+    options.random_sequence_start = c.random_sequence_start;
+    // SAFETY: the arrays hold `field_count` elements, as documented.
+    options.fields = unsafe {
+        constant_fields(
+            c.field_names,
+            c.field_values,
+            c.field_count,
+            "opts->field_names",
+        )?
+    };
+    // SAFETY: non-NULL strings are NUL-terminated, as documented.
+    unsafe {
+        options.zookeeper = opt_string(c.zookeeper, "opts->zookeeper")?;
+        options.namespace = opt_string(c.namespace_, "opts->namespace_")?;
+        if !c.lease_dir.is_null() {
+            let bytes = std::ffi::CStr::from_ptr(c.lease_dir).to_bytes();
+            options.lease_dir = Some(PathBuf::from(os_str(bytes)));
+        }
+    }
+    options.session_timeout_ms = (c.session_timeout_ms != 0).then_some(c.session_timeout_ms);
+    Ok(options)
+}
+
+/// Names and values of constant fields from two parallel C arrays.
+///
+/// # Safety
+/// When `count > 0`, `names` and `values` are NULL or hold `count` elements, each name NULL
+/// or NUL-terminated.
+pub(crate) unsafe fn constant_fields(
+    names: *const *const c_char,
+    values: *const u64,
+    count: usize,
+    what: &str,
+) -> Result<Vec<(String, u64)>, Error> {
+    // SAFETY: as the caller promises.
+    let (names, values) = unsafe {
+        (
+            in_slice(names, count, what)?,
+            in_slice(values, count, &what.replace("names", "values"))?,
+        )
+    };
+    names
+        .iter()
+        .zip(values)
+        .enumerate()
+        .map(|(i, (&name, &value))| {
+            // SAFETY: as the caller promises.
+            let name = unsafe { str_arg(name, &format!("{what}[{i}]"))? };
+            Ok((name.to_string(), value))
+        })
+        .collect()
+}
+
+/// # Safety
+/// `ptr` is NULL or NUL-terminated.
+unsafe fn opt_string(ptr: *const c_char, name: &str) -> Result<Option<String>, Error> {
+    if ptr.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: as the caller promises.
+    Ok(Some(unsafe { str_arg(ptr, name)? }.to_string()))
+}
+
+#[cfg(unix)]
+fn os_str(bytes: &[u8]) -> &OsStr {
+    std::os::unix::ffi::OsStrExt::from_bytes(bytes)
+}
+
+#[cfg(not(unix))]
+fn os_str(bytes: &[u8]) -> &OsStr {
+    OsStr::new(std::str::from_utf8(bytes).unwrap_or_default())
+}

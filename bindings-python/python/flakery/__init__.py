@@ -1,0 +1,70 @@
+"""flakery: Snowflake-style 64-bit unique IDs, from a Rust core.
+
+    import flakery
+
+    id = flakery.next_id()               # process-wide generator, configured by FLAKERY_*
+    parts = flakery.decode(id)           # .timestamp_ms, .datetime, .worker_id, ...
+    with flakery.Generator(worker_id=7, sequence_policy="borrow") as generator:
+        ids = generator.next_ids(1000)
+
+See the README's Python section for configuration, errors and fork behaviour.
+"""
+
+import os
+
+from ._errors import (
+    ClockMovedBackwardsError,
+    CoordinatorUnavailableError,
+    FlakeryError,
+    ForkedError,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    InvalidLayoutError,
+    LeaseLostError,
+    TimeExhaustedError,
+    WorkerIdsExhaustedError,
+)
+from ._flakery import (
+    Capacity,
+    Decoded,
+    Field,
+    Generator,
+    Layout,
+    __version__,
+    _after_fork_in_child,
+    compose,
+    decode,
+    default_generator,
+    next_id,
+    next_ids,
+)
+
+# A child of fork() must not repeat its parent's IDs: tell the core, which then refuses a
+# fixed node ID in the child (ForkedError) and leases a leased one anew. The core also
+# registers the same handler with pthread_atfork; running both is harmless.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+__all__ = [
+    "Capacity",
+    "ClockMovedBackwardsError",
+    "CoordinatorUnavailableError",
+    "Decoded",
+    "Field",
+    "FlakeryError",
+    "ForkedError",
+    "Generator",
+    "InvalidArgumentError",
+    "InvalidArgumentTypeError",
+    "InvalidLayoutError",
+    "LeaseLostError",
+    "Layout",
+    "TimeExhaustedError",
+    "WorkerIdsExhaustedError",
+    "__version__",
+    "compose",
+    "decode",
+    "default_generator",
+    "next_id",
+    "next_ids",
+]

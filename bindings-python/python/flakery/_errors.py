@@ -1,0 +1,100 @@
+"""The exceptions of flakery: one class per error code of the contract.
+
+Every exception flakery raises is a :class:`FlakeryError` whose ``code`` is the contract's
+stable string (the same in every binding) and whose message is the Rust core's.
+"""
+
+from typing import ClassVar
+
+__all__ = [
+    "ClockMovedBackwardsError",
+    "CoordinatorUnavailableError",
+    "FlakeryError",
+    "ForkedError",
+    "InvalidArgumentError",
+    "InvalidArgumentTypeError",
+    "InvalidLayoutError",
+    "LeaseLostError",
+    "TimeExhaustedError",
+    "WorkerIdsExhaustedError",
+]
+
+
+class FlakeryError(Exception):
+    """Base class of every flakery error; ``code`` is the contract's error code."""
+
+    code: ClassVar[str] = ""
+
+
+class InvalidLayoutError(FlakeryError, ValueError):
+    """A layout spec that cannot be parsed (``invalid_layout``); also a ValueError."""
+
+    code: ClassVar[str] = "invalid_layout"
+
+
+class InvalidArgumentError(FlakeryError, ValueError):
+    """An argument out of range or otherwise wrong (``invalid_argument``); also a ValueError."""
+
+    code: ClassVar[str] = "invalid_argument"
+
+
+class InvalidArgumentTypeError(InvalidArgumentError, TypeError):
+    """An argument of the wrong type, e.g. ``decode("abc")``.
+
+    Its code is ``invalid_argument``, like every argument error, and it is a TypeError as well
+    as a ValueError, so ``except TypeError`` and ``except flakery.InvalidArgumentError`` both
+    catch it.
+    """
+
+
+class TimeExhaustedError(FlakeryError):
+    """The layout's time field has run out, or the clock is before its epoch."""
+
+    code: ClassVar[str] = "time_exhausted"
+
+
+class ClockMovedBackwardsError(FlakeryError):
+    """The clock stepped back by more than ``backwards_tolerance_ms``."""
+
+    code: ClassVar[str] = "clock_moved_backwards"
+
+
+class LeaseLostError(FlakeryError):
+    """The generator cannot prove that its node ID is still its own (or it was closed)."""
+
+    code: ClassVar[str] = "lease_lost"
+
+
+class CoordinatorUnavailableError(FlakeryError):
+    """ZooKeeper could not be reached to lease a node ID."""
+
+    code: ClassVar[str] = "coordinator_unavailable"
+
+
+class WorkerIdsExhaustedError(FlakeryError):
+    """Every node ID of the layout is held by someone else."""
+
+    code: ClassVar[str] = "worker_ids_exhausted"
+
+
+class ForkedError(FlakeryError):
+    """A generator with a fixed node ID was used in a fork's child."""
+
+    code: ClassVar[str] = "forked"
+
+
+# Shown (and pickled) as flakery.ForkedError, where users import them from.
+for _cls in (
+    FlakeryError,
+    InvalidLayoutError,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    TimeExhaustedError,
+    ClockMovedBackwardsError,
+    LeaseLostError,
+    CoordinatorUnavailableError,
+    WorkerIdsExhaustedError,
+    ForkedError,
+):
+    _cls.__module__ = "flakery"
+del _cls

@@ -1,0 +1,305 @@
+//! `flakery.Generator` and the calls that make IDs. The GIL is held on the fast path (a
+//! generator that need not wait answers at once) and released whenever the core may block:
+//! a wait for the next tick, a large batch, making or closing a generator.
+
+use std::sync::{Arc, OnceLock};
+
+use flakery::{Generator, Layout, Options};
+use pyo3::exceptions::PyMemoryError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use crate::args;
+use crate::decoded::PyDecoded;
+use crate::errors::{to_py, IntoPyResult};
+use crate::layout::PyLayout;
+
+/// One ID; waits (without the GIL) only when the core says it would have to.
+#[inline(always)]
+pub fn next_id(py: Python<'_>, generator: &Generator) -> PyResult<i64> {
+    match generator.try_next_id() {
+        Ok(Some(id)) => Ok(id),
+        Ok(None) => py.detach(|| generator.next_id()).py(),
+        Err(error) => Err(to_py(error)),
+    }
+}
+
+/// Batches up to this size are made with the GIL held, one ID at a time, as long as none has
+/// to wait; releasing and taking back the GIL costs more than making them.
+const SMALL_BATCH: usize = 64;
+
+/// Larger batches are made this many at a time without the GIL, each run turned into ints
+/// while it is still in the cache.
+const CHUNK: usize = 16 * 1024;
+
+/// `n` IDs in increasing order, as a list of ints.
+pub fn next_ids<'py>(
+    py: Python<'py>,
+    generator: &Generator,
+    n: usize,
+) -> PyResult<Bound<'py, PyList>> {
+    let list = IdList::new(py, n)?;
+    let mut done = 0;
+    if n <= SMALL_BATCH {
+        while done < n {
+            match generator.try_next_id().py()? {
+                Some(id) => list.set(done, id)?,
+                None => break,
+            }
+            done += 1;
+        }
+    }
+    if done < n {
+        let mut buffer = vec![0i64; (n - done).min(CHUNK)];
+        while done < n {
+            let chunk = &mut buffer[..(n - done).min(CHUNK)];
+            py.detach(|| generator.fill(chunk)).py()?;
+            for &id in chunk.iter() {
+                list.set(done, id)?;
+                done += 1;
+            }
+        }
+    }
+    Ok(list.0)
+}
+
+/// A list of ints filled in place, with the fewest calls the limited API allows.
+struct IdList<'py>(Bound<'py, PyList>);
+
+impl<'py> IdList<'py> {
+    /// A list of `n` empty (NULL) slots: each must be set before Python sees the list.
+    fn new(py: Python<'py>, n: usize) -> PyResult<Self> {
+        let len = ffi::Py_ssize_t::try_from(n)
+            .map_err(|_| PyMemoryError::new_err(format!("no memory for {n} IDs")))?;
+        // SAFETY: `PyList_New` returns a new reference, or NULL with an exception set. A list
+        // whose slots are still NULL may be deallocated (an error half-way drops it).
+        unsafe {
+            let list = ffi::PyList_New(len);
+            if list.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            Ok(IdList(
+                Bound::from_owned_ptr(py, list).cast_into_unchecked::<PyList>(),
+            ))
+        }
+    }
+
+    #[inline(always)]
+    fn set(&self, index: usize, id: i64) -> PyResult<()> {
+        // SAFETY: `PyLong_FromLongLong` returns a new reference or NULL with an exception set;
+        // `PyList_SetItem` steals it, at an index below the length the list was made with.
+        unsafe {
+            let item = ffi::PyLong_FromLongLong(id);
+            if item.is_null() {
+                return Err(PyErr::fetch(self.0.py()));
+            }
+            ffi::PyList_SetItem(self.0.as_ptr(), index as ffi::Py_ssize_t, item);
+        }
+        Ok(())
+    }
+}
+
+/// The process-wide generator (the core's), remembered here so that the module-level
+/// `next_id()` costs one load; made without the GIL, as making it may block (leases).
+pub fn default_generator(py: Python<'_>) -> PyResult<&'static Generator> {
+    static DEFAULT: OnceLock<&'static Generator> = OnceLock::new();
+    if let Some(generator) = DEFAULT.get() {
+        return Ok(generator);
+    }
+    let generator = py.detach(flakery::default_generator).py()?;
+    Ok(DEFAULT.get_or_init(|| generator))
+}
+
+enum Handle {
+    /// Boxed: the core's generator is aligned to a cache line (64 bytes), more than the
+    /// memory Python allocates objects in guarantees.
+    Owned(Box<Generator>),
+    /// The process-wide generator: `close()` leaves it alone.
+    Shared(&'static Generator),
+}
+
+/// Makes IDs: unique and increasing, safe to share between threads.
+#[pyclass(frozen, module = "flakery", name = "Generator")]
+pub struct PyGenerator {
+    handle: Handle,
+    layout: Arc<Layout>,
+}
+
+impl PyGenerator {
+    pub fn shared(generator: &'static Generator) -> Self {
+        PyGenerator {
+            layout: Arc::new(generator.layout().clone()),
+            handle: Handle::Shared(generator),
+        }
+    }
+
+    #[inline(always)]
+    fn generator(&self) -> &Generator {
+        match &self.handle {
+            Handle::Owned(generator) => generator,
+            Handle::Shared(generator) => generator,
+        }
+    }
+}
+
+#[pymethods]
+impl PyGenerator {
+    /// Every argument is keyword-only; one left out (or None) takes the environment's value
+    /// (`FLAKERY_LAYOUT`, `FLAKERY_WORKER_ID`, `FLAKERY_DATACENTER_ID`, ...) or the default.
+    #[new]
+    #[pyo3(
+        signature = (
+            *, layout=None, datacenter_id=None, worker_id=None, sequence_policy=None,
+            max_borrow_ms=None, backwards_tolerance_ms=None, random_sequence_start=None,
+            fields=None, zookeeper=None, namespace=None, session_timeout_ms=None, lease_dir=None
+        ),
+        text_signature = "(*, layout=None, datacenter_id=None, worker_id=None, \
+            sequence_policy='wait', max_borrow_ms=1000, backwards_tolerance_ms=1000, \
+            random_sequence_start=False, fields=None, zookeeper=None, namespace=None, \
+            session_timeout_ms=None, lease_dir=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn py_new(
+        py: Python<'_>,
+        layout: Option<&Bound<'_, PyAny>>,
+        datacenter_id: Option<&Bound<'_, PyAny>>,
+        worker_id: Option<&Bound<'_, PyAny>>,
+        sequence_policy: Option<&Bound<'_, PyAny>>,
+        max_borrow_ms: Option<&Bound<'_, PyAny>>,
+        backwards_tolerance_ms: Option<&Bound<'_, PyAny>>,
+        random_sequence_start: Option<&Bound<'_, PyAny>>,
+        fields: Option<&Bound<'_, PyAny>>,
+        zookeeper: Option<&Bound<'_, PyAny>>,
+        namespace: Option<&Bound<'_, PyAny>>,
+        session_timeout_ms: Option<&Bound<'_, PyAny>>,
+        lease_dir: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let mut options = Options::default();
+        if let Some(layout) = layout.filter(|l| !l.is_none()) {
+            options.layout = Some(Layout::clone(&*args::layout(layout)?));
+        }
+        options.datacenter_id = args::opt_u64_arg(datacenter_id, "datacenter_id")?;
+        options.worker_id = args::opt_u64_arg(worker_id, "worker_id")?;
+        if let Some(policy) = args::opt_string(sequence_policy, "sequence_policy")? {
+            options.sequence_policy = policy.parse().py()?;
+        }
+        if let Some(ms) = args::opt_u64_arg(max_borrow_ms, "max_borrow_ms")? {
+            options.max_borrow_ms = ms;
+        }
+        if let Some(ms) = args::opt_u64_arg(backwards_tolerance_ms, "backwards_tolerance_ms")? {
+            options.backwards_tolerance_ms = ms;
+        }
+        if let Some(on) = args::boolean(random_sequence_start, "random_sequence_start")? {
+            options.random_sequence_start = on;
+        }
+        options.fields = args::fields(fields)?;
+        options.zookeeper = args::opt_string(zookeeper, "zookeeper")?;
+        options.namespace = args::opt_string(namespace, "namespace")?;
+        options.session_timeout_ms = args::opt_u64_arg(session_timeout_ms, "session_timeout_ms")?;
+        options.lease_dir = args::opt_path(lease_dir, "lease_dir")?;
+        let generator = py.detach(|| Generator::new(options)).py()?;
+        Ok(PyGenerator {
+            layout: Arc::new(generator.layout().clone()),
+            handle: Handle::Owned(Box::new(generator)),
+        })
+    }
+
+    /// One new ID, larger than every ID this generator returned before.
+    fn next_id(&self, py: Python<'_>) -> PyResult<i64> {
+        next_id(py, self.generator())
+    }
+
+    /// `n` new IDs in increasing order.
+    fn next_ids<'py>(
+        &self,
+        py: Python<'py>,
+        n: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        next_ids(py, self.generator(), args::count(n)?)
+    }
+
+    /// Takes an ID apart under this generator's layout.
+    fn decode(&self, id: &Bound<'_, PyAny>) -> PyResult<PyDecoded> {
+        let id = args::id(id)?;
+        Ok(PyDecoded {
+            decoded: flakery::decode(id, &self.layout).py()?,
+            layout: self.layout.clone(),
+        })
+    }
+
+    #[getter]
+    fn layout(&self) -> PyLayout {
+        PyLayout::new(self.layout.clone())
+    }
+
+    #[getter]
+    fn datacenter_id(&self) -> u64 {
+        self.generator().datacenter_id()
+    }
+
+    #[getter]
+    fn worker_id(&self) -> u64 {
+        self.generator().worker_id()
+    }
+
+    /// Where the node ID came from: `"explicit"`, `"environment"`, `"hostname"`,
+    /// `"zookeeper"` or `"host_lease"`.
+    #[getter]
+    fn source(&self) -> &'static str {
+        self.generator().source().as_str()
+    }
+
+    /// `"wait"` or `"borrow"`.
+    #[getter]
+    fn sequence_policy(&self) -> &'static str {
+        self.generator().sequence_policy().as_str()
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.generator().is_closed()
+    }
+
+    /// Releases the node ID (a lease) now; later calls raise `LeaseLostError`. The
+    /// process-wide generator (`flakery.default_generator()`) is never closed: for it this
+    /// does nothing.
+    fn close(&self, py: Python<'_>) {
+        if let Handle::Owned(generator) = &self.handle {
+            py.detach(|| generator.close());
+        }
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Closes the generator; exceptions propagate.
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        exc_type: &Bound<'_, PyAny>,
+        exc_value: &Bound<'_, PyAny>,
+        traceback: &Bound<'_, PyAny>,
+    ) {
+        let _ = (exc_type, exc_value, traceback);
+        self.close(py);
+    }
+
+    fn __repr__(&self) -> String {
+        let generator = self.generator();
+        let node = generator.node();
+        let closed = if generator.is_closed() {
+            ", closed=True"
+        } else {
+            ""
+        };
+        format!(
+            "Generator(layout='{}', datacenter_id={}, worker_id={}, source='{}'{closed})",
+            self.layout,
+            node.datacenter_id,
+            node.worker_id,
+            generator.source()
+        )
+    }
+}

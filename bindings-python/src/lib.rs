@@ -1,0 +1,122 @@
+//! The native module `flakery._flakery`: a thin layer that converts Python arguments and
+//! errors and calls the Rust core. The package `flakery` (bindings-python/python) re-exports
+//! it, adds the exception classes and registers the fork handler.
+
+use pyo3::prelude::*;
+
+mod args;
+mod decoded;
+mod errors;
+mod generator;
+mod layout;
+mod time;
+
+use decoded::PyDecoded;
+use errors::{invalid_argument, type_error, IntoPyResult};
+use generator::PyGenerator;
+use layout::{PyCapacity, PyField, PyLayout};
+
+/// One ID from the process-wide generator (made from the environment on first use).
+#[pyfunction]
+fn next_id(py: Python<'_>) -> PyResult<i64> {
+    generator::next_id(py, generator::default_generator(py)?)
+}
+
+/// `n` IDs from the process-wide generator, in increasing order.
+#[pyfunction]
+fn next_ids<'py>(
+    py: Python<'py>,
+    n: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+    let n = args::count(n)?;
+    generator::next_ids(py, generator::default_generator(py)?, n)
+}
+
+/// The process-wide generator behind `next_id()`, to see its layout and node ID.
+#[pyfunction]
+fn default_generator(py: Python<'_>) -> PyResult<PyGenerator> {
+    Ok(PyGenerator::shared(generator::default_generator(py)?))
+}
+
+/// Takes an ID apart under a layout (a spec string or a `Layout`; default `"twitter"`).
+#[pyfunction]
+#[pyo3(signature = (id, layout=None), text_signature = "(id, layout='twitter')")]
+fn decode(id: &Bound<'_, PyAny>, layout: Option<&Bound<'_, PyAny>>) -> PyResult<PyDecoded> {
+    let id = args::id(id)?;
+    let layout = args::layout_or_twitter(layout)?;
+    Ok(PyDecoded {
+        decoded: flakery::decode(id, &layout).py()?,
+        layout,
+    })
+}
+
+/// The ID that `decode` takes apart into these values. The time is `timestamp_ms` (Unix
+/// milliseconds) or `timestamp` (an aware datetime), rounded down to the layout's tick.
+#[pyfunction]
+#[pyo3(
+    signature = (
+        *, timestamp_ms=None, timestamp=None, datacenter_id=None, worker_id=None,
+        sequence=None, fields=None, layout=None
+    ),
+    text_signature = "(*, timestamp_ms=None, timestamp=None, datacenter_id=0, worker_id=0, \
+        sequence=0, fields=None, layout='twitter')"
+)]
+#[allow(clippy::too_many_arguments)]
+fn compose<'py>(
+    timestamp_ms: Option<&Bound<'py, PyAny>>,
+    timestamp: Option<&Bound<'py, PyAny>>,
+    datacenter_id: Option<&Bound<'_, PyAny>>,
+    worker_id: Option<&Bound<'_, PyAny>>,
+    sequence: Option<&Bound<'_, PyAny>>,
+    fields: Option<&Bound<'_, PyAny>>,
+    layout: Option<&Bound<'_, PyAny>>,
+) -> PyResult<i64> {
+    let given = |obj: Option<&Bound<'py, PyAny>>| obj.filter(|o| !o.is_none()).cloned();
+    let timestamp_ms = match (given(timestamp_ms), given(timestamp)) {
+        (Some(ms), None) => args::i64_arg(&ms, "timestamp_ms")?,
+        (None, Some(dt)) => time::ms_of(&dt, "timestamp")?,
+        (Some(_), Some(_)) => {
+            return Err(invalid_argument("give timestamp_ms or timestamp, not both"))
+        }
+        (None, None) => {
+            return Err(type_error(
+                "compose() needs timestamp_ms (Unix milliseconds) or timestamp (an aware \
+                 datetime)"
+                    .to_string(),
+            ))
+        }
+    };
+    let parts = flakery::Parts {
+        timestamp_ms,
+        datacenter_id: args::opt_u64_arg(datacenter_id, "datacenter_id")?.unwrap_or(0),
+        worker_id: args::opt_u64_arg(worker_id, "worker_id")?.unwrap_or(0),
+        sequence: args::opt_u64_arg(sequence, "sequence")?.unwrap_or(0),
+        fields: args::fields(fields)?,
+    };
+    flakery::compose(&parts, &*args::layout_or_twitter(layout)?).py()
+}
+
+/// Called by `os.register_at_fork(after_in_child=...)`: tells the core that this process is
+/// a fork's child (the core's own `pthread_atfork` handler does the same; both are harmless).
+#[pyfunction]
+fn _after_fork_in_child() {
+    flakery::fork::note_fork_in_child();
+}
+
+#[pymodule]
+#[pyo3(name = "_flakery")]
+fn flakery_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyGenerator>()?;
+    m.add_class::<PyLayout>()?;
+    m.add_class::<PyField>()?;
+    m.add_class::<PyCapacity>()?;
+    m.add_class::<PyDecoded>()?;
+    m.add_function(wrap_pyfunction!(next_id, m)?)?;
+    m.add_function(wrap_pyfunction!(next_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(default_generator, m)?)?;
+    m.add_function(wrap_pyfunction!(decode, m)?)?;
+    m.add_function(wrap_pyfunction!(compose, m)?)?;
+    m.add_function(wrap_pyfunction!(_after_fork_in_child, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

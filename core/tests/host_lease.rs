@@ -1,0 +1,355 @@
+//! Host-local leases across real processes. The test binary runs itself as the child
+//! processes (FLAKERY_TEST_ROLE selects what a child does), so every process here is real.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+
+use flakery::host_lease::HostLease;
+use flakery::{decode, ErrorCode, FakeClock, Generator, Layout, NodeSource, Options};
+
+const ROLE: &str = "FLAKERY_TEST_ROLE";
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("flakery-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// A child that leases with no configuration but the directory, prints its worker ID and
+/// some IDs on one line, then holds the lease until its stdin closes.
+struct Holder {
+    child: Child,
+    /// Kept open (and drained at the end) so the child never writes into a closed pipe.
+    stdout: BufReader<std::process::ChildStdout>,
+    worker: u64,
+    ids: Vec<i64>,
+}
+
+impl Holder {
+    fn finish(mut self) {
+        drop(self.child.stdin.take()); // lets it exit
+        let _ = std::io::Read::read_to_end(&mut self.stdout, &mut Vec::new());
+        assert!(self.child.wait().unwrap().success());
+    }
+}
+
+// The child is waited for in Holder::finish (or killed and waited for by the test).
+#[allow(clippy::zombie_processes)]
+fn spawn_holder(dir: &std::path::Path) -> Holder {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_entry_point",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(ROLE, "holder")
+        .env("FLAKERY_LEASE_DIR", dir)
+        .env_remove("FLAKERY_WORKER_ID")
+        .env_remove("FLAKERY_DATACENTER_ID")
+        .env_remove("FLAKERY_ZOOKEEPER")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    loop {
+        line.clear();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "holder printed nothing"
+        );
+        // libtest may print its own "test ... " on the same line first.
+        if let Some((_, rest)) = line.split_once("HOLDER ") {
+            let mut numbers = rest.split_whitespace().map(|n| n.parse::<i64>().unwrap());
+            let worker = numbers.next().unwrap() as u64;
+            return Holder {
+                child,
+                stdout: reader,
+                worker,
+                ids: numbers.collect(),
+            };
+        }
+    }
+}
+
+#[test]
+fn child_entry_point() {
+    match std::env::var(ROLE).as_deref() {
+        Ok("holder") => {
+            let generator = Generator::new(Options::default()).unwrap();
+            assert_eq!(generator.source(), NodeSource::HostLease);
+            let ids = generator.next_ids(1000).unwrap();
+            let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+            println!("HOLDER {} {}", generator.worker_id(), ids.join(" "));
+            std::io::stdout().flush().unwrap();
+            let _ = std::io::stdin().read_line(&mut String::new());
+        }
+        Ok("forker") => fork_child_role(),
+        Ok("default-user") => {
+            let id = flakery::next_id().unwrap();
+            assert_eq!(
+                flakery::default_generator().unwrap().source(),
+                NodeSource::HostLease
+            );
+            println!("DEFAULT {id}");
+        }
+        _ => {} // an ordinary test run: nothing to do
+    }
+}
+
+#[test]
+fn sixteen_processes_get_sixteen_node_ids_and_a_killed_holders_id_is_reused() {
+    let dir = temp_dir("sixteen");
+    let mut holders: Vec<Holder> = (0..16).map(|_| spawn_holder(&dir)).collect();
+    let mut workers: Vec<u64> = holders.iter().map(|h| h.worker).collect();
+    workers.sort_unstable();
+    assert_eq!(
+        workers,
+        (0..16).collect::<Vec<_>>(),
+        "lowest free IDs, each once"
+    );
+    let mut ids: Vec<i64> = holders.iter().flat_map(|h| h.ids.clone()).collect();
+    let n = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), n, "duplicate IDs across processes");
+
+    // kill -9 the holder of worker 5: the next process gets 5, and only after its time.
+    let at = holders.iter().position(|h| h.worker == 5).unwrap();
+    let mut killed = holders.remove(at);
+    killed.child.kill().unwrap(); // SIGKILL
+    killed.child.wait().unwrap();
+    let next = spawn_holder(&dir);
+    assert_eq!(next.worker, 5);
+    assert!(next.ids[0] > *killed.ids.last().unwrap());
+    holders.push(next);
+    for holder in holders {
+        holder.finish();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn two_generators_in_one_process_hold_different_ids() {
+    let dir = temp_dir("inprocess");
+    let options = Options {
+        lease_dir: Some(dir.clone()),
+        ..Options::default()
+    };
+    let a = Generator::new(options.clone()).unwrap();
+    let b = Generator::new(options.clone()).unwrap();
+    assert_ne!(a.worker_id(), b.worker_id());
+    let a_worker = a.worker_id();
+    a.close();
+    let c = Generator::new(options).unwrap();
+    assert_eq!(
+        c.worker_id(),
+        a_worker,
+        "a closed generator's ID is free at once"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn all_ids_held_is_worker_ids_exhausted() {
+    let dir = temp_dir("exhausted");
+    let layout = Layout::parse("time:41,worker:2,sequence:12;epoch=0").unwrap();
+    let options = Options {
+        lease_dir: Some(dir.clone()),
+        layout: Some(layout),
+        ..Options::default()
+    };
+    let held: Vec<_> = (0..4)
+        .map(|_| Generator::new(options.clone()).unwrap())
+        .collect();
+    let err = Generator::new(options).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::WorkerIdsExhausted);
+    assert!(err.message().contains("all 4 node IDs"), "{err}");
+    drop(held);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_restart_with_the_clock_set_back_reuses_no_time() {
+    let dir = temp_dir("restart");
+    let layout = Layout::twitter();
+    const T0: i64 = 1_800_000_000_000;
+    let start = |clock: &FakeClock| {
+        Generator::builder()
+            .lease(Box::new(HostLease::acquire(&dir, &layout).unwrap()))
+            .clock(clock.clone())
+            .build()
+            .unwrap()
+    };
+    let clock = FakeClock::new(T0);
+    let first = start(&clock);
+    let first_ids = first.next_ids(10_000).unwrap();
+    let last = *first_ids.last().unwrap();
+    drop(first); // releases the lease, recording the time last used
+
+    // Set back by 10 s: more than the tolerance, so the successor refuses rather than reuse.
+    let clock = FakeClock::new(T0 - 10_000);
+    let second = start(&clock);
+    assert_eq!(
+        second.worker_id(),
+        0,
+        "the same node ID, so only time protects it"
+    );
+    let err = second.next_id().unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ClockMovedBackwards, "{err}");
+    drop(second);
+
+    // Set back by 300 ms: within the tolerance, so it waits past the recorded time.
+    let clock = FakeClock::new(T0 - 300);
+    let third = start(&clock);
+    let id = third.next_id().unwrap();
+    assert!(id > last, "{id} reuses time up to {last}");
+    assert!(
+        decode(id, &layout).unwrap().timestamp_ms > decode(last, &layout).unwrap().timestamp_ms
+    );
+    drop(third);
+
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs in a single-threaded child process, so fork() is safe: leases, forks, and reports.
+fn fork_child_role() {
+    let dir = std::path::PathBuf::from(std::env::var("FLAKERY_LEASE_DIR").unwrap());
+    let leased = Generator::new(Options::default()).unwrap();
+    let fixed = Generator::builder().worker_id(3).build().unwrap();
+    let parent_ids = leased.next_ids(100).unwrap();
+    let mut fds = [0; 2];
+    // SAFETY: plain pipe and fork in a single-threaded process.
+    unsafe { libc::pipe(fds.as_mut_ptr()) };
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let child_ids = leased.next_ids(100);
+        let fixed_result = fixed.next_id();
+        let report = format!(
+            "{} {} {} {}\n",
+            leased.worker_id(),
+            child_ids.as_ref().map_or(-1, |ids| ids[0]),
+            fixed_result
+                .as_ref()
+                .map_or("error".into(), |id| id.to_string()),
+            fixed_result
+                .err()
+                .map_or("none".into(), |e| e.code().to_string()),
+        );
+        unsafe {
+            libc::write(fds[1], report.as_ptr().cast(), report.len());
+            libc::_exit(0);
+        }
+    }
+    unsafe { libc::close(fds[1]) };
+    let mut buf = vec![0u8; 256];
+    let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
+    unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+    let report = String::from_utf8_lossy(&buf[..n.max(0) as usize]).to_string();
+    let after = leased.next_id().unwrap();
+    println!(
+        "FORK parent_worker={} parent_last={} parent_after={} child={} dir={}",
+        leased.worker_id(),
+        parent_ids.last().unwrap(),
+        after,
+        report.trim(),
+        dir.display()
+    );
+}
+
+#[test]
+fn a_forked_child_leases_a_new_id_and_a_fixed_one_refuses() {
+    let dir = temp_dir("fork");
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_entry_point",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(ROLE, "forker")
+        .env("FLAKERY_LEASE_DIR", &dir)
+        .env_remove("FLAKERY_WORKER_ID")
+        .env_remove("FLAKERY_ZOOKEEPER")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|l| l.split_once("FORK ").map(|(_, rest)| rest))
+        .unwrap_or_else(|| {
+            panic!(
+                "no report: {stdout} {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        });
+    let field = |key: &str| -> String {
+        line.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(&format!("{key}=")))
+            .unwrap()
+            .to_string()
+    };
+    let parent_worker: u64 = field("parent_worker").parse().unwrap();
+    let child: Vec<&str> = line
+        .split("child=")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    let child_worker: u64 = child[0].parse().unwrap();
+    assert_ne!(child_worker, parent_worker, "{line}");
+    let child_first: i64 = child[1].parse().unwrap();
+    assert!(child_first > 0, "child failed to generate: {line}");
+    let layout = Layout::twitter();
+    assert_eq!(
+        decode(child_first, &layout).unwrap().worker_id,
+        child_worker
+    );
+    assert_eq!(child[2], "error", "{line}");
+    assert_eq!(child[3], "forked", "{line}");
+    let parent_after: i64 = field("parent_after").parse().unwrap();
+    assert_eq!(
+        decode(parent_after, &layout).unwrap().worker_id,
+        parent_worker
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_default_generator_gives_its_lease_back_at_exit() {
+    let dir = temp_dir("atexit");
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_entry_point",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(ROLE, "default-user")
+        .env("FLAKERY_LEASE_DIR", &dir)
+        .env_remove("FLAKERY_WORKER_ID")
+        .env_remove("FLAKERY_DATACENTER_ID")
+        .env_remove("FLAKERY_ZOOKEEPER")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let id: i64 = stdout
+        .lines()
+        .find_map(|l| {
+            l.split_once("DEFAULT ")
+                .map(|(_, id)| id.trim().parse().unwrap())
+        })
+        .unwrap();
+    let used_ms = decode(id, &Layout::twitter()).unwrap().timestamp_ms;
+    // Released with the time really used, not the look-ahead: the next process need not wait.
+    let mark: i64 = std::fs::read_to_string(dir.join("default/node-0"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(mark, used_ms);
+    let _ = std::fs::remove_dir_all(&dir);
+}

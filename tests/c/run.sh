@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The C ABI (bindings-c, include/flakery.h): builds libflakery, checks that the committed header
+# is what cbindgen generates, then builds and runs
+#   - tests/c/test.c  as C11 (-Wall -Wextra -Werror -pedantic) under ASan + UBSan, linked
+#     statically with the README's link line;
+#   - tests/c/test.cpp as C++17 (-Wall -Wextra -Werror -pedantic) under ASan + UBSan;
+#   - tests/c/test.c  again, against an installed copy through pkg-config: shared and static.
+# Closes with "c: N passed, M failed" (the sum of every run's own closing line).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source tests/lib.sh
+ensure_cargo
+
+command -v cc >/dev/null 2>&1 || apt_install gcc libc6-dev || true
+command -v g++ >/dev/null 2>&1 || apt_install g++ || true
+command -v pkg-config >/dev/null 2>&1 || apt_install pkg-config || true
+command -v cc >/dev/null 2>&1 || skip_or_fail "no C compiler (cc)"
+command -v g++ >/dev/null 2>&1 || skip_or_fail "no C++ compiler (g++)"
+command -v pkg-config >/dev/null 2>&1 || skip_or_fail "pkg-config is not installed"
+
+root="$PWD"
+target="${CARGO_TARGET_DIR:-target}"
+case "$target" in /*) ;; *) target="$root/$target" ;; esac
+work="$target/c-test"
+mkdir -p "$work"
+
+# The tests make generators with explicit node IDs; the process-wide one must not pick up the
+# caller's configuration.
+unset FLAKERY_LAYOUT FLAKERY_WORKER_ID FLAKERY_DATACENTER_ID FLAKERY_ZOOKEEPER FLAKERY_NAMESPACE
+export FLAKERY_LEASE_DIR="$work/leases"
+mkdir -p "$FLAKERY_LEASE_DIR"
+
+echo "--- cargo build --release -p flakery-c"
+cargo build --release --locked -p flakery-c
+echo "--- cargo test -p flakery-c (include/flakery.h is what cbindgen generates)"
+cargo test --locked -p flakery-c
+
+# The link line of the README: the archive, then the system libraries that Rust's standard
+# library needs (`cargo rustc -p flakery-c --release --crate-type staticlib -- --print
+# native-static-libs`).
+native_libs=(-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc)
+sanitize=(-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all)
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+
+passed=0
+failed=0
+run() { # run NAME PROGRAM: runs a test program and adds up its closing "N passed, M failed".
+  local name="$1" out rc=0
+  shift
+  echo "--- $name"
+  out="$("$@" 2>&1)" || rc=$?
+  printf '%s\n' "$out"
+  local line
+  line="$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -n 1 || true)"
+  if [ -z "$line" ]; then
+    echo "FAIL: $name printed no closing line (exit $rc)"
+    failed=$((failed + 1))
+    return
+  fi
+  local p f
+  p="${line%% passed*}"
+  f="${line#*passed, }"
+  f="${f%% failed}"
+  passed=$((passed + p))
+  failed=$((failed + f))
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    echo "FAIL: $name exited $rc"
+    failed=$((failed + 1))
+  fi
+}
+
+echo "--- build: C11 + ASan/UBSan, static"
+cc -std=c11 -Wall -Wextra -Werror -pedantic "${sanitize[@]}" -Iinclude tests/c/test.c \
+  "$target/release/libflakery.a" "${native_libs[@]}" -o "$work/test_c_static"
+echo "--- build: C++17 + ASan/UBSan, static"
+g++ -std=c++17 -Wall -Wextra -Werror -pedantic "${sanitize[@]}" -Iinclude tests/c/test.cpp \
+  "$target/release/libflakery.a" "${native_libs[@]}" -o "$work/test_cpp_static"
+
+run "C test (static, ASan+UBSan)" "$work/test_c_static"
+run "C++ test (static, ASan+UBSan)" "$work/test_cpp_static"
+
+echo "--- install into a scratch prefix; build through pkg-config"
+prefix="$work/prefix"
+rm -rf "$prefix"
+bash bindings-c/install.sh "$prefix"
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Wextra -Werror -pedantic tests/c/test.c $(pkg-config --cflags --libs flakery) \
+  -Wl,-rpath,"$(pkg-config --variable=libdir flakery)" -o "$work/test_c_shared"
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Wextra -Werror -pedantic $(pkg-config --cflags flakery-static) tests/c/test.c \
+  $(pkg-config --libs flakery-static) -o "$work/test_c_pkgconfig_static"
+# (ldd's output is kept first: `ldd | grep -q` can fail under pipefail when grep exits early.)
+shared_deps="$(ldd "$work/test_c_shared")"
+static_deps="$(ldd "$work/test_c_pkgconfig_static")"
+if [[ "$shared_deps" == *libflakery.so* ]]; then
+  passed=$((passed + 1))
+else
+  echo "FAIL: test_c_shared does not load libflakery.so"
+  failed=$((failed + 1))
+fi
+if [[ "$static_deps" == *libflakery.so* ]]; then
+  echo "FAIL: test_c_pkgconfig_static loads libflakery.so"
+  failed=$((failed + 1))
+else
+  passed=$((passed + 1))
+fi
+run "C test (shared, pkg-config flakery)" "$work/test_c_shared"
+run "C test (static, pkg-config flakery-static)" "$work/test_c_pkgconfig_static"
+
+echo
+echo "c: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,557 @@
+/* The C API of flakery, from C: built with -std=c11 -Wall -Wextra -Werror -pedantic and run
+ * under AddressSanitizer and UndefinedBehaviorSanitizer by tests/c/run.sh. Ends with the line
+ * "N passed, M failed". */
+#define _POSIX_C_SOURCE 200809L
+
+#include "flakery.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int passed;
+static int failed;
+
+#define CHECK(cond)                                                                               \
+    do {                                                                                          \
+        if (cond) {                                                                               \
+            passed++;                                                                             \
+        } else {                                                                                  \
+            failed++;                                                                             \
+            fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #cond,       \
+                    flakery_last_error());                                                        \
+        }                                                                                         \
+    } while (0)
+
+/* A call that must fail with `status` and leave a last-error message containing `needle`. */
+#define CHECK_FAILS(call, status, needle)                                                         \
+    do {                                                                                          \
+        flakery_status got_ = (call);                                                             \
+        CHECK(got_ == (status));                                                                  \
+        if (got_ != (status)) {                                                                   \
+            fprintf(stderr, "  %s gave %s, wanted %s\n", #call, flakery_status_message(got_),     \
+                    flakery_status_message(status));                                              \
+        }                                                                                         \
+        CHECK(strstr(flakery_last_error(), (needle)) != NULL);                                    \
+    } while (0)
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static flakery_generator *make_generator(const char *layout, uint64_t datacenter, uint64_t worker) {
+    flakery_options opts;
+    flakery_generator *gen = NULL;
+    CHECK(flakery_options_init(&opts) == FLAKERY_STATUS_OK);
+    opts.layout = layout;
+    opts.has_datacenter_id = true;
+    opts.datacenter_id = datacenter;
+    opts.has_worker_id = true;
+    opts.worker_id = worker;
+    CHECK(flakery_generator_new(&opts, &gen) == FLAKERY_STATUS_OK);
+    CHECK(gen != NULL);
+    return gen;
+}
+
+static int compare_ids(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* ---------------------------------------------------------------- generation from 4 threads */
+
+#define THREADS 4
+#define PER_THREAD 50000
+
+struct worker_args {
+    const flakery_generator *gen; /* NULL: the process-wide generator */
+    int64_t *ids;
+    int errors;
+    int not_increasing;
+};
+
+static void *generate(void *p) {
+    struct worker_args *a = p;
+    for (int i = 0; i < PER_THREAD; i++) {
+        flakery_status s = a->gen ? flakery_next_id(a->gen, &a->ids[i])
+                                  : flakery_next_id_default(&a->ids[i]);
+        if (s != FLAKERY_STATUS_OK) {
+            a->errors++;
+            a->ids[i] = -1 - i;
+        } else if (i > 0 && a->ids[i] <= a->ids[i - 1]) {
+            a->not_increasing++;
+        }
+    }
+    return NULL;
+}
+
+static void test_threads(const flakery_generator *gen) {
+    pthread_t threads[THREADS];
+    struct worker_args args[THREADS];
+    int64_t *all = malloc(sizeof(int64_t) * THREADS * PER_THREAD);
+    CHECK(all != NULL);
+    if (!all) return;
+    for (int t = 0; t < THREADS; t++) {
+        args[t] = (struct worker_args){gen, all + (size_t)t * PER_THREAD, 0, 0};
+        CHECK(pthread_create(&threads[t], NULL, generate, &args[t]) == 0);
+    }
+    for (int t = 0; t < THREADS; t++) {
+        CHECK(pthread_join(threads[t], NULL) == 0);
+        CHECK(args[t].errors == 0);
+        CHECK(args[t].not_increasing == 0);
+    }
+    qsort(all, (size_t)THREADS * PER_THREAD, sizeof(int64_t), compare_ids);
+    int duplicates = 0;
+    for (size_t i = 1; i < (size_t)THREADS * PER_THREAD; i++) duplicates += all[i] == all[i - 1];
+    CHECK(duplicates == 0);
+    CHECK(all[0] > 0);
+    free(all);
+}
+
+/* ------------------------------------------------------------------------------ the tests */
+
+static void test_version_and_status_messages(void) {
+    CHECK(strlen(flakery_version()) > 0);
+    const char *names[] = {"ok", "invalid_layout", "invalid_argument", "time_exhausted",
+                           "clock_moved_backwards", "lease_lost", "coordinator_unavailable",
+                           "worker_ids_exhausted", "forked"};
+    for (int32_t i = 0; i <= 8; i++) CHECK(strcmp(flakery_status_message(i), names[i]) == 0);
+    CHECK(FLAKERY_STATUS_OK == 0);
+    CHECK(FLAKERY_STATUS_INVALID_LAYOUT == 1 && FLAKERY_STATUS_FORKED == 8);
+    CHECK(strcmp(flakery_status_message(FLAKERY_STATUS_TIME_EXHAUSTED), "time_exhausted") == 0);
+    CHECK(strcmp(flakery_status_message(FLAKERY_STATUS_PANIC), "panic") == 0);
+    CHECK(strcmp(flakery_status_message(42), "unknown") == 0);
+    CHECK(strcmp(flakery_status_message(-1), "unknown") == 0);
+}
+
+static void test_options_init(void) {
+    flakery_options opts;
+    memset(&opts, 0xab, sizeof opts);
+    CHECK(flakery_options_init(&opts) == FLAKERY_STATUS_OK);
+    CHECK(opts.struct_size == sizeof(flakery_options));
+    CHECK(opts.layout == NULL);
+    CHECK(!opts.has_datacenter_id && !opts.has_worker_id);
+    CHECK(opts.sequence_policy == FLAKERY_SEQUENCE_POLICY_WAIT);
+    CHECK(opts.max_borrow_ms == 1000 && opts.backwards_tolerance_ms == 1000);
+    CHECK(!opts.random_sequence_start);
+    CHECK(opts.field_names == NULL && opts.field_values == NULL && opts.field_count == 0);
+    CHECK(opts.zookeeper == NULL && opts.namespace_ == NULL && opts.lease_dir == NULL);
+    CHECK(opts.session_timeout_ms == 0);
+    CHECK_FAILS(flakery_options_init(NULL), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+}
+
+static void test_generator(void) {
+    flakery_generator *gen = make_generator("twitter", 1, 3);
+    uint64_t worker = 0, datacenter = 0;
+    const char *source = NULL;
+    char layout[64];
+    size_t written = 0;
+    CHECK(flakery_generator_worker_id(gen, &worker) == FLAKERY_STATUS_OK && worker == 3);
+    CHECK(flakery_generator_datacenter_id(gen, &datacenter) == FLAKERY_STATUS_OK &&
+          datacenter == 1);
+    CHECK(flakery_generator_source(gen, &source) == FLAKERY_STATUS_OK && source &&
+          strcmp(source, "explicit") == 0);
+    CHECK(flakery_generator_layout(gen, layout, sizeof layout, &written) == FLAKERY_STATUS_OK);
+    CHECK(strcmp(layout, "twitter") == 0 && written == 7);
+
+    int64_t id = 0, next = 0;
+    CHECK(flakery_next_id(gen, &id) == FLAKERY_STATUS_OK && id > 0);
+    CHECK(flakery_next_id(gen, &next) == FLAKERY_STATUS_OK && next > id);
+    flakery_parts parts;
+    CHECK(flakery_generator_decode(gen, id, &parts) == FLAKERY_STATUS_OK);
+    CHECK(parts.worker_id == 3 && parts.datacenter_id == 1);
+    int64_t now = now_ms();
+    CHECK(parts.timestamp_ms > now - 10000 && parts.timestamp_ms <= now + 1000);
+    CHECK(flakery_decode("twitter", id, &parts) == FLAKERY_STATUS_OK && parts.worker_id == 3);
+
+    int64_t batch[1000];
+    CHECK(flakery_next_ids(gen, batch, 1000) == FLAKERY_STATUS_OK);
+    int ordered = batch[0] > next;
+    for (int i = 1; i < 1000; i++) ordered &= batch[i] > batch[i - 1];
+    CHECK(ordered);
+    CHECK(flakery_next_ids(gen, batch, 0) == FLAKERY_STATUS_OK);
+
+    test_threads(gen);
+    flakery_generator_free(gen);
+}
+
+static void test_default_generator(void) {
+    int64_t a = 0, b = 0, batch[100];
+    CHECK(flakery_next_id_default(&a) == FLAKERY_STATUS_OK && a > 0);
+    CHECK(flakery_next_id_default(&b) == FLAKERY_STATUS_OK && b > a);
+    CHECK(flakery_next_ids_default(batch, 100) == FLAKERY_STATUS_OK && batch[0] > b);
+    int ordered = 1;
+    for (int i = 1; i < 100; i++) ordered &= batch[i] > batch[i - 1];
+    CHECK(ordered);
+    test_threads(NULL);
+}
+
+static void test_decode_vectors(void) {
+    flakery_parts p;
+    /* Discord's documentation. */
+    CHECK(flakery_decode("discord", 175928847299117063, &p) == FLAKERY_STATUS_OK);
+    CHECK(p.timestamp_ms == 1462015105796);
+    CHECK(p.datacenter_id == 1 && p.worker_id == 0 && p.sequence == 7);
+    CHECK(p.field_names == NULL && p.field_values == NULL && p.field_count == 0);
+    /* Wikipedia's Snowflake example (a tweet). */
+    CHECK(flakery_decode("twitter", 1541815603606036480, &p) == FLAKERY_STATUS_OK);
+    CHECK(p.timestamp_ms == 1656432460105);
+    CHECK(p.datacenter_id == 11 && p.worker_id == 26 && p.sequence == 0);
+
+    uint64_t v = 0;
+    CHECK(flakery_decode_field("discord", 175928847299117063, "sequence", &v) ==
+              FLAKERY_STATUS_OK &&
+          v == 7);
+    CHECK(flakery_decode_field("discord", 175928847299117063, "time", &v) == FLAKERY_STATUS_OK &&
+          v == 1462015105796 - 1420070400000);
+    CHECK_FAILS(flakery_decode_field("discord", 175928847299117063, "nope", &v),
+                FLAKERY_STATUS_INVALID_ARGUMENT, "nope");
+}
+
+static void test_compose(void) {
+    flakery_parts p = {0};
+    int64_t id = 0;
+    p.timestamp_ms = 1462015105796;
+    p.datacenter_id = 1;
+    p.sequence = 7;
+    CHECK(flakery_compose("discord", &p, &id) == FLAKERY_STATUS_OK && id == 175928847299117063);
+    p = (flakery_parts){.timestamp_ms = 1656432460105, .datacenter_id = 11, .worker_id = 26};
+    CHECK(flakery_compose("twitter", &p, &id) == FLAKERY_STATUS_OK && id == 1541815603606036480);
+
+    /* Constant fields: Vesta's version (bit 63, so only 0 fits a non-negative ID), type
+     * (default 0 in this preset) and method. */
+    const char *names[] = {"version", "method"};
+    const uint64_t values[] = {0, 2};
+    p = (flakery_parts){.timestamp_ms = 1700000000000, .worker_id = 5, .sequence = 9};
+    p.field_names = names;
+    p.field_values = values;
+    p.field_count = 2;
+    CHECK(flakery_compose("vesta-max-peak", &p, &id) == FLAKERY_STATUS_OK && id > 0);
+    uint64_t v = 99;
+    CHECK(flakery_decode_field("vesta-max-peak", id, "version", &v) == FLAKERY_STATUS_OK && v == 0);
+    CHECK(flakery_decode_field("vesta-max-peak", id, "type", &v) == FLAKERY_STATUS_OK && v == 0);
+    CHECK(flakery_decode_field("vesta-max-peak", id, "method", &v) == FLAKERY_STATUS_OK && v == 2);
+    flakery_parts back;
+    CHECK(flakery_decode("vesta-max-peak", id, &back) == FLAKERY_STATUS_OK);
+    CHECK(back.timestamp_ms == 1700000000000 && back.worker_id == 5 && back.sequence == 9);
+
+    /* Errors: values that do not fit, unknown constants, time outside the layout. */
+    int64_t untouched = 12345;
+    p = (flakery_parts){.timestamp_ms = 1700000000000, .worker_id = 32};
+    CHECK_FAILS(flakery_compose("twitter", &p, &untouched), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "worker_id 32");
+    CHECK(untouched == 12345);
+    p = (flakery_parts){.timestamp_ms = 0};
+    CHECK_FAILS(flakery_compose("twitter", &p, &id), FLAKERY_STATUS_INVALID_ARGUMENT, "epoch");
+    const char *bad[] = {"colour"};
+    p = (flakery_parts){.timestamp_ms = 1700000000000, .field_names = bad, .field_values = values,
+                        .field_count = 1};
+    CHECK_FAILS(flakery_compose("vesta-max-peak", &p, &id), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "colour");
+    const uint64_t version_1[] = {1};
+    p = (flakery_parts){.timestamp_ms = 1700000000000, .field_names = names,
+                        .field_values = version_1, .field_count = 1};
+    CHECK_FAILS(flakery_compose("vesta-max-peak", &p, &id), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "bit 63");
+    p = (flakery_parts){.timestamp_ms = 1700000000000, .field_count = 1};
+    CHECK_FAILS(flakery_compose("vesta-max-peak", &p, &id), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "NULL");
+}
+
+static void test_layout_info(void) {
+    flakery_capacity c;
+    CHECK(flakery_layout_capacity("twitter", &c) == FLAKERY_STATUS_OK);
+    CHECK(c.epoch_ms == 1288834974657 && c.unit_ms == 1 && c.total_bits == 63);
+    CHECK(c.ids_per_tick == 4096 && c.ids_per_second == 4096000);
+    CHECK(c.datacenter_ids == 32 && c.worker_ids == 32 && c.node_ids == 1024);
+    CHECK(c.max_tick == (UINT64_C(1) << 41) - 1);
+    CHECK(flakery_layout_capacity("baidu", &c) == FLAKERY_STATUS_OK);
+    CHECK(c.unit_ms == 1000 && c.exhausted_at_ms < now_ms());
+
+    char buf[128];
+    size_t n = 0;
+    CHECK(flakery_layout_normalize("discord;epoch=1420070400000", buf, sizeof buf, &n) ==
+          FLAKERY_STATUS_OK);
+    CHECK(strcmp(buf, "discord") == 0 && n == 7);
+    CHECK(flakery_layout_normalize("time:41,worker:10,sequence:12;epoch=0", NULL, 0, &n) ==
+          FLAKERY_STATUS_OK);
+    CHECK(n == strlen("time:41,worker:10,sequence:12;epoch=0;unit=ms"));
+    memset(buf, 'x', sizeof buf);
+    CHECK_FAILS(flakery_layout_normalize("discord", buf, 7, &n), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "too small");
+    CHECK(buf[0] == 'x');
+    CHECK_FAILS(flakery_layout_normalize("discord", buf, sizeof buf, NULL),
+                FLAKERY_STATUS_INVALID_ARGUMENT, "written");
+    CHECK_FAILS(flakery_layout_capacity("twitter", NULL), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+}
+
+static void test_null_pointers(void) {
+    flakery_generator *gen = make_generator("twitter", 0, 1);
+    flakery_parts p = {0};
+    int64_t id = 0;
+    uint64_t u = 0;
+    const char *s = NULL;
+    size_t n = 0;
+    flakery_options opts;
+    flakery_options_init(&opts);
+
+    CHECK_FAILS(flakery_next_id_default(NULL), FLAKERY_STATUS_INVALID_ARGUMENT, "out is NULL");
+    CHECK_FAILS(flakery_next_ids_default(NULL, 3), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(flakery_next_id(NULL, &id), FLAKERY_STATUS_INVALID_ARGUMENT, "generator is NULL");
+    CHECK_FAILS(flakery_next_id(gen, NULL), FLAKERY_STATUS_INVALID_ARGUMENT, "out is NULL");
+    CHECK_FAILS(flakery_next_ids(gen, NULL, 5), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(flakery_next_ids(gen, NULL, 0), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(flakery_next_ids(NULL, &id, 1), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(flakery_next_ids(gen, &id, SIZE_MAX), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "larger than any array");
+    CHECK_FAILS(flakery_next_ids_default(&id, SIZE_MAX / 4), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "larger than any array");
+    CHECK_FAILS(flakery_generator_new(NULL, NULL), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(flakery_generator_new(&opts, NULL), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(flakery_generator_worker_id(NULL, &u), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(flakery_generator_worker_id(gen, NULL), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(flakery_generator_datacenter_id(NULL, &u), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "NULL");
+    CHECK_FAILS(flakery_generator_datacenter_id(gen, NULL), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "NULL");
+    CHECK_FAILS(flakery_generator_source(NULL, &s), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(flakery_generator_source(gen, NULL), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(flakery_generator_layout(NULL, NULL, 0, &n), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "NULL");
+    CHECK_FAILS(flakery_generator_layout(gen, NULL, 10, &n), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "NULL");
+    CHECK_FAILS(flakery_generator_decode(NULL, 1, &p), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(flakery_generator_decode(gen, 1, NULL), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(flakery_generator_close(NULL), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(flakery_decode(NULL, 1, &p), FLAKERY_STATUS_INVALID_ARGUMENT, "layout is NULL");
+    CHECK_FAILS(flakery_decode("twitter", 1, NULL), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "out is NULL");
+    CHECK_FAILS(flakery_decode_field("twitter", 1, NULL, &u), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "field is NULL");
+    CHECK_FAILS(flakery_decode_field("twitter", 1, "worker", NULL),
+                FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(flakery_compose(NULL, &p, &id), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(flakery_compose("twitter", NULL, &id), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "parts is NULL");
+    p.timestamp_ms = 1700000000000;
+    CHECK_FAILS(flakery_compose("twitter", &p, NULL), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(flakery_layout_capacity(NULL, NULL), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(flakery_layout_normalize(NULL, NULL, 0, &n), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "NULL");
+    opts.field_count = 1;
+    CHECK_FAILS(flakery_generator_new(&opts, &gen), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "field_names is NULL");
+    flakery_generator_free(NULL); /* a no-op */
+    CHECK(gen != NULL);
+    flakery_generator_free(gen);
+}
+
+static void test_bad_layouts_and_values(void) {
+    flakery_parts p;
+    flakery_options opts;
+    flakery_generator *gen = NULL;
+
+    CHECK_FAILS(flakery_decode("nonsense", 1, &p), FLAKERY_STATUS_INVALID_LAYOUT, "nonsense");
+    CHECK_FAILS(flakery_decode("", 1, &p), FLAKERY_STATUS_INVALID_LAYOUT, "empty");
+    CHECK_FAILS(flakery_decode("twitter;unit=weeks", 1, &p), FLAKERY_STATUS_INVALID_LAYOUT,
+                "weeks");
+    CHECK_FAILS(flakery_decode("\xff", 1, &p), FLAKERY_STATUS_INVALID_ARGUMENT, "UTF-8");
+    CHECK_FAILS(flakery_decode("twitter", -1, &p), FLAKERY_STATUS_INVALID_ARGUMENT, "negative");
+    CHECK_FAILS(flakery_decode("safe53", INT64_MAX, &p), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "bits set above");
+
+    flakery_options_init(&opts);
+    opts.layout = "time:41,worker:10;epoch=0";
+    CHECK_FAILS(flakery_generator_new(&opts, &gen), FLAKERY_STATUS_INVALID_LAYOUT, "sequence");
+    CHECK(gen == NULL);
+
+    flakery_options_init(&opts);
+    opts.layout = "twitter";
+    opts.has_worker_id = true;
+    opts.worker_id = 99;
+    CHECK_FAILS(flakery_generator_new(&opts, &gen), FLAKERY_STATUS_INVALID_ARGUMENT, "99");
+    CHECK(gen == NULL);
+
+    flakery_options_init(&opts);
+    opts.layout = "instagram";
+    opts.has_datacenter_id = true;
+    opts.datacenter_id = 1;
+    CHECK_FAILS(flakery_generator_new(&opts, &gen), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "datacenter");
+
+    flakery_options_init(&opts);
+    opts.sequence_policy = 7;
+    CHECK_FAILS(flakery_generator_new(&opts, &gen), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "sequence_policy is 7");
+
+    flakery_options_init(&opts);
+    opts.struct_size = 8;
+    CHECK_FAILS(flakery_generator_new(&opts, &gen), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "struct_size");
+
+    const char *names[] = {"colour"};
+    const uint64_t values[] = {1};
+    flakery_options_init(&opts);
+    opts.layout = "vesta-max-peak";
+    opts.field_names = names;
+    opts.field_values = values;
+    opts.field_count = 1;
+    CHECK_FAILS(flakery_generator_new(&opts, &gen), FLAKERY_STATUS_INVALID_ARGUMENT, "colour");
+    names[0] = "method";
+    const uint64_t too_big[] = {4};
+    opts.field_values = too_big;
+    CHECK_FAILS(flakery_generator_new(&opts, &gen), FLAKERY_STATUS_INVALID_ARGUMENT, "method");
+    CHECK(gen == NULL);
+
+    /* Baidu's 28 time bits ran out on 2024-11-20. */
+    gen = make_generator("baidu", 0, 1);
+    int64_t id = 777, batch[4] = {1, 2, 3, 4};
+    if (gen) {
+        CHECK_FAILS(flakery_next_id(gen, &id), FLAKERY_STATUS_TIME_EXHAUSTED, "");
+        CHECK(id == 777);
+        CHECK_FAILS(flakery_next_ids(gen, batch, 4), FLAKERY_STATUS_TIME_EXHAUSTED, "");
+        CHECK(batch[0] == 1 && batch[3] == 4);
+        flakery_generator_free(gen);
+    }
+    /* Old baidu IDs still decode. */
+    CHECK(flakery_decode("baidu", 1, &p) == FLAKERY_STATUS_OK && p.sequence == 1);
+}
+
+static void test_options_pass_through(void) {
+    flakery_options opts;
+    flakery_generator *gen = NULL;
+    const char *names[] = {"version", "method"};
+    const uint64_t values[] = {0, 3};
+    flakery_options_init(&opts);
+    opts.layout = "vesta-min-granularity";
+    opts.has_worker_id = true;
+    opts.worker_id = 1023;
+    opts.sequence_policy = FLAKERY_SEQUENCE_POLICY_BORROW;
+    opts.max_borrow_ms = 50;
+    opts.backwards_tolerance_ms = 5;
+    opts.random_sequence_start = true;
+    opts.field_names = names;
+    opts.field_values = values;
+    opts.field_count = 2;
+    /* Lease options: an explicit worker ID wins over them, as the contract orders. */
+    opts.zookeeper = "127.0.0.1:1/flakery-c-test";
+    opts.namespace_ = "c-test";
+    opts.session_timeout_ms = 2000;
+    opts.lease_dir = "/tmp/flakery-c-test-leases";
+    CHECK(flakery_generator_new(&opts, &gen) == FLAKERY_STATUS_OK);
+    if (!gen) return;
+    int64_t id = 0;
+    uint64_t v = 0;
+    CHECK(flakery_next_id(gen, &id) == FLAKERY_STATUS_OK);
+    CHECK(flakery_decode_field("vesta-min-granularity", id, "version", &v) == FLAKERY_STATUS_OK &&
+          v == 0);
+    CHECK(flakery_decode_field("vesta-min-granularity", id, "type", &v) == FLAKERY_STATUS_OK &&
+          v == 1);
+    CHECK(flakery_decode_field("vesta-min-granularity", id, "method", &v) == FLAKERY_STATUS_OK &&
+          v == 3);
+    CHECK(flakery_decode_field("vesta-min-granularity", id, "worker", &v) == FLAKERY_STATUS_OK &&
+          v == 1023);
+    flakery_generator_free(gen);
+
+    /* Version 1 sets bit 63: every ID would be negative, so generation refuses. */
+    const uint64_t version_1[] = {1, 3};
+    opts.field_values = version_1;
+    gen = NULL;
+    CHECK(flakery_generator_new(&opts, &gen) == FLAKERY_STATUS_OK);
+    id = 42;
+    CHECK_FAILS(flakery_next_id(gen, &id), FLAKERY_STATUS_TIME_EXHAUSTED, "bit 63");
+    CHECK(id == 42);
+    flakery_generator_free(gen);
+}
+
+static void test_close(void) {
+    flakery_generator *gen = make_generator(NULL, 2, 2);
+    int64_t id = 5;
+    CHECK(flakery_next_id(gen, &id) == FLAKERY_STATUS_OK);
+    CHECK(flakery_generator_close(gen) == FLAKERY_STATUS_OK);
+    CHECK(flakery_generator_close(gen) == FLAKERY_STATUS_OK);
+    id = 5;
+    CHECK_FAILS(flakery_next_id(gen, &id), FLAKERY_STATUS_LEASE_LOST, "");
+    CHECK(id == 5);
+    flakery_generator_free(gen);
+}
+
+static void test_fork(void) {
+    flakery_generator *gen = make_generator("twitter", 0, 4);
+    int64_t id = 0;
+    CHECK(flakery_next_id(gen, &id) == FLAKERY_STATUS_OK);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* The child must not repeat its parent's IDs: a fixed node ID refuses. */
+        flakery_status s = flakery_next_id(gen, &id);
+        _exit(s == FLAKERY_STATUS_FORKED && strstr(flakery_last_error(), "fork") ? 0 : 1);
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(flakery_next_id(gen, &id) == FLAKERY_STATUS_OK); /* the parent goes on */
+    flakery_generator_free(gen);
+}
+
+static void *fresh_thread_error(void *out) {
+    *(int *)out = strcmp(flakery_last_error(), "") == 0;
+    return NULL;
+}
+
+static void test_last_error(void) {
+    flakery_parts p;
+    char buf[256], small[8];
+    size_t n = 0;
+    CHECK(flakery_decode("twitter", -5, &p) == FLAKERY_STATUS_INVALID_ARGUMENT);
+    const char *msg = flakery_last_error();
+    CHECK(strstr(msg, "-5") != NULL && strstr(msg, "negative") != NULL);
+    size_t full = strlen(msg);
+
+    /* Success leaves it. */
+    CHECK(flakery_decode("twitter", 5, &p) == FLAKERY_STATUS_OK);
+    CHECK(strlen(flakery_last_error()) == full);
+
+    CHECK(flakery_last_error_message(buf, sizeof buf, &n) == FLAKERY_STATUS_OK);
+    CHECK(n == full && strcmp(buf, flakery_last_error()) == 0);
+    CHECK(flakery_last_error_message(small, sizeof small, &n) == FLAKERY_STATUS_OK);
+    CHECK(n == full && strlen(small) == sizeof small - 1 &&
+          strncmp(small, flakery_last_error(), sizeof small - 1) == 0);
+    CHECK(flakery_last_error_message(NULL, 0, &n) == FLAKERY_STATUS_OK && n == full);
+    CHECK(flakery_last_error_message(buf, sizeof buf, NULL) == FLAKERY_STATUS_OK);
+    CHECK(flakery_last_error_message(NULL, 10, &n) == FLAKERY_STATUS_INVALID_ARGUMENT);
+    CHECK(strlen(flakery_last_error()) == full); /* asking does not change it */
+
+    /* Per thread: a new thread has no last error. */
+    pthread_t t;
+    int empty = 0;
+    CHECK(pthread_create(&t, NULL, fresh_thread_error, &empty) == 0);
+    CHECK(pthread_join(t, NULL) == 0);
+    CHECK(empty);
+}
+
+int main(void) {
+    test_version_and_status_messages();
+    test_options_init();
+    test_generator();
+    test_default_generator();
+    test_decode_vectors();
+    test_compose();
+    test_layout_info();
+    test_null_pointers();
+    test_bad_layouts_and_values();
+    test_options_pass_through();
+    test_close();
+    test_fork();
+    test_last_error();
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,3 @@
+module flakery.test/cgo
+
+go 1.19

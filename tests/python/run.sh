@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The Python package, tested as a user gets it: `pip install` of the repository root into a
+# fresh virtual environment, then pytest, mypy --strict on a usage example, and stubtest,
+# all against the installed package (never the source tree).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source tests/lib.sh
+ensure_cargo
+command -v python3 >/dev/null 2>&1 || skip_or_fail "python3 is not installed"
+if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  apt_install python3-venv || skip_or_fail "python3-venv is not installed"
+fi
+
+root="$PWD"
+venv="${FLAKERY_PYTHON_VENV:-$root/target/python-venv}"
+rm -rf "$venv"
+python3 -m venv "$venv"
+py="$venv/bin/python"
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+
+quiet() { # runs a command, showing its output only when it fails
+  if ! "$@" >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "FAIL: $*" >&2
+    exit 1
+  fi
+}
+
+echo "python: $("$py" --version)"
+quiet "$py" -m pip install --disable-pip-version-check -q pytest mypy
+echo "building and installing the package (pip install .) ..."
+quiet "$py" -m pip install --disable-pip-version-check -v "$root"
+
+# The tests must exercise the installed package: run from elsewhere and check where it is.
+cd "$(mktemp -d)"
+location="$("$py" -c 'import flakery; print(flakery.__file__)')"
+case "$location" in
+  "$venv"/*/site-packages/flakery/__init__.py) echo "flakery: $location" ;;
+  *) echo "FAIL: import flakery resolves to $location, not the venv's site-packages" >&2; exit 1 ;;
+esac
+
+status=0
+"$py" -m pytest -q -p no:cacheprovider "$root/tests/python" || status=$?
+if [ "$status" -eq 5 ]; then
+  echo "FAIL: pytest collected no tests" >&2
+  exit 1
+elif [ "$status" -ne 0 ]; then
+  echo "FAIL: pytest exited $status" >&2
+  exit "$status"
+fi
+
+echo "mypy --strict on tests/python/typecheck_example.py"
+"$py" -m mypy --strict --no-incremental "$root/tests/python/typecheck_example.py"
+echo "stubtest"
+"$py" -m mypy.stubtest flakery --allowlist "$root/tests/python/stubtest-allowlist.txt"
+# The sdist must build on its own too: it holds only the crates the package needs.
+echo "sdist: build it, pip install it into a second environment"
+quiet "$py" -m pip install --disable-pip-version-check -q "maturin>=1.9.4,<2"
+dist="$(mktemp -d)"
+quiet "$venv/bin/maturin" sdist --manifest-path "$root/bindings-python/Cargo.toml" -o "$dist"
+python3 -m venv "$dist/venv"
+quiet "$dist/venv/bin/python" -m pip install --disable-pip-version-check "$dist"/flakery-*.tar.gz
+"$dist/venv/bin/python" -c 'import flakery; assert flakery.decode(175928847299117063, "discord").sequence == 7; flakery.next_id()'
+rm -rf "$dist"
+echo "python: all passed"

@@ -1,0 +1,262 @@
+"""Every error: its code, its classes, its message."""
+
+import pickle
+
+import pytest
+
+import flakery
+
+CODES = {
+    flakery.InvalidLayoutError: "invalid_layout",
+    flakery.InvalidArgumentError: "invalid_argument",
+    flakery.TimeExhaustedError: "time_exhausted",
+    flakery.ClockMovedBackwardsError: "clock_moved_backwards",
+    flakery.LeaseLostError: "lease_lost",
+    flakery.CoordinatorUnavailableError: "coordinator_unavailable",
+    flakery.WorkerIdsExhaustedError: "worker_ids_exhausted",
+    flakery.ForkedError: "forked",
+}
+
+
+def test_one_class_per_code():
+    assert sorted(CODES.values()) == sorted(set(CODES.values()))
+    for cls, code in CODES.items():
+        assert issubclass(cls, flakery.FlakeryError)
+        assert issubclass(cls, Exception)
+        assert cls.code == code
+        assert cls(f"a {code}").code == code
+    assert issubclass(flakery.InvalidLayoutError, ValueError)
+    assert issubclass(flakery.InvalidArgumentError, ValueError)
+    for cls in set(CODES) - {flakery.InvalidLayoutError, flakery.InvalidArgumentError}:
+        assert not issubclass(cls, ValueError), cls
+
+
+def test_wrong_type_class():
+    cls = flakery.InvalidArgumentTypeError
+    assert issubclass(cls, flakery.InvalidArgumentError)
+    assert issubclass(cls, TypeError)
+    assert issubclass(cls, ValueError)
+    assert cls.code == "invalid_argument"
+
+
+@pytest.mark.parametrize("cls", [*CODES, flakery.InvalidArgumentTypeError])
+def test_errors_pickle(cls):
+    error = pickle.loads(pickle.dumps(cls("the message")))
+    assert type(error) is cls
+    assert str(error) == "the message"
+    assert error.code == cls.code
+
+
+@pytest.mark.parametrize("bad", ["abc", "175928847299117063", 1.5, 1.0, None, b"1", [1], True])
+def test_decode_wrong_type(bad):
+    with pytest.raises(TypeError) as info:
+        flakery.decode(bad)
+    error = info.value
+    assert isinstance(error, flakery.InvalidArgumentTypeError)
+    assert isinstance(error, flakery.InvalidArgumentError)
+    assert error.code == "invalid_argument"
+    assert "id must be an int" in str(error)
+
+
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        (-1, "negative"),
+        (-(2**70), "negative"),
+        (2**63, "larger than the largest ID"),
+        (2**64, "larger than the largest ID"),
+        (10**30, "larger than the largest ID"),
+    ],
+)
+def test_decode_out_of_range(bad, words):
+    with pytest.raises(ValueError) as info:
+        flakery.decode(bad)
+    error = info.value
+    assert type(error) is flakery.InvalidArgumentError
+    assert error.code == "invalid_argument"
+    assert words in str(error)
+    assert not isinstance(error, TypeError)
+
+
+def test_decode_bits_above_layout():
+    # safe53 uses 53 bits: an ID with a higher bit set is not one of its IDs.
+    with pytest.raises(flakery.InvalidArgumentError, match="53 bits"):
+        flakery.decode(2**60, layout="safe53")
+
+
+def test_worker_id_too_large_for_its_field():
+    with pytest.raises(ValueError) as info:
+        flakery.Generator(worker_id=99)
+    assert type(info.value) is flakery.InvalidArgumentError
+    assert info.value.code == "invalid_argument"
+    assert "worker_id 99 does not fit in 5 bits" in str(info.value)
+    with pytest.raises(flakery.InvalidArgumentError, match="datacenter_id 32"):
+        flakery.Generator(datacenter_id=32, worker_id=0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"worker_id": "1"}, "worker_id"),
+        ({"worker_id": 1.0}, "worker_id"),
+        ({"datacenter_id": True}, "datacenter_id"),
+        ({"layout": 5}, "layout"),
+        ({"sequence_policy": 1}, "sequence_policy"),
+        ({"max_borrow_ms": "1s"}, "max_borrow_ms"),
+        ({"backwards_tolerance_ms": 1.5}, "backwards_tolerance_ms"),
+        ({"random_sequence_start": "yes"}, "random_sequence_start"),
+        ({"fields": ["method"]}, "fields"),
+        ({"fields": {"method": "2"}, "layout": "vesta-max-peak"}, "field 'method'"),
+        ({"zookeeper": 2181}, "zookeeper"),
+        ({"lease_dir": 3}, "lease_dir"),
+    ],
+)
+def test_generator_wrong_types(kwargs, name):
+    with pytest.raises(TypeError) as info:
+        flakery.Generator(**kwargs)
+    assert isinstance(info.value, flakery.InvalidArgumentTypeError)
+    assert info.value.code == "invalid_argument"
+    assert str(info.value).startswith(f"{name} must be")
+
+
+def test_generator_arguments_are_keyword_only():
+    with pytest.raises(TypeError):
+        flakery.Generator("twitter")  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"worker_id": -1}, "worker_id must be an integer from 0 to 2^64-1, not -1"),
+        ({"worker_id": 2**64}, "worker_id must be an integer from 0 to 2^64-1"),
+        ({"sequence_policy": "later"}, "sequence_policy 'later' is not 'wait' or 'borrow'"),
+        ({"layout": "vesta-max-peak", "fields": {"nope": 1}}, "no constant field 'nope'"),
+        ({"layout": "vesta-max-peak", "fields": {"method": 4}}, "method 4 does not fit in 2 bits"),
+        ({"layout": "instagram", "datacenter_id": 1}, "no datacenter field"),
+    ],
+)
+def test_generator_bad_values(kwargs, words):
+    with pytest.raises(flakery.InvalidArgumentError) as info:
+        flakery.Generator(**kwargs)
+    assert not isinstance(info.value, TypeError)
+    assert words in str(info.value)
+
+
+@pytest.mark.parametrize("bad", ["x", 1.5, None, True])
+def test_next_ids_wrong_type(bad):
+    for call in (flakery.next_ids, flakery.Generator(worker_id=1).next_ids):
+        with pytest.raises(TypeError) as info:
+            call(bad)
+        assert isinstance(info.value, flakery.InvalidArgumentTypeError)
+        assert info.value.code == "invalid_argument"
+
+
+def test_next_ids_negative():
+    with pytest.raises(flakery.InvalidArgumentError, match="not -1"):
+        flakery.Generator(worker_id=1).next_ids(-1)
+
+
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("", "empty"),
+        ("snowflake", "unknown preset 'snowflake'"),
+        ("time:41,worker:10;epoch=0", "needs a 'sequence' field"),
+        ("time:41,worker:x,sequence:12;epoch=0", "width 'x'"),
+        ("twitter;unit=week", "unit 'week'"),
+        ("twitter;color=red", "unknown option 'color'"),
+        ("time:41,sequence:12", "needs an epoch"),
+    ],
+)
+def test_invalid_layouts(spec, words):
+    for make in (flakery.Layout, lambda s: flakery.Generator(layout=s, worker_id=0),
+                 lambda s: flakery.decode(1, layout=s)):
+        with pytest.raises(ValueError) as info:
+            make(spec)
+        assert type(info.value) is flakery.InvalidLayoutError
+        assert info.value.code == "invalid_layout"
+        assert words in str(info.value)
+
+
+def test_layout_wrong_type():
+    with pytest.raises(flakery.InvalidArgumentTypeError, match="spec must be a str"):
+        flakery.Layout(41)  # type: ignore[arg-type]
+    with pytest.raises(flakery.InvalidArgumentTypeError, match="layout must be a str or a flakery.Layout"):
+        flakery.decode(1, layout=["twitter"])  # type: ignore[arg-type]
+
+
+def test_baidu_has_run_out_of_time():
+    generator = flakery.Generator(layout="baidu", worker_id=1)
+    for call in (generator.next_id, lambda: generator.next_ids(10), lambda: generator.next_ids(10_000)):
+        with pytest.raises(flakery.TimeExhaustedError) as info:
+            call()
+        assert info.value.code == "time_exhausted"
+        assert "ran out of time at 2024-11-20T13:24:16.000Z" in str(info.value)
+        assert not isinstance(info.value, ValueError)
+    # Old Baidu IDs still decode.
+    assert flakery.decode(8192, layout="baidu").worker_id == 1
+
+
+def test_layout_whose_epoch_is_in_the_future():
+    generator = flakery.Generator(layout="twitter;epoch=2999-01-01T00:00:00Z", worker_id=1)
+    with pytest.raises(flakery.TimeExhaustedError, match="before the epoch"):
+        generator.next_id()
+
+
+def test_closed_generator_raises_lease_lost():
+    generator = flakery.Generator(worker_id=1)
+    generator.next_id()
+    generator.close()
+    generator.close()  # twice is fine
+    assert generator.closed
+    with pytest.raises(flakery.LeaseLostError) as info:
+        generator.next_id()
+    assert info.value.code == "lease_lost"
+    with pytest.raises(flakery.LeaseLostError):
+        generator.next_ids(100_000)
+
+
+def test_compose_errors():
+    with pytest.raises(flakery.InvalidArgumentError, match="sequence 4096 does not fit in 12 bits"):
+        flakery.compose(timestamp_ms=1600000000000, sequence=4096)
+    with pytest.raises(flakery.InvalidArgumentError, match="before the epoch"):
+        flakery.compose(timestamp_ms=0)
+    with pytest.raises(flakery.InvalidArgumentError, match="no worker field|worker_id"):
+        flakery.compose(timestamp_ms=1600000000000, worker_id=1 << 5)
+    with pytest.raises(flakery.InvalidArgumentError, match="not both"):
+        flakery.compose(timestamp_ms=1600000000000, timestamp=flakery.decode(1).datetime)  # type: ignore[call-overload]
+    with pytest.raises(flakery.InvalidArgumentTypeError, match="needs timestamp_ms"):
+        flakery.compose()  # type: ignore[call-overload]
+    with pytest.raises(flakery.InvalidArgumentTypeError, match="timestamp_ms must be an int"):
+        flakery.compose(timestamp_ms="now")  # type: ignore[call-overload]
+    with pytest.raises(flakery.InvalidArgumentTypeError, match="timestamp must be a datetime"):
+        flakery.compose(timestamp=1600000000000)  # type: ignore[call-overload]
+    with pytest.raises(flakery.InvalidArgumentError, match="timezone-aware"):
+        import datetime
+
+        flakery.compose(timestamp=datetime.datetime(2020, 1, 1))
+    with pytest.raises(flakery.InvalidArgumentError, match="no field 'colour'"):
+        flakery.compose(timestamp_ms=1600000000000, layout="vesta-max-peak", fields={"colour": 1})
+    with pytest.raises(flakery.InvalidArgumentError, match="bit 63"):
+        flakery.compose(timestamp_ms=1600000000000, layout="vesta-max-peak", fields={"version": 1})
+
+
+def test_misconfigured_environment_fails_on_use(run_python):
+    out = run_python(
+        "import flakery\n"
+        "try:\n"
+        "    flakery.next_id()\n"
+        "except flakery.InvalidArgumentError as e:\n"
+        "    print(e.code, e)\n",
+        FLAKERY_WORKER_ID="seven",
+    )
+    assert out.startswith("invalid_argument FLAKERY_WORKER_ID='seven' is not a non-negative integer")
+    out = run_python(
+        "import flakery\n"
+        "try:\n"
+        "    flakery.next_id()\n"
+        "except flakery.InvalidLayoutError as e:\n"
+        "    print(e.code)\n",
+        FLAKERY_LAYOUT="time:41",
+    )
+    assert out == "invalid_layout\n"
