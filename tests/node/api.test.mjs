@@ -1,6 +1,9 @@
 // The public API, imported as an ES module.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 import flakery, {
   Generator,
@@ -114,6 +117,26 @@ test('Generator options: layout object, bigint node IDs, policies, constant fiel
   assert.equal(leased.workerId, 2)
   // undefined means not given.
   assert.equal(new Generator({ layout: undefined, workerId: 4, fields: undefined }).layout, 'twitter')
+})
+
+test('an unconfigured Generator leases a node ID on this host (leaseDir passes through)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'flakery-node-test-'))
+  try {
+    const a = new Generator({ leaseDir: dir })
+    const b = new Generator({ leaseDir: dir })
+    assert.equal(a.source, 'host_lease')
+    assert.notEqual(`${a.datacenterId}/${a.workerId}`, `${b.datacenterId}/${b.workerId}`)
+    assert.ok(readdirSync(dir).length > 0, 'the lease files are under leaseDir')
+    const [aNode, aId] = [`${a.datacenterId}/${a.workerId}`, a.nextId()]
+    a.close()
+    const c = new Generator({ leaseDir: dir })
+    assert.equal(`${c.datacenterId}/${c.workerId}`, aNode, 'a closed lease is free again')
+    assert.ok(c.nextId() > aId, 'and its successor does not reuse its time')
+    b.close()
+    c.close()
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 })
 
 test('close() releases the generator: later calls fail with lease_lost', () => {
