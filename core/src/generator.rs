@@ -569,7 +569,11 @@ impl<C: Clock> Generator<C> {
         if !identity.closed {
             identity.closed = true;
             self.limit.0.store(0, SeqCst);
-            let state = self.state.0.load(SeqCst);
+            // Change the state, so a call that passed the limit before it was closed fails its
+            // compare-and-swap instead of issuing an ID later than `last_used_ms`.
+            let state = match self.state.0.fetch_update(SeqCst, SeqCst, |cur| Some(cur + 1)) {
+                Ok(previous) | Err(previous) => previous + 1,
+            };
             let last_used_ms = if state == 0 {
                 i64::MIN
             } else {
