@@ -571,13 +571,17 @@ impl<C: Clock> Generator<C> {
             self.limit.0.store(0, SeqCst);
             // Change the state, so a call that passed the limit before it was closed fails its
             // compare-and-swap instead of issuing an ID later than `last_used_ms`.
-            let state = match self.state.0.fetch_update(SeqCst, SeqCst, |cur| Some(cur + 1)) {
-                Ok(previous) | Err(previous) => previous + 1,
+            let previous = match self
+                .state
+                .0
+                .fetch_update(SeqCst, SeqCst, |cur| Some(cur + 1))
+            {
+                Ok(previous) | Err(previous) => previous,
             };
-            let last_used_ms = if state == 0 {
-                i64::MIN
+            let last_used_ms = if previous == 0 {
+                i64::MIN // nothing issued
             } else {
-                self.ms_of_state_tick(state >> self.seq_bits)
+                self.ms_of_state_tick((previous + 1) >> self.seq_bits)
             };
             identity.lease.release(last_used_ms);
         }
