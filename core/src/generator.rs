@@ -213,7 +213,10 @@ impl<C: Clock> Builder<C> {
             }),
         };
         generator.adopt_first_grant()?;
-        generator.lock_identity().lease.attach(generator.limit.clone());
+        generator
+            .lock_identity()
+            .lease
+            .attach(generator.limit.clone());
         Ok(generator)
     }
 }
