@@ -323,6 +323,8 @@ struct Holding {
     hwm_version: i32,
     /// A write whose answer was lost: it may or may not have been applied.
     pending_mark: Option<i64>,
+    /// Since when requests fail while the session is said to be connected.
+    failing_since: Option<Instant>,
     clock_offset_ms: i64,
     /// When the last request of the lease was sent.
     leased_at: Instant,
@@ -356,6 +358,8 @@ struct Client {
     deadline: Cell<Option<Instant>>,
     /// Calls give up when the lease stops (not while it gives the index back).
     honour_stop: Cell<bool>,
+    /// The last call gave up at its deadline.
+    timed_out: Cell<bool>,
 }
 
 impl Client {
@@ -380,6 +384,7 @@ impl Client {
             stopping,
             deadline: Cell::new(None),
             honour_stop: Cell::new(true),
+            timed_out: Cell::new(false),
         })
     }
 
@@ -392,6 +397,7 @@ impl Client {
         let job: Job = Box::new(move |zk| {
             let _ = reply.send(request(zk));
         });
+        self.timed_out.set(false);
         self.jobs.send(job).map_err(|_| ZkError::ConnectionLoss)?;
         loop {
             match answer.recv_timeout(Duration::from_millis(10)) {
@@ -399,10 +405,13 @@ impl Client {
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Err(ZkError::ConnectionLoss),
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     let state = self.state.load(Ordering::SeqCst);
+                    if self.deadline.get().is_some_and(|d| Instant::now() >= d) {
+                        self.timed_out.set(true);
+                        return Err(ZkError::ConnectionLoss);
+                    }
                     if state == DISCONNECTED
                         || state == CLOSED
                         || (self.honour_stop.get() && self.stopping.load(Ordering::SeqCst))
-                        || self.deadline.get().is_some_and(|d| Instant::now() >= d)
                     {
                         return Err(ZkError::ConnectionLoss);
                     }
@@ -831,10 +840,27 @@ fn run(shared: Arc<Shared>, initial: mpsc::Sender<Result<()>>) {
                 let Some(held) = holding.as_mut() else {
                     continue;
                 };
-                let outcome = match action_target {
+                // A request the server leaves unanswered for a session timeout (a stalled
+                // server, a connection into the void) gives this client up.
+                held.client
+                    .deadline
+                    .set(Some(Instant::now() + settings.timeout()));
+                let mut outcome = match action_target {
                     Some(target) => write_mark(&shared, held, target),
                     None => verify(&shared, held),
                 };
+                held.client.deadline.set(None);
+                if let Err(Failure::Retry) = outcome {
+                    let since = *held.failing_since.get_or_insert_with(Instant::now);
+                    if held.client.timed_out.get() || since.elapsed() > settings.timeout() {
+                        outcome = Err(Failure::Lost(format!(
+                            "ZooKeeper did not answer within the session timeout ({} ms)",
+                            settings.session_timeout_ms
+                        )));
+                    }
+                } else {
+                    held.failing_since = None;
+                }
                 match outcome {
                     Ok(()) => {}
                     Err(Failure::Retry) => pause(&shared, shared.lock(), RETRY_PAUSE),
@@ -1233,6 +1259,7 @@ fn take_lease(
         mark_ms: floor_ms,
         hwm_version: stat.version,
         pending_mark: None,
+        failing_since: None,
         clock_offset_ms: offset,
         leased_at: sent,
     })
