@@ -18,13 +18,17 @@
 //!
 //! One background thread per lease does all the writing (ahead of use while the generator is
 //! busy, a read now and then while it is idle, to prove the session alive) and takes a new lease
-//! by itself when the session is gone. `grant` never does I/O: it reads what the thread has
-//! confirmed, and waits a bounded time when it needs the mark moved.
+//! by itself when the session is gone, the connection breaks, or the server stops answering:
+//! a new client, a new session, the lowest free index (usually the same one, since its own old
+//! ephemeral node is deleted first) and that index's mark as the new floor. `grant` never does
+//! I/O: it reads what the thread has confirmed, and waits a bounded time when it needs the mark
+//! moved.
 //!
 //! The client is the synchronous `zookeeper` crate: each client has its own threads and no
 //! process-wide reactor, so a forked child can make a client of its own (the `zookeeper-client`
 //! crate's global async-io reactor hangs every new client in a forked child). A child never
-//! touches its parent's client: it forgets it.
+//! touches its parent's client: it forgets it. The crate's requests have no time limit, so
+//! they run on a request thread per client that the lease can walk away from (`Client`).
 
 use std::cell::Cell;
 use std::collections::HashSet;
@@ -67,7 +71,8 @@ const LEASE_REQUESTS_TIME: Duration = Duration::from_millis(1500);
 /// The pause between attempts to lease again, and after a failed request.
 const RETRY_PAUSE: Duration = Duration::from_millis(200);
 
-// The client's last reported session state, for the listener.
+// The client's last reported session state, for the listener. Before the first report a
+// client is CONNECTING.
 const CONNECTING: u8 = 0;
 const CONNECTED: u8 = 1;
 const CLOSED: u8 = 2;
@@ -300,7 +305,6 @@ impl Shared {
                     st.disconnected_at = Some((Instant::now(), SystemClock.now_ms()));
                 }
                 st.dead = true; // a new lease with a new client
-
                 if let Some(fence) = &st.fence {
                     fence.close();
                 }
@@ -672,8 +676,8 @@ impl NodeLease for ZooKeeperLease {
                     ErrorCode::LeaseLost,
                     format!(
                         "disconnected from ZooKeeper at {} since {}, so the lease of node index \
-                         {} may be lost; flakery reconnects (or leases anew) by itself and \
-                         issues no IDs until then",
+                         {} may be lost; flakery leases anew by itself and issues no IDs until \
+                         then",
                         shared.settings.address(),
                         format_rfc3339_ms(since),
                         view.index
