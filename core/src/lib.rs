@@ -20,6 +20,8 @@ pub mod layout;
 pub mod node;
 pub mod options;
 pub mod timestamp;
+#[cfg(all(unix, feature = "zookeeper"))]
+pub mod zookeeper_lease;
 
 pub use clock::{Clock, FakeClock, SystemClock};
 pub use codec::{compose, decode, parse_id, Decoded, Parts};

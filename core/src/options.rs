@@ -138,7 +138,7 @@ pub fn hostname_ordinal(hostname: &str) -> Result<u64> {
     })
 }
 
-fn hostname() -> Result<String> {
+pub(crate) fn hostname() -> Result<String> {
     let mut buf = [0u8; 256];
     // SAFETY: the buffer is writable for its whole length, which is passed.
     let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
@@ -181,6 +181,9 @@ pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLe
         check_node_fits(layout, node)?;
         return Ok(Box::new(FixedNode::new(node, NodeSource::Explicit)));
     }
+    if let Some(connect) = resolved_zookeeper(options)? {
+        return zookeeper_lease(options, &connect, layout);
+    }
     if let Some((node, source)) = node_from_env()? {
         check_node_fits(layout, node)?;
         return Ok(Box::new(FixedNode::new(node, source)));
@@ -195,6 +198,43 @@ pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLe
         &dir.join(namespace),
         layout,
     )?))
+}
+
+/// `zookeeper`, else `FLAKERY_ZOOKEEPER`: the connect string to lease node IDs from.
+pub fn resolved_zookeeper(options: &Options) -> Result<Option<String>> {
+    match &options.zookeeper {
+        Some(connect) if !connect.trim().is_empty() => Ok(Some(connect.trim().to_string())),
+        _ => env_var("FLAKERY_ZOOKEEPER"),
+    }
+}
+
+/// `session_timeout_ms`, else `FLAKERY_SESSION_TIMEOUT_MS`, else 10000.
+pub fn resolved_session_timeout_ms(options: &Options) -> Result<u64> {
+    match options.session_timeout_ms {
+        Some(ms) => Ok(ms),
+        None => Ok(env_u64("FLAKERY_SESSION_TIMEOUT_MS")?.unwrap_or(DEFAULT_SESSION_TIMEOUT_MS)),
+    }
+}
+
+#[cfg(all(unix, feature = "zookeeper"))]
+fn zookeeper_lease(
+    options: &Options,
+    connect: &str,
+    layout: &Layout,
+) -> Result<Box<dyn NodeLease>> {
+    let namespace = resolved_namespace(options)?;
+    let timeout = resolved_session_timeout_ms(options)?;
+    Ok(Box::new(crate::zookeeper_lease::ZooKeeperLease::acquire(
+        connect, &namespace, timeout, layout,
+    )?))
+}
+
+#[cfg(not(all(unix, feature = "zookeeper")))]
+fn zookeeper_lease(_: &Options, connect: &str, _: &Layout) -> Result<Box<dyn NodeLease>> {
+    Err(Error::invalid_argument(format!(
+        "a ZooKeeper lease was asked for ('{connect}'), but this flakery was built without its \
+         'zookeeper' feature (or not for Unix)"
+    )))
 }
 
 /// `namespace`, else `FLAKERY_NAMESPACE`, else `default`; a single path segment.

@@ -1,0 +1,911 @@
+//! ZooKeeper leases against a real server: each test starts its own throw-away ZooKeeper with
+//! tests/zookeeper/zkserver.py and stops it by PID when done. Child processes are this test
+//! binary run again (FLAKERY_TEST_ROLE selects what a child does), as in host_lease.rs.
+//!
+//! In CI (CI=true) a missing ZooKeeper is installed (tests/zookeeper/install.sh) or the test
+//! fails; elsewhere the tests skip loudly. The tests run one at a time, so the timing checks
+//! are not disturbed by each other's processes.
+#![cfg(all(unix, feature = "zookeeper"))]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use flakery::zookeeper_lease::ZooKeeperLease;
+use flakery::{decode, ErrorCode, FakeClock, Generator, Layout, NodeSource, Options};
+
+const ROLE: &str = "FLAKERY_TEST_ROLE";
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn zkserver() -> Command {
+    let mut command = Command::new("python3");
+    command.arg(repo_root().join("tests/zookeeper/zkserver.py"));
+    command
+}
+
+fn in_ci() -> bool {
+    std::env::var("CI").as_deref() == Ok("true")
+}
+
+fn zookeeper_installed() -> bool {
+    Path::new("/usr/share/java/zookeeper.jar").exists()
+        && Command::new("java")
+            .arg("-version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+}
+
+/// One test at a time (and the ZooKeeper installed once).
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A running ZooKeeper, stopped by PID on drop.
+struct Server {
+    pid: u32,
+    dir: String,
+    port: u16,
+    connect: String,
+}
+
+impl Server {
+    /// A new server, or `None` (after a loud notice) where ZooKeeper is missing outside CI.
+    fn start() -> Option<Server> {
+        if !zookeeper_installed() {
+            if in_ci() {
+                let status = Command::new("bash")
+                    .arg(repo_root().join("tests/zookeeper/install.sh"))
+                    .status()
+                    .expect("run tests/zookeeper/install.sh");
+                assert!(
+                    status.success() && zookeeper_installed(),
+                    "CI=true: ZooKeeper (and java) are required and could not be installed"
+                );
+            } else {
+                eprintln!(
+                    "!!!!!!!! SKIPPED: ZooKeeper is not installed; run bash \
+                     tests/zookeeper/run.sh (it installs Debian's zookeeper) !!!!!!!!"
+                );
+                return None;
+            }
+        }
+        Some(Self::start_with(&[]))
+    }
+
+    fn start_with(args: &[&str]) -> Server {
+        let output = zkserver()
+            .arg("start")
+            .args(args)
+            .output()
+            .expect("run zkserver.py");
+        assert!(
+            output.status.success(),
+            "zkserver.py start failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let info: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        Server {
+            pid: info["pid"].as_u64().unwrap() as u32,
+            dir: info["dir"].as_str().unwrap().to_string(),
+            port: info["port"].as_u64().unwrap() as u16,
+            connect: info["connect"].as_str().unwrap().to_string(),
+        }
+    }
+
+    fn signal(&self, what: &str) {
+        let status = zkserver()
+            .args([what, &self.pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    fn pause(&self) {
+        self.signal("pause");
+    }
+
+    fn resume(&self) {
+        self.signal("resume");
+    }
+
+    /// A client of the test's own, to look at the server's tree.
+    fn client(&self) -> zookeeper::ZooKeeper {
+        let zk = zookeeper::ZooKeeper::connect(
+            &self.connect,
+            Duration::from_secs(10),
+            |_: zookeeper::WatchedEvent| {},
+        )
+        .unwrap();
+        zk.exists("/", false).unwrap();
+        zk
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = zkserver()
+            .args(["stop", &self.pid.to_string(), &self.dir])
+            .status();
+    }
+}
+
+fn options(server: &Server, namespace: &str, timeout_ms: u64) -> Options {
+    Options {
+        zookeeper: Some(server.connect.clone()),
+        namespace: Some(namespace.to_string()),
+        session_timeout_ms: Some(timeout_ms),
+        ..Options::default()
+    }
+}
+
+fn time_of(id: i64, layout: &Layout) -> i64 {
+    decode(id, layout).unwrap().timestamp_ms
+}
+
+fn assert_distinct(ids: &[i64], what: &str) {
+    let mut sorted = ids.to_vec();
+    sorted.sort_unstable();
+    let before = sorted.len();
+    sorted.dedup();
+    assert_eq!(sorted.len(), before, "duplicate IDs {what}");
+}
+
+// ------------------------------------------------------------------------------------------
+// Child processes
+
+fn child_command(role: &str, server: &Server, namespace: &str, timeout_ms: u64) -> Command {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args([
+            "--exact",
+            "child_entry_point",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(ROLE, role)
+        .env("FLAKERY_ZOOKEEPER", &server.connect)
+        .env("FLAKERY_NAMESPACE", namespace)
+        .env("FLAKERY_SESSION_TIMEOUT_MS", timeout_ms.to_string())
+        .env_remove("FLAKERY_WORKER_ID")
+        .env_remove("FLAKERY_DATACENTER_ID")
+        .env_remove("FLAKERY_LAYOUT");
+    command
+}
+
+/// Reads lines until one holds `tag`; returns what follows it (libtest may print its own
+/// "test ... " on the same line first).
+fn read_tagged(reader: &mut impl BufRead, tag: &str) -> String {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "no {tag} line");
+        if let Some((_, rest)) = line.split_once(tag) {
+            return rest.trim().to_string();
+        }
+    }
+}
+
+#[test]
+fn child_entry_point() {
+    match std::env::var(ROLE).as_deref() {
+        Ok("holder") => holder_role(),
+        Ok("streamer") => streamer_role(),
+        Ok("forker") => forker_role(),
+        Ok("env") => env_role(),
+        _ => {} // an ordinary test run: nothing to do
+    }
+}
+
+/// Leases through the environment, prints its worker ID and 1000 IDs, then holds the lease
+/// until its stdin closes.
+fn holder_role() {
+    let generator = Generator::new(Options::default()).unwrap();
+    assert_eq!(generator.source(), NodeSource::ZooKeeper);
+    let ids: Vec<String> = generator
+        .next_ids(1000)
+        .unwrap()
+        .iter()
+        .map(i64::to_string)
+        .collect();
+    println!("HOLDER {} {}", generator.worker_id(), ids.join(" "));
+    std::io::stdout().flush().unwrap();
+    let _ = std::io::stdin().read_line(&mut String::new());
+}
+
+/// Leases, then generates without end, printing the last ID of every batch.
+fn streamer_role() {
+    let generator = Generator::new(Options::default()).unwrap();
+    println!("HOLDER {}", generator.worker_id());
+    loop {
+        let ids = generator.next_ids(100).unwrap();
+        println!("LAST {}", ids.last().unwrap());
+        std::io::stdout().flush().unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Leases, forks, and reports what the child and the parent got.
+fn forker_role() {
+    let leased = Generator::new(Options::default()).unwrap();
+    let parent_ids = leased.next_ids(100).unwrap();
+    let mut fds = [0; 2];
+    // SAFETY: a pipe and fork from this thread; the child uses only what it makes itself (the
+    // generator leases anew in the child, and never touches the parent's client).
+    unsafe { libc::pipe(fds.as_mut_ptr()) };
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let report = match leased.next_ids(100) {
+            Ok(ids) => format!("{} {} {}\n", leased.worker_id(), ids[0], ids[99]),
+            Err(err) => format!("error {}\n", err.code()),
+        };
+        leased.close(); // gives the child's own lease back
+        unsafe {
+            libc::write(fds[1], report.as_ptr().cast(), report.len());
+            libc::_exit(0);
+        }
+    }
+    unsafe { libc::close(fds[1]) };
+    let mut buf = vec![0u8; 256];
+    let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
+    unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+    let report = String::from_utf8_lossy(&buf[..n.max(0) as usize]).to_string();
+    let after = leased.next_id().unwrap();
+    // Past the session timeout: the parent's session lives on without the child.
+    let timeout: u64 = std::env::var("FLAKERY_SESSION_TIMEOUT_MS")
+        .unwrap()
+        .parse()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(timeout + 500));
+    let later = leased.next_id().unwrap();
+    println!(
+        "FORK parent_worker={} parent_last={} parent_after={} parent_later={} child={}",
+        leased.worker_id(),
+        parent_ids.last().unwrap(),
+        after,
+        later,
+        report.trim(),
+    );
+}
+
+/// Resolves its identity from the environment alone and reports it.
+fn env_role() {
+    let generator = Generator::new(Options::default()).unwrap();
+    let id = generator.next_id().unwrap();
+    println!(
+        "ENV source={} worker={} id={}",
+        generator.source(),
+        generator.worker_id(),
+        id
+    );
+}
+
+// ------------------------------------------------------------------------------------------
+// The tests
+
+/// Issue 6: 16 processes leasing at once get 16 distinct node IDs, and no two of the IDs
+/// they issue are equal.
+#[test]
+fn sixteen_processes_lease_sixteen_node_ids_at_once() {
+    let _serial = serial();
+    let Some(server) = Server::start() else {
+        return;
+    };
+    let started = Instant::now();
+    let mut children: Vec<Child> = (0..16)
+        .map(|_| {
+            child_command("holder", &server, "sixteen", 10_000)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut workers = Vec::new();
+    let mut ids = Vec::new();
+    let mut readers = Vec::new();
+    for child in &mut children {
+        let mut reader = BufReader::new(child.stdout.take().unwrap());
+        let line = read_tagged(&mut reader, "HOLDER ");
+        let mut numbers = line.split_whitespace().map(|n| n.parse::<i64>().unwrap());
+        workers.push(numbers.next().unwrap() as u64);
+        ids.extend(numbers);
+        readers.push(reader);
+    }
+    eprintln!("16 holders leased in {:?}", started.elapsed());
+    workers.sort_unstable();
+    assert_eq!(
+        workers,
+        (0..16).collect::<Vec<_>>(),
+        "lowest free IDs, each once"
+    );
+    assert_eq!(ids.len(), 16_000);
+    assert_distinct(&ids, "across 16 processes");
+    for (mut child, mut reader) in children.into_iter().zip(readers) {
+        drop(child.stdin.take());
+        let _ = std::io::Read::read_to_end(&mut reader, &mut Vec::new());
+        assert!(child.wait().unwrap().success());
+    }
+}
+
+/// Issue 6: in a namespace whose layout has a 2-bit node space, the fifth holder gets
+/// `worker_ids_exhausted`; a released ID is free at once.
+#[test]
+fn a_fifth_holder_of_a_two_bit_node_space_is_refused() {
+    let _serial = serial();
+    let Some(server) = Server::start() else {
+        return;
+    };
+    let layout = Layout::parse("time:41,worker:2,sequence:12;epoch=0").unwrap();
+    let options = Options {
+        layout: Some(layout),
+        ..options(&server, "twobits", 4000)
+    };
+    let held: Vec<Generator> = (0..4)
+        .map(|_| Generator::new(options.clone()).unwrap())
+        .collect();
+    let mut workers: Vec<u64> = held.iter().map(Generator::worker_id).collect();
+    workers.sort_unstable();
+    assert_eq!(workers, [0, 1, 2, 3]);
+    let err = Generator::new(options.clone()).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::WorkerIdsExhausted, "{err}");
+    assert!(err.message().contains("all 4 node IDs"), "{err}");
+    assert!(err.message().contains("'twobits'"), "{err}");
+
+    held[2].close();
+    let fifth = Generator::new(options).unwrap();
+    assert_eq!(
+        fifth.worker_id(),
+        held[2].worker_id(),
+        "a closed holder's ID is free at once"
+    );
+}
+
+/// Closing gives the ID back at once and brings the high-water mark down to the time last
+/// used; the next holder starts after it. The connect string's chroot is honoured.
+#[test]
+fn release_frees_the_id_at_once_and_records_the_time_last_used() {
+    let _serial = serial();
+    let Some(server) = Server::start() else {
+        return;
+    };
+    let layout = Layout::twitter();
+    let connect = format!("{}/apps/ids", server.connect);
+    let lease = ZooKeeperLease::acquire(&connect, "release", 4000, &layout).unwrap();
+    assert_eq!(lease.index(), Some(0));
+    assert_eq!(
+        lease.node_path().as_deref(),
+        Some("/apps/ids/flakery/release/nodes/0")
+    );
+    let offset = lease.clock_offset_ms().unwrap();
+    assert!(
+        offset.abs() < 1000,
+        "same host, same clock: offset {offset} ms"
+    );
+    let generator = Generator::builder().lease(Box::new(lease)).build().unwrap();
+    assert_eq!(generator.source(), NodeSource::ZooKeeper);
+
+    let zk = server.client();
+    let node = "/apps/ids/flakery/release/nodes/0";
+    let hwm = "/apps/ids/flakery/release/hwm/0";
+    let stat = zk.exists(node, false).unwrap().expect("the ephemeral node");
+    assert_ne!(stat.ephemeral_owner, 0);
+    let (data, _) = zk.get_data(node, false).unwrap();
+    assert!(
+        String::from_utf8_lossy(&data).ends_with(&std::process::id().to_string()),
+        "host name and pid for operators"
+    );
+
+    let ids = generator.next_ids(20_000).unwrap();
+    let last = time_of(*ids.last().unwrap(), &layout);
+    let (ahead, _) = zk.get_data(hwm, false).unwrap();
+    let ahead: i64 = String::from_utf8_lossy(&ahead).parse().unwrap();
+    assert!(
+        ahead >= last,
+        "the mark {ahead} is written ahead of use ({last})"
+    );
+    generator.close();
+    assert!(
+        zk.exists(node, false).unwrap().is_none(),
+        "released at once"
+    );
+    let (mark, _) = zk.get_data(hwm, false).unwrap();
+    let mark: i64 = String::from_utf8_lossy(&mark).parse().unwrap();
+    assert_eq!(mark, last, "the mark comes down to the time last used");
+
+    let next = ZooKeeperLease::acquire(&connect, "release", 4000, &layout).unwrap();
+    assert_eq!(next.index(), Some(0));
+    assert_eq!(next.floor_ms(), Some(last));
+    let next = Generator::builder().lease(Box::new(next)).build().unwrap();
+    let id = next.next_id().unwrap();
+    assert!(time_of(id, &layout) > last);
+}
+
+/// Issue 6: ZooKeeper paused (SIGSTOP) for longer than the session timeout while a generator
+/// generates: it fails with `lease_lost` within the session timeout, holds a valid lease again
+/// by itself after SIGCONT, and none of its IDs collides with a holder that takes the ID over.
+/// The layout has a single node ID, so a second holder can only ever use that one.
+#[test]
+fn zookeeper_paused_past_the_session_timeout() {
+    let _serial = serial();
+    let Some(server) = Server::start() else {
+        return;
+    };
+    const TIMEOUT: u64 = 3000;
+    let layout = Layout::parse("time:41,sequence:12;epoch=1288834974657").unwrap();
+    let options = Options {
+        layout: Some(layout.clone()),
+        ..options(&server, "pause", TIMEOUT)
+    };
+    let first = Arc::new(Generator::new(options.clone()).unwrap());
+
+    #[derive(Default)]
+    struct Log {
+        ids: Vec<(Instant, i64)>,
+        errors: Vec<(Instant, ErrorCode)>,
+    }
+    let log = Arc::new(Mutex::new(Log::default()));
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let worker = {
+        let (first, log, stop) = (first.clone(), log.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let result = first.next_id();
+                let now = Instant::now();
+                let mut log = log.lock().unwrap();
+                match result {
+                    Ok(id) => log.ids.push((now, id)),
+                    Err(err) => {
+                        if log.errors.last().map(|e| e.1) != Some(err.code()) {
+                            eprintln!("first holder: {err}");
+                        }
+                        log.errors.push((now, err.code()));
+                    }
+                }
+                drop(log);
+                std::thread::sleep(Duration::from_micros(300));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(1000));
+    let paused_at = Instant::now();
+    server.pause();
+    std::thread::sleep(Duration::from_millis(TIMEOUT + 2000));
+    let resumed_at = Instant::now();
+    server.resume();
+
+    // A second holder tries for the (single) node ID from the moment of the resume: it gets
+    // it if the first holder's session expired and it is quicker than the first holder's own
+    // new lease.
+    let mut second: Option<(Generator, Vec<i64>, i64)> = None;
+    while second.is_none() && resumed_at.elapsed() < Duration::from_millis(TIMEOUT + 3000) {
+        match ZooKeeperLease::acquire(&server.connect, "pause", TIMEOUT, &layout) {
+            Ok(lease) => {
+                let floor = lease.floor_ms().unwrap();
+                let generator = Generator::builder()
+                    .lease(Box::new(lease))
+                    .layout(layout.clone())
+                    .build()
+                    .unwrap();
+                let ids = generator.next_ids(5000).unwrap();
+                second = Some((generator, ids, floor));
+            }
+            Err(err) => {
+                assert_eq!(err.code(), ErrorCode::WorkerIdsExhausted, "{err}");
+                let log = log.lock().unwrap();
+                if log
+                    .ids
+                    .last()
+                    .is_some_and(|(at, _)| *at > resumed_at + Duration::from_millis(500))
+                {
+                    break; // the first holder has it and generates again
+                }
+                drop(log);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+    let taken_over = second.is_some();
+    if let Some((generator, _, _)) = &second {
+        std::thread::sleep(Duration::from_millis(300));
+        generator.close(); // lets the first holder lease it again
+    }
+
+    // The first holder generates again by itself.
+    let recovered = loop {
+        let found = log
+            .lock()
+            .unwrap()
+            .ids
+            .iter()
+            .find(|(at, _)| *at > resumed_at)
+            .map(|(at, _)| *at);
+        if let Some(at) = found {
+            break at;
+        }
+        assert!(
+            resumed_at.elapsed() < Duration::from_millis(TIMEOUT + 8000),
+            "the first holder did not lease again after the resume"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    worker.join().unwrap();
+    let log = log.lock().unwrap();
+
+    let first_lost = log
+        .errors
+        .iter()
+        .find(|(at, code)| *at > paused_at && *code == ErrorCode::LeaseLost)
+        .map(|(at, _)| *at)
+        .expect("lease_lost while ZooKeeper was paused");
+    let lost_after = first_lost - paused_at;
+    eprintln!(
+        "lease_lost {lost_after:?} after the pause; generating again {:?} after the resume; \
+         taken over by a second holder: {taken_over}",
+        recovered - resumed_at
+    );
+    assert!(
+        lost_after <= Duration::from_millis(TIMEOUT),
+        "lease_lost only {lost_after:?} after the pause began"
+    );
+    let issued_while_lost: Vec<_> = log
+        .ids
+        .iter()
+        .filter(|(at, _)| *at > first_lost && *at < resumed_at)
+        .collect();
+    assert!(
+        issued_while_lost.is_empty(),
+        "IDs issued while the lease was lost"
+    );
+    for (_, code) in &log.errors {
+        assert_eq!(*code, ErrorCode::LeaseLost, "only lease_lost while paused");
+    }
+    let first_ids: Vec<i64> = log.ids.iter().map(|(_, id)| *id).collect();
+    assert!(
+        first_ids.windows(2).all(|w| w[0] < w[1]),
+        "one generator's IDs only grow"
+    );
+    let before_pause_max = log
+        .ids
+        .iter()
+        .filter(|(at, _)| *at < paused_at)
+        .map(|(_, id)| time_of(*id, &layout))
+        .max()
+        .unwrap();
+    let mut all = first_ids.clone();
+    if let Some((_, ids, floor)) = &second {
+        assert!(
+            *floor >= before_pause_max,
+            "the successor's floor {floor} is below the first holder's time {before_pause_max}"
+        );
+        assert!(time_of(ids[0], &layout) > before_pause_max);
+        all.extend(ids);
+    }
+    assert_distinct(&all, "between the first holder and its successor");
+}
+
+/// Issue 6: a holder killed with SIGKILL: its ID is free again once its session expires, and
+/// the new holder's IDs are above the killed holder's.
+#[test]
+fn a_killed_holders_id_is_free_after_the_session_timeout() {
+    let _serial = serial();
+    let Some(server) = Server::start() else {
+        return;
+    };
+    const TIMEOUT: u64 = 2000;
+    let layout = Layout::twitter();
+    let mut child = child_command("streamer", &server, "killed", TIMEOUT)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let worker: u64 = read_tagged(&mut reader, "HOLDER ").parse().unwrap();
+    assert_eq!(worker, 0);
+    let seen = Arc::new(Mutex::new(0i64));
+    let drain = {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 0 {
+                if let Some((_, id)) = line.split_once("LAST ") {
+                    *seen.lock().unwrap() = id.trim().parse().unwrap();
+                }
+                line.clear();
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().unwrap(); // SIGKILL
+    let killed_at = Instant::now();
+    child.wait().unwrap();
+    drain.join().unwrap();
+    let killed_last = *seen.lock().unwrap();
+    assert!(killed_last > 0);
+
+    // Its session lives on for a while: a holder now gets another ID.
+    let meanwhile = ZooKeeperLease::acquire(&server.connect, "killed", TIMEOUT, &layout).unwrap();
+    assert_eq!(
+        meanwhile.index(),
+        Some(1),
+        "the killed holder's ID is not free at once"
+    );
+
+    let lease = loop {
+        let lease = ZooKeeperLease::acquire(&server.connect, "killed", TIMEOUT, &layout).unwrap();
+        if lease.index() == Some(0) {
+            break lease;
+        }
+        drop(lease);
+        assert!(
+            killed_at.elapsed() < Duration::from_millis(TIMEOUT + 3000),
+            "the killed holder's ID is not free {:?} after the kill",
+            killed_at.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let free_after = killed_at.elapsed();
+    eprintln!("the killed holder's ID was free again {free_after:?} after SIGKILL");
+    assert!(free_after <= Duration::from_millis(TIMEOUT + 1500));
+    let floor = lease.floor_ms().unwrap();
+    assert!(
+        floor >= time_of(killed_last, &layout),
+        "the killed holder's mark is the floor"
+    );
+    let next = Generator::builder().lease(Box::new(lease)).build().unwrap();
+    let ids = next.next_ids(1000).unwrap();
+    assert_eq!(next.worker_id(), 0);
+    assert!(ids[0] > killed_last);
+    assert!(time_of(ids[0], &layout) > floor);
+    drop(meanwhile);
+}
+
+/// Issue 6: ZooKeeper down at start: `coordinator_unavailable` within the session timeout,
+/// naming the address.
+#[test]
+fn zookeeper_down_at_start_is_coordinator_unavailable() {
+    let _serial = serial();
+    let output = zkserver().arg("closed-port").output().unwrap();
+    let connect = String::from_utf8(output.stdout).unwrap().trim().to_string();
+    assert!(connect.starts_with("127.0.0.1:"), "{connect}");
+    for timeout in [1000, 2000] {
+        let started = Instant::now();
+        let err =
+            ZooKeeperLease::acquire(&connect, "down", timeout, &Layout::twitter()).unwrap_err();
+        let took = started.elapsed();
+        assert_eq!(err.code(), ErrorCode::CoordinatorUnavailable, "{err}");
+        assert!(err.message().contains(&connect), "{err}");
+        assert!(err.message().contains(&format!("{timeout} ms")), "{err}");
+        assert!(
+            took <= Duration::from_millis(timeout + 300),
+            "took {took:?} for a {timeout} ms timeout"
+        );
+    }
+    // The same through the options, as every binding builds it.
+    let err = Generator::new(Options {
+        zookeeper: Some(connect.clone()),
+        session_timeout_ms: Some(1000),
+        ..Options::default()
+    })
+    .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::CoordinatorUnavailable, "{err}");
+}
+
+/// Issue 6: a restart with the clock set back reuses no time: the high-water mark in
+/// ZooKeeper is the floor of the next holder of the same ID.
+#[test]
+fn a_restart_with_the_clock_set_back_reuses_no_time() {
+    let _serial = serial();
+    let Some(server) = Server::start() else {
+        return;
+    };
+    let layout = Layout::twitter();
+    const T0: i64 = 1_800_000_000_000;
+    let start = |clock: &FakeClock| {
+        let lease = ZooKeeperLease::acquire(&server.connect, "clock", 4000, &layout).unwrap();
+        assert_eq!(
+            lease.index(),
+            Some(0),
+            "the same node ID, so only time protects it"
+        );
+        Generator::builder()
+            .lease(Box::new(lease))
+            .clock(clock.clone())
+            .build()
+            .unwrap()
+    };
+    let clock = FakeClock::new(T0);
+    let first = start(&clock);
+    let mut ids = first.next_ids(10_000).unwrap();
+    clock.advance(3000); // well past the look-ahead: the mark is written again
+    ids.extend(first.next_ids(10_000).unwrap());
+    let last = *ids.last().unwrap();
+    drop(first);
+
+    // Set back by 10 s, more than the tolerance: it refuses rather than reuse.
+    let clock = FakeClock::new(T0 - 10_000);
+    let second = start(&clock);
+    let err = second.next_id().unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ClockMovedBackwards, "{err}");
+    drop(second);
+
+    // Set back by 300 ms only: it waits past the recorded time.
+    let clock = FakeClock::new(time_of(last, &layout) - 300);
+    let third = start(&clock);
+    let id = third.next_id().unwrap();
+    assert!(id > last, "{id} reuses time up to {last}");
+    assert!(time_of(id, &layout) > time_of(last, &layout));
+    assert!(!clock.waits().is_empty(), "it waited");
+}
+
+/// Issue 6: a forked child of a process holding a ZooKeeper lease leases a node ID of its own,
+/// and the parent's lease is unaffected.
+#[test]
+fn a_forked_child_leases_a_new_node_id() {
+    let _serial = serial();
+    let Some(server) = Server::start() else {
+        return;
+    };
+    let output = child_command("forker", &server, "fork", 2000)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|l| l.split_once("FORK ").map(|(_, rest)| rest.to_string()))
+        .unwrap_or_else(|| {
+            panic!(
+                "no report: {stdout} {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        });
+    let field = |key: &str| -> i64 {
+        line.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(&format!("{key}=")))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let child: Vec<&str> = line
+        .split("child=")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_ne!(child[0], "error", "{line}");
+    let layout = Layout::twitter();
+    let parent_worker = field("parent_worker") as u64;
+    let child_worker: u64 = child[0].parse().unwrap();
+    assert_ne!(child_worker, parent_worker, "{line}");
+    let child_first: i64 = child[1].parse().unwrap();
+    let child_last: i64 = child[2].parse().unwrap();
+    assert_eq!(
+        decode(child_first, &layout).unwrap().worker_id,
+        child_worker
+    );
+    for key in ["parent_last", "parent_after", "parent_later"] {
+        let id = field(key);
+        assert_eq!(
+            decode(id, &layout).unwrap().worker_id,
+            parent_worker,
+            "{key}"
+        );
+        assert!(id != child_first && id != child_last);
+    }
+    assert!(field("parent_after") > field("parent_last"));
+    assert!(field("parent_later") > field("parent_after"));
+}
+
+/// FLAKERY_ZOOKEEPER comes before FLAKERY_WORKER_ID, and the chroot of the connect string,
+/// the namespace and the session timeout are taken from the environment.
+#[test]
+fn the_environment_selects_zookeeper() {
+    let _serial = serial();
+    let Some(server) = Server::start() else {
+        return;
+    };
+    let output = child_command("env", &server, "envns", 3000)
+        .env("FLAKERY_ZOOKEEPER", format!("{}/env/root", server.connect))
+        .env("FLAKERY_WORKER_ID", "7")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("ENV source=zookeeper worker=0 "),
+        "{stdout} {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // The child closed its lease as it exited; its mark stays, under the chroot.
+    let zk = server.client();
+    assert!(zk
+        .exists("/env/root/flakery/envns/hwm/0", false)
+        .unwrap()
+        .is_some());
+    assert!(zk
+        .exists("/env/root/flakery/envns/nodes/0", false)
+        .unwrap()
+        .is_none());
+}
+
+/// Killing ZooKeeper closes the connection: the generator refuses at once (the fence), and
+/// once a server is back on the same port with the same data it leases again by itself.
+#[test]
+fn a_lost_connection_fences_at_once_and_the_lease_comes_back() {
+    let _serial = serial();
+    let Some(server) = Server::start() else {
+        return;
+    };
+    const TIMEOUT: u64 = 2000;
+    let data = std::env::temp_dir().join(format!("flakery-zkdata-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    std::fs::create_dir_all(&data).unwrap();
+    let port = server.port;
+    drop(server);
+    let server = Server::start_with(&[
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--port",
+        &port.to_string(),
+    ]);
+    let generator = Generator::new(options(&server, "fence", TIMEOUT)).unwrap();
+    let before = generator.next_ids(100).unwrap();
+    drop(server); // SIGTERM: the server closes its connections
+    let stopped_at = Instant::now();
+    let err = loop {
+        match generator.next_id() {
+            Ok(_) => assert!(
+                stopped_at.elapsed() < Duration::from_millis(TIMEOUT / 2),
+                "still issuing IDs {:?} after the server stopped",
+                stopped_at.elapsed()
+            ),
+            Err(err) => break err,
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert_eq!(err.code(), ErrorCode::LeaseLost, "{err}");
+    eprintln!(
+        "lease_lost {:?} after the server stopped: {err}",
+        stopped_at.elapsed()
+    );
+
+    let server = Server::start_with(&[
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--port",
+        &port.to_string(),
+    ]);
+    let restarted_at = Instant::now();
+    let after = loop {
+        match generator.next_id() {
+            Ok(id) => break id,
+            Err(err) => {
+                assert_eq!(err.code(), ErrorCode::LeaseLost, "{err}");
+                assert!(
+                    restarted_at.elapsed() < Duration::from_millis(3 * TIMEOUT + 3000),
+                    "no lease {:?} after the server came back: {err}",
+                    restarted_at.elapsed()
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    };
+    eprintln!(
+        "generating again {:?} after the restart",
+        restarted_at.elapsed()
+    );
+    assert!(after > *before.last().unwrap());
+    drop(generator);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&data);
+}
