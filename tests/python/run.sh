@@ -28,6 +28,8 @@ quiet() { # runs a command, showing its output only when it fails
 }
 
 echo "python: $("$py" --version)"
+# tests/python/test_zookeeper.py runs against a real ZooKeeper (Debian's package).
+bash "$root/tests/zookeeper/install.sh" || skip_or_fail "cannot install ZooKeeper"
 quiet "$py" -m pip install --disable-pip-version-check -q pytest mypy
 echo "building and installing the package (pip install .) ..."
 quiet "$py" -m pip install --disable-pip-version-check -v "$root"
