@@ -29,6 +29,8 @@ fi
 rm -f "$ci_log"
 node -e 'require("flakery").nextId()' # the addon loads
 
+# tests/node/zookeeper.test.mjs runs against a real ZooKeeper (Debian's package).
+bash tests/zookeeper/install.sh || skip_or_fail "cannot install ZooKeeper"
 echo "--- node --test"
 node --test tests/node/*.test.mjs tests/node/*.test.cjs
 
