@@ -538,6 +538,43 @@ static void test_last_error(void) {
     CHECK(empty);
 }
 
+/* Leases: a host lease in a 2-bit layout runs out at the fifth holder; ZooKeeper down at start
+ * is coordinator_unavailable naming the address. */
+static void test_leases(void) {
+    char dir[] = "/tmp/flakery-c-leases-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    flakery_options opts;
+    flakery_options_init(&opts);
+    opts.layout = "time:41,worker:2,sequence:12;epoch=1288834974657";
+    opts.lease_dir = dir;
+    flakery_generator *held[4] = {NULL, NULL, NULL, NULL};
+    uint64_t seen = 0;
+    for (int i = 0; i < 4; i++) {
+        CHECK(flakery_generator_new(&opts, &held[i]) == FLAKERY_STATUS_OK);
+        uint64_t worker = 99;
+        const char *source = NULL;
+        if (!held[i]) continue;
+        CHECK(flakery_generator_worker_id(held[i], &worker) == FLAKERY_STATUS_OK);
+        CHECK(flakery_generator_source(held[i], &source) == FLAKERY_STATUS_OK);
+        CHECK(source != NULL && strcmp(source, "host_lease") == 0);
+        CHECK(worker < 4 && !(seen & (1u << worker)));
+        seen |= 1u << worker;
+    }
+    flakery_generator *fifth = NULL;
+    CHECK_FAILS(flakery_generator_new(&opts, &fifth), FLAKERY_STATUS_WORKER_IDS_EXHAUSTED,
+                "all 4 node IDs");
+    CHECK(fifth == NULL);
+    for (int i = 0; i < 4; i++) flakery_generator_free(held[i]);
+
+    flakery_options_init(&opts);
+    opts.zookeeper = "127.0.0.1:1";
+    opts.session_timeout_ms = 1000;
+    flakery_generator *gen = NULL;
+    CHECK_FAILS(flakery_generator_new(&opts, &gen), FLAKERY_STATUS_COORDINATOR_UNAVAILABLE,
+                "127.0.0.1:1");
+    CHECK(gen == NULL);
+}
+
 int main(void) {
     test_version_and_status_messages();
     test_options_init();
@@ -552,6 +589,7 @@ int main(void) {
     test_close();
     test_fork();
     test_last_error();
+    test_leases();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }
