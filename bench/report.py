@@ -134,7 +134,7 @@ def language_table(name: str, lang: dict[str, Any], rust_lock: dict[str, str]) -
         bns = get(g, "batch", "ns_per_id")
         bmem = get(g, "batch", "bytes_per_id")
         th = get(g, "threads", "ns_per_id")
-        batch_cell = "error" if b.get("error") else (fmt_ns(bms) if bn == 1_000_000 else (f"{bms:,.0f} for {bn:,.0f}" if bms is not None else "n/a"))
+        batch_cell = "error" if b.get("error") else (fmt_ns(bms) if bn == 1_000_000 else (f"{fmt_ns(bms)} for {bn:,.0f}" if bms is not None else "n/a"))
         lines.append(
             "| " + " | ".join([
                 label,
@@ -150,6 +150,9 @@ def language_table(name: str, lang: dict[str, Any], rust_lock: dict[str, str]) -
                 checks_text(g),
             ]) + " |"
         )
+    floor = get(lang, "call_floor", "ns")
+    if floor is not None:
+        lines.append(f"\nEvery Python figure per call includes the loop and the call themselves: `{lang['call_floor']['what'].split(' -- ')[0]}` costs {floor:.1f} ns measured the same way.")
     if lang.get("skipped"):
         for s in lang["skipped"]:
             lines.append(f"\n*Skipped: {s['key']}: {s['reason']}*")
@@ -187,6 +190,10 @@ def bar_checks(r: dict[str, Any]) -> list[tuple[str, Optional[bool], str]]:
     pn = get(py.get("flakery-next_id"), "per_call", "ns")
     uu = get(py.get("uuid_utils-uuid7"), "per_call", "ns")
     sf = get(py.get("snowflake-id"), "per_call", "ns")
+    floor = get(r.get("python"), "call_floor", "ns")
+    net = ""
+    if pn is not None and sf is not None and floor is not None and pn > floor:
+        net = f"; less the {floor:.1f} ns that the loop and a bare call cost: {pn - floor:.1f} ns against {sf - floor:.1f} ns ({(sf - floor) / (pn - floor):.1f}×)"
     out.append((
         "Python: flakery.next_id() no slower than uuid_utils.uuid7()",
         None if pn is None or uu is None else pn <= uu,
@@ -195,7 +202,7 @@ def bar_checks(r: dict[str, Any]) -> list[tuple[str, Optional[bool], str]]:
     out.append((
         "Python: ≥ 10× faster than snowflake-id",
         None if pn is None or sf is None else sf >= 10 * pn,
-        "not measured" if pn is None or sf is None else f"{pn:.1f} ns against {sf:.1f} ns ({sf / pn:.2f}×)",
+        "not measured" if pn is None or sf is None else f"{pn:.1f} ns against {sf:.1f} ns ({sf / pn:.2f}×){net}",
     ))
     ps = get(py.get("flakery-next_id"), "sustained", "ceiling_ratio")
     out.append((
@@ -237,14 +244,14 @@ def bar_checks(r: dict[str, Any]) -> list[tuple[str, Optional[bool], str]]:
 def svg_chart(r: dict[str, Any]) -> str:
     """Per-call time of every generator, one panel per language, on a log scale."""
     panels = [(n, r[n]) for n in ("rust", "python", "node") if r.get(n) and r[n].get("generators")]
-    row_h, label_w, plot_w, pad = 22, 250, 560, 14
+    row_h, label_w, plot_w, pad = 22, 250, 600, 14
     lo, hi = 1.0, 10_000.0
     height = 70 + sum(40 + row_h * len(p["generators"]) for _, p in panels)
     width = label_w + plot_w + 130
     x = lambda v: label_w + plot_w * (math.log10(max(v, lo)) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
     esc = lambda s: s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     meta = r.get("meta", {})
-    sub = f"{meta.get('date', '')}, {meta.get('cpu', '')}, load average {meta.get('load_before', ['?'])[0]} before the run"
+    sub = f"{meta.get('date', '')}, {meta.get('cpu', '')}, load average {meta.get('load_before', ['?'])[0]} before the run; orange: flakery; (N×): the peer's time over flakery's"
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="12">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
@@ -312,6 +319,16 @@ def main(argv: list[str]) -> int:
             md += language_table(lang, r[lang], lock)
         else:
             md += [f"**{TITLES[lang]}**: not run.", ""]
+    md += ["<details><summary>How each generator was configured</summary>", "",
+           "| language | generator | configuration | layout | ceiling, IDs/s | note |", "|---|---|---|---|--:|---|"]
+    for lang in ("rust", "python", "node"):
+        for g in (r.get(lang) or {}).get("generators", []):
+            ceiling = g.get("ceiling_per_s")
+            md.append("| " + " | ".join([
+                TITLES[lang], g["name"], f"`{g['config']}`".replace("|", "\\|"), g.get("layout", "").replace("|", "\\|"),
+                f"{ceiling:,.0f}" if ceiling else "none", (g.get("note") or "").replace("|", "\\|"),
+            ]) + " |")
+    md += ["", "</details>", ""]
     md += ["**The bar**", "", "| bar | | figure |", "|---|---|---|"]
     for b, m, f in bar:
         md.append(f"| {b} | {'met' if m else 'missed' if m is False else 'not measured'} | {f} |")
