@@ -145,6 +145,19 @@ function peers(skipped) {
   return out
 }
 
+// Peak RSS of this process's memory: VmHWM where Linux has it. Not maxRSS first: Linux carries
+// ru_maxrss across execve from the process that forked, so a fresh child would start with its
+// parent's peak.
+function maxRssBytes() {
+  try {
+    const m = /^VmHWM:\s+(\d+) kB/m.exec(require('node:fs').readFileSync('/proc/self/status', 'utf8'))
+    if (m) return Number(m[1]) * 1024
+  } catch (e) {
+    // not Linux
+  }
+  return process.resourceUsage().maxRSS * 1024
+}
+
 const nowMs = () => Date.now()
 function waitForMs() {
   const m = Date.now()
@@ -233,12 +246,12 @@ function childBatch(key, n, repeat) {
   for (let i = 0; i < 10; i++) f()
   if (global.gc) global.gc()
   // The first batch gives the memory figure (one batch alive); the others only time.
-  const rssBefore = process.resourceUsage().maxRSS * 1024
+  const rssBefore = maxRssBytes()
   let t0 = process.hrtime.bigint()
   let batch = make()
   let best = Number(process.hrtime.bigint() - t0) / 1e6
   const clockAfter = nowMs()
-  const growth = Math.max(0, process.resourceUsage().maxRSS * 1024 - rssBefore)
+  const growth = Math.max(0, maxRssBytes() - rssBefore)
   const first = batch
   for (let r = 1; r < repeat; r++) {
     batch = null

@@ -200,6 +200,16 @@ def wait_for_tick(tick_ms: int) -> None:
 
 
 def max_rss_bytes() -> int:
+    """Peak RSS of this process's memory: VmHWM where Linux has it. Not ru_maxrss first: Linux
+    carries that across execve from the process that forked, so a fresh child would start with
+    its parent's peak."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 

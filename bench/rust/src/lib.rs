@@ -56,8 +56,20 @@ pub fn time_in_bursts<T>(
     total
 }
 
-/// Peak resident set size of this process so far, in bytes (`getrusage`).
+/// Peak resident set size of this process's memory so far, in bytes: `VmHWM` of
+/// `/proc/self/status` where there is one, else `getrusage`'s `ru_maxrss`. Not `ru_maxrss` first:
+/// Linux carries it across `execve` from the memory of the process that forked, so a fresh
+/// child would start with its parent's peak.
 pub fn max_rss_bytes() -> u64 {
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
+        if let Some(kb) = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        {
+            return kb * 1024;
+        }
+    }
     // SAFETY: an all-zero rusage is a valid value to be overwritten, and the pointer is valid.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: RUSAGE_SELF with a valid, writable rusage.
