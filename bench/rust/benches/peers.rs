@@ -88,6 +88,32 @@ struct Meta {
 const TWITTER_CEILING: Option<f64> = Some(4_096_000.0);
 const TWITTER_LAYOUT: &str = "time 41 | datacenter 5 | worker 5 | sequence 12, 1 ms";
 
+/// A generator with 1 ms ticks: bursts of 1,000 after a 1 ms boundary, Twitter's ceiling of
+/// 4,096,000 IDs a second unless the caller sets another.
+const fn ms_meta(
+    key: &'static str,
+    name: &'static str,
+    library: &'static str,
+    config: &'static str,
+    layout: &'static str,
+    note: &'static str,
+) -> Meta {
+    Meta {
+        key,
+        name,
+        library,
+        config,
+        layout,
+        ceiling_per_s: TWITTER_CEILING,
+        tick_ms: 1,
+        burst: 1000,
+        batch_cap: None,
+        threads_note: None,
+        note: Some(note),
+        flakery: false,
+    }
+}
+
 fn twitter_ms(id: u128) -> i64 {
     ((id as u64 >> 22) as i64) + TWITTER_EPOCH_MS
 }
@@ -121,15 +147,6 @@ trait Peer {
     fn ts(id: u128) -> i64;
 }
 
-fn twitter_generator(policy: SequencePolicy) -> Generator {
-    Generator::builder()
-        .worker_id(1)
-        .sequence_policy(policy)
-        .max_borrow_ms(24 * 3_600_000)
-        .build()
-        .expect("flakery generator")
-}
-
 /// Collects a batch with a loop, for libraries that have no batch call.
 fn loop_batch<T>(n: usize, mut f: impl FnMut() -> T) -> Vec<T> {
     let mut ids = Vec::with_capacity(n);
@@ -139,30 +156,55 @@ fn loop_batch<T>(n: usize, mut f: impl FnMut() -> T) -> Vec<T> {
     ids
 }
 
-struct FlakeryBorrow;
-impl Peer for FlakeryBorrow {
-    const META: Meta = Meta {
-        key: "flakery-borrow",
-        name: "flakery (borrow)",
-        library: "flakery",
-        config: "Generator::builder().worker_id(1).sequence_policy(Borrow).max_borrow_ms(86_400_000); batch: next_ids(n)",
-        layout: TWITTER_LAYOUT,
-        ceiling_per_s: TWITTER_CEILING,
-        tick_ms: 1,
-        burst: 1000,
-        batch_cap: None,
-        threads_note: None,
-        note: Some("borrow: when a millisecond's 4,096 sequence numbers are used up it takes the next millisecond's, up to max_borrow_ms ahead of the clock"),
-        flakery: true,
+/// flakery on the `twitter` layout, worker 1: `Flakery<true>` in borrow mode (24 hours of
+/// borrowing), `Flakery<false>` in wait mode (the default policy).
+struct Flakery<const BORROW: bool>;
+type FlakeryBorrow = Flakery<true>;
+type FlakeryWait = Flakery<false>;
+
+impl<const BORROW: bool> Peer for Flakery<BORROW> {
+    const META: Meta = if BORROW {
+        Meta {
+            flakery: true,
+            ..ms_meta(
+                "flakery-borrow",
+                "flakery (borrow)",
+                "flakery",
+                "Generator::builder().worker_id(1).sequence_policy(Borrow).max_borrow_ms(86_400_000); batch: next_ids(n)",
+                TWITTER_LAYOUT,
+                "borrow: when a millisecond's 4,096 sequence numbers are used up it takes the next millisecond's, up to max_borrow_ms ahead of the clock",
+            )
+        }
+    } else {
+        Meta {
+            flakery: true,
+            ..ms_meta(
+                "flakery-wait",
+                "flakery (wait)",
+                "flakery",
+                "Generator::builder().worker_id(1).build() (sequence_policy Wait, the default); batch: next_ids(n)",
+                TWITTER_LAYOUT,
+                "wait: when a millisecond's 4,096 sequence numbers are used up it waits for the next millisecond",
+            )
+        }
     };
     type Gen = Generator;
     type Shared = Generator;
     fn make() -> Generator {
-        twitter_generator(SequencePolicy::Borrow)
+        Generator::builder()
+            .worker_id(1)
+            .sequence_policy(if BORROW {
+                SequencePolicy::Borrow
+            } else {
+                SequencePolicy::Wait
+            })
+            .max_borrow_ms(24 * 3_600_000)
+            .build()
+            .expect("flakery generator")
     }
     #[inline(always)]
     fn next(g: &mut Generator) -> u128 {
-        g.next_id().expect("next_id") as u128
+        Self::next_shared(g)
     }
     type Batch = Vec<i64>;
     fn batch(g: &mut Generator, n: usize) -> Vec<i64> {
@@ -174,49 +216,7 @@ impl Peer for FlakeryBorrow {
     fn make_shared() -> Option<Generator> {
         Some(Self::make())
     }
-    fn next_shared(g: &Generator) -> u128 {
-        g.next_id().expect("next_id") as u128
-    }
-    fn ts(id: u128) -> i64 {
-        twitter_ms(id)
-    }
-}
-
-struct FlakeryWait;
-impl Peer for FlakeryWait {
-    const META: Meta = Meta {
-        key: "flakery-wait",
-        name: "flakery (wait)",
-        library: "flakery",
-        config: "Generator::builder().worker_id(1).build() (sequence_policy Wait, the default); batch: next_ids(n)",
-        layout: TWITTER_LAYOUT,
-        ceiling_per_s: TWITTER_CEILING,
-        tick_ms: 1,
-        burst: 1000,
-        batch_cap: None,
-        threads_note: None,
-        note: Some("wait: when a millisecond's 4,096 sequence numbers are used up it waits for the next millisecond"),
-        flakery: true,
-    };
-    type Gen = Generator;
-    type Shared = Generator;
-    fn make() -> Generator {
-        twitter_generator(SequencePolicy::Wait)
-    }
     #[inline(always)]
-    fn next(g: &mut Generator) -> u128 {
-        g.next_id().expect("next_id") as u128
-    }
-    type Batch = Vec<i64>;
-    fn batch(g: &mut Generator, n: usize) -> Vec<i64> {
-        FlakeryBorrow::batch(g, n)
-    }
-    fn ids(batch: Vec<i64>) -> Vec<u128> {
-        FlakeryBorrow::ids(batch)
-    }
-    fn make_shared() -> Option<Generator> {
-        Some(Self::make())
-    }
     fn next_shared(g: &Generator) -> u128 {
         g.next_id().expect("next_id") as u128
     }
@@ -231,20 +231,14 @@ fn twitter_epoch() -> std::time::SystemTime {
 
 struct Snowflaked;
 impl Peer for Snowflaked {
-    const META: Meta = Meta {
-        key: "snowflaked",
-        name: "snowflaked (sync)",
-        library: "snowflaked",
-        config: "snowflaked::sync::Generator::builder().instance(1).epoch(Twitter's).build(); generate::<u64>()",
-        layout: "time 41 | instance 10 | sequence 12, 1 ms",
-        ceiling_per_s: TWITTER_CEILING,
-        tick_ms: 1,
-        burst: 1000,
-        batch_cap: None,
-        threads_note: None,
-        note: Some("spins to the next millisecond when the sequence runs out"),
-        flakery: false,
-    };
+    const META: Meta = ms_meta(
+        "snowflaked",
+            "snowflaked (sync)",
+            "snowflaked",
+            "snowflaked::sync::Generator::builder().instance(1).epoch(Twitter's).build(); generate::<u64>()",
+            "time 41 | instance 10 | sequence 12, 1 ms",
+            "spins to the next millisecond when the sequence runs out",
+    );
     type Gen = snowflaked::sync::Generator;
     type Shared = snowflaked::sync::Generator;
     fn make() -> Self::Gen {
@@ -278,18 +272,15 @@ impl Peer for Snowflaked {
 struct RsSnowflake;
 impl Peer for RsSnowflake {
     const META: Meta = Meta {
-        key: "rs-snowflake",
-        name: "rs-snowflake",
-        library: "rs-snowflake",
-        config: "SnowflakeIdGenerator::with_epoch(0, 1, Twitter's); real_time_generate() (&mut self; two threads share it in a Mutex)",
-        layout: "time 42 | machine 5 | node 5 | sequence 12, 1 ms",
-        ceiling_per_s: TWITTER_CEILING,
-        tick_ms: 1,
-        burst: 1000,
-        batch_cap: None,
         threads_note: Some("not thread-safe (&mut self): shared in a std Mutex"),
-        note: Some("real_time_generate reads the clock on every call and spins when the sequence runs out"),
-        flakery: false,
+        ..ms_meta(
+            "rs-snowflake",
+            "rs-snowflake",
+            "rs-snowflake",
+            "SnowflakeIdGenerator::with_epoch(0, 1, Twitter's); real_time_generate() (&mut self; two threads share it in a Mutex)",
+            "time 42 | machine 5 | node 5 | sequence 12, 1 ms",
+            "real_time_generate reads the clock on every call and spins when the sequence runs out",
+        )
     };
     type Gen = snowflake::SnowflakeIdGenerator;
     type Shared = Mutex<snowflake::SnowflakeIdGenerator>;
@@ -325,20 +316,14 @@ type FerroidGen = ferroid::generator::AtomicSnowflakeGenerator<
 
 struct Ferroid;
 impl Peer for Ferroid {
-    const META: Meta = Meta {
-        key: "ferroid",
-        name: "ferroid (atomic)",
-        library: "ferroid",
-        config: "AtomicSnowflakeGenerator<SnowflakeTwitterId, _>::new(1, MonotonicClock::<1>::with_epoch(TWITTER_EPOCH)); next_id(|_| spin_loop())",
-        layout: TWITTER_LAYOUT,
-        ceiling_per_s: TWITTER_CEILING,
-        tick_ms: 1,
-        burst: 1000,
-        batch_cap: None,
-        threads_note: None,
-        note: Some("its clock is a background thread that stores the time in an atomic every millisecond, so a call reads no clock"),
-        flakery: false,
-    };
+    const META: Meta = ms_meta(
+        "ferroid",
+            "ferroid (atomic)",
+            "ferroid",
+            "AtomicSnowflakeGenerator<SnowflakeTwitterId, _>::new(1, MonotonicClock::<1>::with_epoch(TWITTER_EPOCH)); next_id(|_| spin_loop())",
+            TWITTER_LAYOUT,
+            "its clock is a background thread that stores the time in an atomic every millisecond, so a call reads no clock",
+    );
     type Gen = FerroidGen;
     type Shared = FerroidGen;
     fn make() -> FerroidGen {
@@ -418,18 +403,15 @@ impl Peer for Sonyflake {
 struct UuidV7;
 impl Peer for UuidV7 {
     const META: Meta = Meta {
-        key: "uuid-v7",
-        name: "uuid (v7)",
-        library: "uuid",
-        config: "Uuid::now_v7() (features [\"v7\"])",
-        layout: "UUIDv7, 128 bits: ms timestamp 48 | counter and random",
         ceiling_per_s: None,
-        tick_ms: 1,
-        burst: 1000,
-        batch_cap: None,
-        threads_note: None,
-        note: Some("128-bit IDs, not 64"),
-        flakery: false,
+        ..ms_meta(
+            "uuid-v7",
+            "uuid (v7)",
+            "uuid",
+            "Uuid::now_v7() (features [\"v7\"])",
+            "UUIDv7, 128 bits: ms timestamp 48 | counter and random",
+            "128-bit IDs, not 64",
+        )
     };
     type Gen = ();
     type Shared = ();
@@ -459,18 +441,15 @@ impl Peer for UuidV7 {
 struct Ulid;
 impl Peer for Ulid {
     const META: Meta = Meta {
-        key: "ulid",
-        name: "ulid",
-        library: "ulid",
-        config: "Ulid::generate()",
-        layout: "ULID, 128 bits: ms timestamp 48 | random 80",
         ceiling_per_s: None,
-        tick_ms: 1,
-        burst: 1000,
-        batch_cap: None,
-        threads_note: None,
-        note: Some("128-bit IDs, random within a millisecond: not ordered within a millisecond"),
-        flakery: false,
+        ..ms_meta(
+            "ulid",
+            "ulid",
+            "ulid",
+            "Ulid::generate()",
+            "ULID, 128 bits: ms timestamp 48 | random 80",
+            "128-bit IDs, random within a millisecond: not ordered within a millisecond",
+        )
     };
     type Gen = ();
     type Shared = ();
