@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The benchmark harness in its smoke mode: every language, tiny counts, a few seconds of
+# running once built. CI runs it (tests/run.sh) so the harness cannot rot; it asserts that
+# every part ran and produced its figures and checks, never a timing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash bench/run.sh --smoke
+python3 - bench/results/tmp/smoke/raw <<'PY'
+import json, os, sys
+raw = sys.argv[1]
+passed, failed = 0, []
+def check(name, ok, why=""):
+    global passed
+    if ok:
+        passed += 1
+    else:
+        failed.append(f"{name}: {why}")
+for lang in ("rust", "python", "node"):
+    try:
+        d = json.load(open(os.path.join(raw, f"{lang}.json")))
+    except (OSError, ValueError) as e:
+        check(lang, False, f"no results ({e})")
+        continue
+    gens = d.get("generators", [])
+    check(f"{lang} generators", len(gens) >= 5, f"only {len(gens)}")
+    check(f"{lang} flakery", any(g.get("flakery") for g in gens) or lang == "node" and not os.path.exists("package.json"), "no flakery row")
+    for g in gens:
+        for part in ("per_call", "sustained", "batch"):
+            v = g.get(part) or {}
+            check(f"{lang} {g['key']} {part}", isinstance(v, dict) and not v.get("error") and (v.get("ns") or v.get("ids_per_s") or v.get("ms")), str(v.get("error", v))[:300])
+        if g.get("flakery"):
+            for part in ("batch", "threads"):
+                v = g.get(part)
+                if isinstance(v, dict):
+                    check(f"{lang} {g['key']} {part} unique", v.get("duplicates") == 0, f"{v.get('duplicates')} duplicates")
+c = json.load(open(os.path.join(raw, "c.json")))
+check("c", "skipped" in c or c.get("tight_borrow", {}).get("ns", 0) > 0, str(c))
+for f in failed:
+    print("FAIL:", f)
+print(f"bench smoke: {passed} passed, {len(failed)} failed")
+sys.exit(1 if failed else 0)
+PY
