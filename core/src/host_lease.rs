@@ -105,14 +105,6 @@ impl HostLease {
         ))
     }
 
-    pub fn index(&self) -> u64 {
-        self.index
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     fn lock_state(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -33,11 +33,6 @@ impl NodeSource {
             NodeSource::HostLease => "host_lease",
         }
     }
-
-    /// Whether the identity is leased (and so can be leased anew after a fork).
-    pub const fn is_leased(self) -> bool {
-        matches!(self, NodeSource::ZooKeeper | NodeSource::HostLease)
-    }
 }
 
 impl fmt::Display for NodeSource {

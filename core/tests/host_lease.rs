@@ -2,12 +2,13 @@
 //! processes (FLAKERY_TEST_ROLE selects what a child does), so every process here is real.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
 use flakery::host_lease::HostLease;
 use flakery::{decode, ErrorCode, FakeClock, Generator, Layout, NodeSource, Options};
 
-const ROLE: &str = "FLAKERY_TEST_ROLE";
+mod common;
+use common::ROLE;
 
 fn temp_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("flakery-test-{name}-{}", std::process::id()));
@@ -36,18 +37,8 @@ impl Holder {
 // The child is waited for in Holder::finish (or killed and waited for by the test).
 #[allow(clippy::zombie_processes)]
 fn spawn_holder(dir: &std::path::Path) -> Holder {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "child_entry_point",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(ROLE, "holder")
+    let mut child = common::rerun_as("holder")
         .env("FLAKERY_LEASE_DIR", dir)
-        .env_remove("FLAKERY_WORKER_ID")
-        .env_remove("FLAKERY_DATACENTER_ID")
-        .env_remove("FLAKERY_ZOOKEEPER")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -220,11 +211,7 @@ fn fork_child_role() {
     let leased = Generator::new(Options::default()).unwrap();
     let fixed = Generator::builder().worker_id(3).build().unwrap();
     let parent_ids = leased.next_ids(100).unwrap();
-    let mut fds = [0; 2];
-    // SAFETY: plain pipe and fork in a single-threaded process.
-    unsafe { libc::pipe(fds.as_mut_ptr()) };
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
+    let report = common::in_forked_child(|| {
         let child_ids = leased.next_ids(100);
         let fixed_result = fixed.next_id();
         let report = format!(
@@ -238,16 +225,8 @@ fn fork_child_role() {
                 .err()
                 .map_or("none".into(), |e| e.code().to_string()),
         );
-        unsafe {
-            libc::write(fds[1], report.as_ptr().cast(), report.len());
-            libc::_exit(0);
-        }
-    }
-    unsafe { libc::close(fds[1]) };
-    let mut buf = vec![0u8; 256];
-    let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
-    unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
-    let report = String::from_utf8_lossy(&buf[..n.max(0) as usize]).to_string();
+        report
+    });
     let after = leased.next_id().unwrap();
     println!(
         "FORK parent_worker={} parent_last={} parent_after={} child={} dir={}",
@@ -262,17 +241,8 @@ fn fork_child_role() {
 #[test]
 fn a_forked_child_leases_a_new_id_and_a_fixed_one_refuses() {
     let dir = temp_dir("fork");
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "child_entry_point",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(ROLE, "forker")
+    let output = common::rerun_as("forker")
         .env("FLAKERY_LEASE_DIR", &dir)
-        .env_remove("FLAKERY_WORKER_ID")
-        .env_remove("FLAKERY_ZOOKEEPER")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -320,18 +290,8 @@ fn a_forked_child_leases_a_new_id_and_a_fixed_one_refuses() {
 #[test]
 fn the_default_generator_gives_its_lease_back_at_exit() {
     let dir = temp_dir("atexit");
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "child_entry_point",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(ROLE, "default-user")
+    let output = common::rerun_as("default-user")
         .env("FLAKERY_LEASE_DIR", &dir)
-        .env_remove("FLAKERY_WORKER_ID")
-        .env_remove("FLAKERY_DATACENTER_ID")
-        .env_remove("FLAKERY_ZOOKEEPER")
         .output()
         .unwrap();
     assert!(output.status.success());

@@ -127,10 +127,20 @@ proptest! {
     }
 
     #[test]
-    fn garbage_is_rejected_as_invalid_layout(spec in "[a-z0-9:,;=_ -]{0,40}") {
-        if let Err(e) = Layout::parse(&spec) {
-            prop_assert_eq!(e.code(), ErrorCode::InvalidLayout);
-            prop_assert!(!e.message().is_empty());
+    fn junk_is_rejected_and_whatever_is_accepted_round_trips(spec in "[a-z0-9:,;=_ -]{0,40}") {
+        match Layout::parse(&spec) {
+            Err(e) => {
+                prop_assert_eq!(e.code(), ErrorCode::InvalidLayout);
+                prop_assert!(!e.message().is_empty());
+            }
+            Ok(layout) => {
+                prop_assert_eq!(Layout::parse(&layout.to_string()).unwrap(), layout);
+            }
+        }
+        // Without a field list the head must name a preset.
+        let head = spec.split(';').next().unwrap_or("").trim();
+        if !head.contains(':') && !flakery::layout::preset_names().contains(&head) {
+            prop_assert!(Layout::parse(&spec).is_err(), "accepted {spec:?}");
         }
     }
 

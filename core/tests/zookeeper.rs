@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use flakery::zookeeper_lease::ZooKeeperLease;
 use flakery::{decode, ErrorCode, FakeClock, Generator, Layout, NodeSource, Options};
 
-const ROLE: &str = "FLAKERY_TEST_ROLE";
+mod common;
+use common::ROLE;
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -165,21 +166,11 @@ fn assert_distinct(ids: &[i64], what: &str) {
 // Child processes
 
 fn child_command(role: &str, server: &Server, namespace: &str, timeout_ms: u64) -> Command {
-    let mut command = Command::new(std::env::current_exe().unwrap());
+    let mut command = common::rerun_as(role);
     command
-        .args([
-            "--exact",
-            "child_entry_point",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(ROLE, role)
         .env("FLAKERY_ZOOKEEPER", &server.connect)
         .env("FLAKERY_NAMESPACE", namespace)
-        .env("FLAKERY_SESSION_TIMEOUT_MS", timeout_ms.to_string())
-        .env_remove("FLAKERY_WORKER_ID")
-        .env_remove("FLAKERY_DATACENTER_ID")
-        .env_remove("FLAKERY_LAYOUT");
+        .env("FLAKERY_SESSION_TIMEOUT_MS", timeout_ms.to_string());
     command
 }
 
@@ -239,27 +230,14 @@ fn streamer_role() {
 fn forker_role() {
     let leased = Generator::new(Options::default()).unwrap();
     let parent_ids = leased.next_ids(100).unwrap();
-    let mut fds = [0; 2];
-    // SAFETY: a pipe and fork from this thread; the child uses only what it makes itself (the
-    // generator leases anew in the child, and never touches the parent's client).
-    unsafe { libc::pipe(fds.as_mut_ptr()) };
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
+    let report = common::in_forked_child(|| {
         let report = match leased.next_ids(100) {
             Ok(ids) => format!("{} {} {}\n", leased.worker_id(), ids[0], ids[99]),
             Err(err) => format!("error {}\n", err.code()),
         };
         leased.close(); // gives the child's own lease back
-        unsafe {
-            libc::write(fds[1], report.as_ptr().cast(), report.len());
-            libc::_exit(0);
-        }
-    }
-    unsafe { libc::close(fds[1]) };
-    let mut buf = vec![0u8; 256];
-    let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
-    unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
-    let report = String::from_utf8_lossy(&buf[..n.max(0) as usize]).to_string();
+        report
+    });
     let after = leased.next_id().unwrap();
     // Past the session timeout: the parent's session lives on without the child.
     let timeout: u64 = std::env::var("FLAKERY_SESSION_TIMEOUT_MS")
