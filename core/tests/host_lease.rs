@@ -37,12 +37,12 @@ impl Holder {
 // The child is waited for in Holder::finish (or killed and waited for by the test).
 #[allow(clippy::zombie_processes)]
 fn spawn_holder(dir: &std::path::Path) -> Holder {
-    let mut child = common::rerun_as("holder")
-        .env("FLAKERY_LEASE_DIR", dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = common::spawn(
+        common::rerun_as("holder")
+            .env("FLAKERY_LEASE_DIR", dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped()),
+    );
     let mut line = String::new();
     let mut reader = BufReader::new(child.stdout.take().unwrap());
     loop {
@@ -125,6 +125,7 @@ fn sixteen_processes_get_sixteen_node_ids_and_a_killed_holders_id_is_reused() {
 #[test]
 fn two_generators_in_one_process_hold_different_ids() {
     let dir = temp_dir("inprocess");
+    let _no_spawns = common::no_spawns();
     let options = Options {
         lease_dir: Some(dir.clone()),
         ..Options::default()
@@ -241,10 +242,7 @@ fn fork_child_role() {
 #[test]
 fn a_forked_child_leases_a_new_id_and_a_fixed_one_refuses() {
     let dir = temp_dir("fork");
-    let output = common::rerun_as("forker")
-        .env("FLAKERY_LEASE_DIR", &dir)
-        .output()
-        .unwrap();
+    let output = common::output(common::rerun_as("forker").env("FLAKERY_LEASE_DIR", &dir));
     let stdout = String::from_utf8_lossy(&output.stdout);
     let line = stdout
         .lines()
@@ -290,10 +288,7 @@ fn a_forked_child_leases_a_new_id_and_a_fixed_one_refuses() {
 #[test]
 fn the_default_generator_gives_its_lease_back_at_exit() {
     let dir = temp_dir("atexit");
-    let output = common::rerun_as("default-user")
-        .env("FLAKERY_LEASE_DIR", &dir)
-        .output()
-        .unwrap();
+    let output = common::output(common::rerun_as("default-user").env("FLAKERY_LEASE_DIR", &dir));
     assert!(output.status.success());
     let stdout = String::from_utf8_lossy(&output.stdout);
     let id: i64 = stdout

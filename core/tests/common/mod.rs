@@ -1,7 +1,8 @@
 //! Plumbing shared by the tests that need real processes: the test binary runs itself again
 //! as a child (FLAKERY_TEST_ROLE says what the child does), and forks.
 
-use std::process::Command;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
 
 pub const ROLE: &str = "FLAKERY_TEST_ROLE";
 
@@ -29,6 +30,30 @@ pub fn rerun_as(role: &str) -> Command {
         command.env_remove(name);
     }
     command
+}
+
+/// A child being spawned holds a copy of every descriptor of ours, host-lease locks included,
+/// until it execs; a lease closed in that window is not free yet. Tests that assert a closed
+/// lease is free at once hold this lock, and spawns take it, so the two never overlap.
+static SPAWNING: Mutex<()> = Mutex::new(());
+
+#[allow(dead_code)]
+pub fn no_spawns() -> MutexGuard<'static, ()> {
+    SPAWNING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `command.spawn()`, never while a test holds `no_spawns`.
+#[allow(dead_code)] // not every test binary spawns
+pub fn spawn(command: &mut Command) -> Child {
+    let _guard = no_spawns();
+    command.spawn().unwrap()
+}
+
+/// `command.output()`, but only the spawn waits for `no_spawns`.
+#[allow(dead_code)] // not every test binary runs children to completion
+pub fn output(command: &mut Command) -> Output {
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    spawn(command).wait_with_output().unwrap()
 }
 
 /// Forks; the child runs `child` and its text comes back through a pipe. Call it only from a
