@@ -16,17 +16,10 @@ node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)' \
 ensure_cargo
 
 echo "--- npm ci (installs @napi-rs/cli and typescript; the install script builds the addon)"
-# npm ci insists that package-lock.json list every optional platform package of
-# @napi-rs/cli's dependencies; a registry that serves only this platform's cannot give a
-# complete lockfile, and then npm ci refuses before it changes anything. npm install, which
-# follows the same lockfile, is the fallback.
-ci_log="$(mktemp)"
-if ! npm ci --no-audit --no-fund --loglevel=error 2>"$ci_log"; then
-  grep -v '^npm warn' "$ci_log" | sed -n '1,6p' >&2 || true
-  echo "npm ci refused (above); installing from the same lockfile with npm install instead"
-  npm install --no-audit --no-fund --loglevel=error
-fi
-rm -f "$ci_log"
+# package.json pins three of @napi-rs/cli's dependencies (overrides) to the newest versions
+# whose every optional platform package the registry serves, so that the lockfile is complete
+# and npm ci installs exactly it.
+npm ci --no-audit --no-fund --loglevel=error
 node -e 'require("flakery").nextId()' # the addon loads
 
 # tests/node/zookeeper.test.mjs runs against a real ZooKeeper (Debian's package).
