@@ -243,29 +243,10 @@ fn fork_child_role() {
 fn a_forked_child_leases_a_new_id_and_a_fixed_one_refuses() {
     let dir = temp_dir("fork");
     let output = common::output(common::rerun_as("forker").env("FLAKERY_LEASE_DIR", &dir));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let line = stdout
-        .lines()
-        .find_map(|l| l.split_once("FORK ").map(|(_, rest)| rest))
-        .unwrap_or_else(|| {
-            panic!(
-                "no report: {stdout} {}",
-                String::from_utf8_lossy(&output.stderr)
-            )
-        });
-    let field = |key: &str| -> String {
-        line.split_whitespace()
-            .find_map(|kv| kv.strip_prefix(&format!("{key}=")))
-            .unwrap()
-            .to_string()
-    };
+    let line = common::report(&output, "FORK");
+    let field = |key: &str| common::field(&line, key);
     let parent_worker: u64 = field("parent_worker").parse().unwrap();
-    let child: Vec<&str> = line
-        .split("child=")
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .collect();
+    let child = common::child_words(&line);
     let child_worker: u64 = child[0].parse().unwrap();
     assert_ne!(child_worker, parent_worker, "{line}");
     let child_first: i64 = child[1].parse().unwrap();
@@ -290,14 +271,7 @@ fn the_default_generator_gives_its_lease_back_at_exit() {
     let dir = temp_dir("atexit");
     let output = common::output(common::rerun_as("default-user").env("FLAKERY_LEASE_DIR", &dir));
     assert!(output.status.success());
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let id: i64 = stdout
-        .lines()
-        .find_map(|l| {
-            l.split_once("DEFAULT ")
-                .map(|(_, id)| id.trim().parse().unwrap())
-        })
-        .unwrap();
+    let id: i64 = common::report(&output, "DEFAULT").trim().parse().unwrap();
     let used_ms = decode(id, &Layout::twitter()).unwrap().timestamp_ms;
     // Released with the time really used, not the look-ahead: the next process need not wait.
     let mark: i64 = std::fs::read_to_string(dir.join("default/node-0"))

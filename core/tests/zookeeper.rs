@@ -738,29 +738,9 @@ fn a_forked_child_leases_a_new_node_id() {
     let output = child_command("forker", &server, "fork", 2000)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let line = stdout
-        .lines()
-        .find_map(|l| l.split_once("FORK ").map(|(_, rest)| rest.to_string()))
-        .unwrap_or_else(|| {
-            panic!(
-                "no report: {stdout} {}",
-                String::from_utf8_lossy(&output.stderr)
-            )
-        });
-    let field = |key: &str| -> i64 {
-        line.split_whitespace()
-            .find_map(|kv| kv.strip_prefix(&format!("{key}=")))
-            .unwrap()
-            .parse()
-            .unwrap()
-    };
-    let child: Vec<&str> = line
-        .split("child=")
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .collect();
+    let line = common::report(&output, "FORK");
+    let field = |key: &str| -> i64 { common::field(&line, key).parse().unwrap() };
+    let child = common::child_words(&line);
     assert_ne!(child[0], "error", "{line}");
     let layout = Layout::twitter();
     let parent_worker = field("parent_worker") as u64;

@@ -79,3 +79,41 @@ pub fn in_forked_child(child: impl FnOnce() -> String) -> String {
     }
     String::from_utf8_lossy(&buf[..n.max(0) as usize]).into_owned()
 }
+
+/// The rest of the line after `tag ` in a child's output: its report. Panics with all the
+/// child printed when there is none.
+#[allow(dead_code)]
+pub fn report(output: &Output, tag: &str) -> String {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let prefix = format!("{tag} ");
+    stdout
+        .lines()
+        .find_map(|line| line.split_once(&prefix).map(|(_, rest)| rest.to_string()))
+        .unwrap_or_else(|| {
+            panic!(
+                "no {tag} report: {stdout} {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        })
+}
+
+/// The value of `key=value` in a report.
+#[allow(dead_code)]
+pub fn field<'a>(report: &'a str, key: &str) -> &'a str {
+    let prefix = format!("{key}=");
+    report
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no {key} in the report: {report}"))
+}
+
+/// The words after `child=` in a fork report: what the forked child saw.
+#[allow(dead_code)]
+pub fn child_words(report: &str) -> Vec<&str> {
+    report
+        .split_once("child=")
+        .unwrap_or_else(|| panic!("no child= in the report: {report}"))
+        .1
+        .split_whitespace()
+        .collect()
+}
