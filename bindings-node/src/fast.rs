@@ -17,6 +17,7 @@
 #![cfg_attr(test, allow(dead_code))]
 
 use std::ffi::{c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
 
@@ -29,8 +30,15 @@ use crate::{
     JsResult, PENDING,
 };
 
-/// Throws `result`'s error unless it is already pending; the value to return to JavaScript.
-fn finish(env: sys::napi_env, result: JsResult<sys::napi_value>) -> sys::napi_value {
+/// Runs a callback's body behind the panic boundary every FFI entry point has; throws its
+/// error unless one is already pending; the value to return to JavaScript.
+fn finish(env: sys::napi_env, body: impl FnOnce() -> JsResult<sys::napi_value>) -> sys::napi_value {
+    let result = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
+        Err(napi::Error::new(
+            "internal_error",
+            format!("flakery panicked: {}", panic_message(&payload)),
+        ))
+    });
     match result {
         Ok(value) => value,
         Err(error) => {
@@ -41,6 +49,14 @@ fn finish(env: sys::napi_env, result: JsResult<sys::napi_value>) -> sys::napi_va
             ptr::null_mut()
         }
     }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
 }
 
 fn id_value(env: sys::napi_env, id: flakery::Result<i64>) -> JsResult<sys::napi_value> {
@@ -84,69 +100,72 @@ unsafe extern "C" fn next_id(
     env: sys::napi_env,
     _info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    finish(env, id_value(env, flakery::next_id()))
+    finish(env, || id_value(env, flakery::next_id()))
 }
 
 unsafe extern "C" fn next_id_string(
     env: sys::napi_env,
     _info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    finish(
-        env,
+    finish(env, || {
         flakery::next_id()
             .map_err(generating_error)
-            .and_then(|id| new_id_string(env, id)),
-    )
+            .and_then(|id| new_id_string(env, id))
+    })
 }
 
 unsafe extern "C" fn next_ids(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let result = call_info(env, info, true).and_then(|call| {
-        let n = read_count(env, call.arg)?;
-        let generator = default_generator()?;
-        new_id_array(env, n, |ids| generator.fill(ids))
-    });
-    finish(env, result)
+    finish(env, || {
+        call_info(env, info, true).and_then(|call| {
+            let n = read_count(env, call.arg)?;
+            let generator = default_generator()?;
+            new_id_array(env, n, |ids| generator.fill(ids))
+        })
+    })
 }
 
 unsafe extern "C" fn generator_next_id(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let result = call_info(env, info, false).and_then(|call| {
-        // SAFETY: this callback is only ever made by `bind_methods`.
-        id_value(env, unsafe { bound(&call) }.next_id())
-    });
-    finish(env, result)
+    finish(env, || {
+        call_info(env, info, false).and_then(|call| {
+            // SAFETY: this callback is only ever made by `bind_methods`.
+            id_value(env, unsafe { bound(&call) }.next_id())
+        })
+    })
 }
 
 unsafe extern "C" fn generator_next_id_string(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let result = call_info(env, info, false).and_then(|call| {
-        // SAFETY: as above.
-        let id = unsafe { bound(&call) }
-            .next_id()
-            .map_err(generating_error)?;
-        new_id_string(env, id)
-    });
-    finish(env, result)
+    finish(env, || {
+        call_info(env, info, false).and_then(|call| {
+            // SAFETY: as above.
+            let id = unsafe { bound(&call) }
+                .next_id()
+                .map_err(generating_error)?;
+            new_id_string(env, id)
+        })
+    })
 }
 
 unsafe extern "C" fn generator_next_ids(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let result = call_info(env, info, true).and_then(|call| {
-        let n = read_count(env, call.arg)?;
-        // SAFETY: as above.
-        let generator = unsafe { bound(&call) };
-        new_id_array(env, n, |ids| generator.fill(ids))
-    });
-    finish(env, result)
+    finish(env, || {
+        call_info(env, info, true).and_then(|call| {
+            let n = read_count(env, call.arg)?;
+            // SAFETY: as above.
+            let generator = unsafe { bound(&call) };
+            new_id_array(env, n, |ids| generator.fill(ids))
+        })
+    })
 }
 
 type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
@@ -243,7 +262,9 @@ pub(crate) fn check_constructed(env: sys::napi_env, this: sys::napi_value) -> Js
 
 unsafe extern "C" fn release_generator(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
     // SAFETY: `data` is the `Arc::into_raw` of `bind_methods`, released once, here.
-    drop(unsafe { Arc::from_raw(data.cast::<flakery::Generator>().cast_const()) });
+    let generator = unsafe { Arc::from_raw(data.cast::<flakery::Generator>().cast_const()) };
+    // Dropping the last reference closes the generator: no panic may unwind into Node.
+    let _ = catch_unwind(AssertUnwindSafe(|| drop(generator)));
 }
 
 /// Gives a new `Generator` object its own `nextId`, `nextIdString` and `nextIds`, each a

@@ -419,18 +419,7 @@ fn read_bigint(
     what: &str,
     [negative, too_large]: [&str; 2],
 ) -> JsResult<u64> {
-    let mut lossless = false;
-    let bits = if signed {
-        let mut out = 0i64;
-        // SAFETY: value is a live bigint.
-        check(unsafe { sys::napi_get_value_bigint_int64(env, value, &mut out, &mut lossless) })?;
-        out as u64
-    } else {
-        let mut out = 0u64;
-        // SAFETY: value is a live bigint.
-        check(unsafe { sys::napi_get_value_bigint_uint64(env, value, &mut out, &mut lossless) })?;
-        out
-    };
+    let (bits, lossless) = bigint_bits(env, value, signed)?;
     if lossless {
         return Ok(bits);
     }
@@ -443,6 +432,23 @@ fn read_bigint(
         env,
         format!("{what} {} {why}", display(env, value)),
     ))
+}
+
+/// A bigint's low 64 bits (two's complement when `signed`) and whether they are all of it.
+fn bigint_bits(env: sys::napi_env, value: sys::napi_value, signed: bool) -> JsResult<(u64, bool)> {
+    let mut lossless = false;
+    let bits = if signed {
+        let mut out = 0i64;
+        // SAFETY: value is a live bigint.
+        check(unsafe { sys::napi_get_value_bigint_int64(env, value, &mut out, &mut lossless) })?;
+        out as u64
+    } else {
+        let mut out = 0u64;
+        // SAFETY: value is a live bigint.
+        check(unsafe { sys::napi_get_value_bigint_uint64(env, value, &mut out, &mut lossless) })?;
+        out
+    };
+    Ok((bits, lossless))
 }
 
 /// A number that is a safe integer (`Number.isSafeInteger`), or the `RangeError` that says
@@ -532,17 +538,11 @@ fn read_bool(env: sys::napi_env, value: sys::napi_value, what: &str) -> JsResult
 /// integer (above 2^53 a number may already be a different integer than the one meant).
 fn read_id(env: sys::napi_env, value: sys::napi_value) -> JsResult<i64> {
     match value_type(env, value)? {
-        ValueType::BigInt => read_bigint(
-            env,
-            value,
-            true,
-            "ID",
-            [
-                "is negative; IDs are non-negative 64-bit integers",
-                "is larger than the largest ID, 2^63-1",
-            ],
-        )
-        .map(|bits| bits as i64),
+        ValueType::BigInt => match bigint_bits(env, value, true)? {
+            (bits, true) if bits as i64 >= 0 => Ok(bits as i64),
+            // Out of range: the core's message, the one it gives for the ID as text.
+            _ => flakery::parse_id(&display(env, value)).or_throw(env),
+        },
         ValueType::String => flakery::parse_id(&get_string(env, value)?).or_throw(env),
         ValueType::Number => {
             let n = read_safe_integer(env, value, "ID", "the ID as a bigint or a decimal string")?;
@@ -755,35 +755,31 @@ fn default_generator() -> JsResult<&'static flakery::Generator> {
     flakery::default_generator().map_err(generating_error)
 }
 
-/// The error of a generating call: a plain `Error` with the contract's code. These calls take
-/// no `Env` (so that napi-rs gives them its fast zero-argument path), and so cannot throw a
-/// `RangeError`; their errors are not about arguments anyway (a bad `FLAKERY_*` variable,
-/// an exhausted layout, a clock step, a lost lease).
+/// The error of a generating call: a plain `Error` with the contract's code. Its causes are
+/// never an argument (a bad `FLAKERY_*` variable, an exhausted layout, a clock step, a lost
+/// lease), so it is never a `RangeError`.
 fn generating_error(error: flakery::Error) -> Fail {
     napi::Error::new(error.code().as_str(), error.message().to_string())
 }
 
+// The three module-level calls below declare the API for index.d.ts; when the module loads,
+// `fast::install_all` replaces them with plain Node-API callbacks that do the same.
+
 /// A new ID from the process-wide generator, which is made on first use from the `FLAKERY_*`
 /// environment and shared by every worker thread of the process.
-#[napi]
+#[napi(catch_unwind)]
 pub fn next_id() -> napi::Result<i64n, &'static str> {
-    match flakery::next_id() {
-        Ok(id) => Ok(i64n(id)),
-        Err(error) => Err(generating_error(error)),
-    }
+    flakery::next_id().map(i64n).map_err(generating_error)
 }
 
 /// A new ID from the process-wide generator, as a decimal string.
-#[napi(ts_return_type = "string")]
+#[napi(catch_unwind, ts_return_type = "string")]
 pub fn next_id_string() -> napi::Result<IdString, &'static str> {
-    match flakery::next_id() {
-        Ok(id) => Ok(IdString(id)),
-        Err(error) => Err(generating_error(error)),
-    }
+    flakery::next_id().map(IdString).map_err(generating_error)
 }
 
 /// `n` new IDs from the process-wide generator, in increasing order (`n` up to 2^24).
-#[napi(ts_args_type = "n: number", ts_return_type = "BigInt64Array")]
+#[napi(catch_unwind, ts_args_type = "n: number", ts_return_type = "BigInt64Array")]
 pub fn next_ids(env: Env, n: Unknown) -> napi::Result<Raw, &'static str> {
     let env = env.raw();
     let n = read_count(env, n.raw())?;
@@ -848,7 +844,7 @@ pub struct Generator {
 impl Generator {
     /// Options not given come from the `FLAKERY_*` environment, then the contract's defaults;
     /// an unconfigured generator leases its node ID (see the README).
-    #[napi(constructor, ts_args_type = "options?: GeneratorOptions")]
+    #[napi(catch_unwind, constructor, ts_args_type = "options?: GeneratorOptions")]
     pub fn new(env: Env, this: This, options: Unknown) -> napi::Result<Self, &'static str> {
         let env = env.raw();
         fast::check_constructed(env, this.raw())?;
@@ -859,19 +855,19 @@ impl Generator {
     }
 
     /// A new ID.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn next_id(&self) -> napi::Result<i64n, &'static str> {
         self.inner.next_id().map(i64n).map_err(generating_error)
     }
 
     /// A new ID as a decimal string.
-    #[napi(ts_return_type = "string")]
+    #[napi(catch_unwind, ts_return_type = "string")]
     pub fn next_id_string(&self) -> napi::Result<IdString, &'static str> {
         self.inner.next_id().map(IdString).map_err(generating_error)
     }
 
     /// `n` new IDs in increasing order (`n` up to 2^24).
-    #[napi(ts_args_type = "n: number", ts_return_type = "BigInt64Array")]
+    #[napi(catch_unwind, ts_args_type = "n: number", ts_return_type = "BigInt64Array")]
     pub fn next_ids(&self, env: Env, n: Unknown) -> napi::Result<Raw, &'static str> {
         let env = env.raw();
         let n = read_count(env, n.raw())?;
@@ -879,18 +875,18 @@ impl Generator {
     }
 
     /// The layout as its canonical spec string (a preset's name where it is one).
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn layout(&self) -> String {
         self.inner.layout().to_string()
     }
 
-    #[napi(getter, ts_return_type = "number")]
+    #[napi(catch_unwind, getter, ts_return_type = "number")]
     pub fn datacenter_id(&self, env: Env) -> napi::Result<Raw, &'static str> {
         let bits = self.inner.layout().datacenter().map_or(0, |s| s.bits);
         new_field_value(env.raw(), self.inner.datacenter_id(), bits).map(Raw)
     }
 
-    #[napi(getter, ts_return_type = "number")]
+    #[napi(catch_unwind, getter, ts_return_type = "number")]
     pub fn worker_id(&self, env: Env) -> napi::Result<Raw, &'static str> {
         let bits = self.inner.layout().worker().map_or(0, |s| s.bits);
         new_field_value(env.raw(), self.inner.worker_id(), bits).map(Raw)
@@ -899,6 +895,7 @@ impl Generator {
     /// Where the node ID came from: `explicit`, `environment`, `hostname`, `zookeeper` or
     /// `host_lease`.
     #[napi(
+        catch_unwind,
         getter,
         ts_return_type = "'explicit' | 'environment' | 'hostname' | 'zookeeper' | 'host_lease'"
     )]
@@ -907,13 +904,13 @@ impl Generator {
     }
 
     /// Whether `close()` was called.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn closed(&self) -> bool {
         self.inner.is_closed()
     }
 
     /// Releases the node ID lease now; every later call fails with `lease_lost`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn close(&self) {
         self.inner.close();
     }
@@ -931,6 +928,7 @@ fn layout_or_twitter(layout: Option<Layout>) -> Layout {
 /// Takes an ID apart. `id` is a `bigint`, a decimal string, or a `number` that is a safe
 /// integer; `options.layout` (or a spec string in its place) defaults to `twitter`.
 #[napi(
+    catch_unwind,
     ts_args_type = "id: bigint | string | number, options?: DecodeOptions | string",
     ts_return_type = "DecodedId"
 )]
@@ -987,7 +985,7 @@ const COMPOSE_KEYS: [&str; 6] = [
 
 /// Builds the ID that `decode` takes apart into these parts. `timestampMs` is rounded down to
 /// its tick; every other value must fit its field. `layout` defaults to `twitter`.
-#[napi(ts_args_type = "parts: ComposeOptions", ts_return_type = "bigint")]
+#[napi(catch_unwind, ts_args_type = "parts: ComposeOptions", ts_return_type = "bigint")]
 pub fn compose(env: Env, parts: Unknown) -> napi::Result<Raw, &'static str> {
     let env = env.raw();
     if value_type(env, parts.raw())? == ValueType::Undefined {
@@ -1063,7 +1061,7 @@ fn layout_info(
 }
 
 /// The presets of the contract, in its order, with their fields and capacity.
-#[napi(ts_return_type = "LayoutInfo[]")]
+#[napi(catch_unwind, ts_return_type = "LayoutInfo[]")]
 pub fn layouts(env: Env) -> napi::Result<Raw, &'static str> {
     let env = env.raw();
     let mut items = Vec::with_capacity(flakery::layout::PRESETS.len());
@@ -1077,7 +1075,7 @@ pub fn layouts(env: Env) -> napi::Result<Raw, &'static str> {
 /// Parses a layout spec (`'discord'`, `'twitter;epoch=2020-01-01T00:00:00Z'`,
 /// `'time:41,worker:10,sequence:12;epoch=1288834974657'`) and describes it; an invalid spec
 /// throws a `RangeError` with code `invalid_layout`.
-#[napi(ts_args_type = "spec: string", ts_return_type = "LayoutInfo")]
+#[napi(catch_unwind, ts_args_type = "spec: string", ts_return_type = "LayoutInfo")]
 pub fn layout_info_of(env: Env, spec: Unknown) -> napi::Result<Raw, &'static str> {
     let env = env.raw();
     let spec = read_string(env, spec.raw(), "spec")?;
