@@ -779,7 +779,11 @@ pub fn next_id_string() -> napi::Result<IdString, &'static str> {
 }
 
 /// `n` new IDs from the process-wide generator, in increasing order (`n` up to 2^24).
-#[napi(catch_unwind, ts_args_type = "n: number", ts_return_type = "BigInt64Array")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "n: number",
+    ts_return_type = "BigInt64Array"
+)]
 pub fn next_ids(env: Env, n: Unknown) -> napi::Result<Raw, &'static str> {
     let env = env.raw();
     let n = read_count(env, n.raw())?;
@@ -867,7 +871,11 @@ impl Generator {
     }
 
     /// `n` new IDs in increasing order (`n` up to 2^24).
-    #[napi(catch_unwind, ts_args_type = "n: number", ts_return_type = "BigInt64Array")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "n: number",
+        ts_return_type = "BigInt64Array"
+    )]
     pub fn next_ids(&self, env: Env, n: Unknown) -> napi::Result<Raw, &'static str> {
         let env = env.raw();
         let n = read_count(env, n.raw())?;
@@ -985,7 +993,11 @@ const COMPOSE_KEYS: [&str; 6] = [
 
 /// Builds the ID that `decode` takes apart into these parts. `timestampMs` is rounded down to
 /// its tick; every other value must fit its field. `layout` defaults to `twitter`.
-#[napi(catch_unwind, ts_args_type = "parts: ComposeOptions", ts_return_type = "bigint")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "parts: ComposeOptions",
+    ts_return_type = "bigint"
+)]
 pub fn compose(env: Env, parts: Unknown) -> napi::Result<Raw, &'static str> {
     let env = env.raw();
     if value_type(env, parts.raw())? == ValueType::Undefined {
@@ -1075,7 +1087,11 @@ pub fn layouts(env: Env) -> napi::Result<Raw, &'static str> {
 /// Parses a layout spec (`'discord'`, `'twitter;epoch=2020-01-01T00:00:00Z'`,
 /// `'time:41,worker:10,sequence:12;epoch=1288834974657'`) and describes it; an invalid spec
 /// throws a `RangeError` with code `invalid_layout`.
-#[napi(catch_unwind, ts_args_type = "spec: string", ts_return_type = "LayoutInfo")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "spec: string",
+    ts_return_type = "LayoutInfo"
+)]
 pub fn layout_info_of(env: Env, spec: Unknown) -> napi::Result<Raw, &'static str> {
     let env = env.raw();
     let spec = read_string(env, spec.raw(), "spec")?;

@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::layout::{FieldKind, Layout};
+use crate::node::NodeId;
 
 /// An ID taken apart. `fields` holds every field of the layout by name, in layout order, with
 /// its raw value (the time field in ticks since the epoch).
@@ -73,21 +74,14 @@ pub fn decode(id: i64, layout: &Layout) -> Result<Decoded> {
 /// Builds the ID `decode` would take apart into `parts`. The timestamp is rounded down to its
 /// tick, as generation does; every other value must fit its field exactly.
 pub fn compose(parts: &Parts, layout: &Layout) -> Result<i64> {
-    for (name, _) in &parts.fields {
-        match layout.field(name) {
-            Some(f) if f.kind == FieldKind::Constant => {}
-            Some(_) => {
-                return Err(Error::invalid_argument(format!(
-                    "'{name}' is not a constant field; pass it as its own argument"
-                )))
-            }
-            None => {
-                return Err(Error::invalid_argument(format!(
-                    "layout '{layout}' has no field '{name}'"
-                )))
-            }
-        }
-    }
+    let fixed = constant_bits(layout, &parts.fields)?
+        | node_bits(
+            layout,
+            NodeId {
+                datacenter_id: parts.datacenter_id,
+                worker_id: parts.worker_id,
+            },
+        )?;
     let tick = layout.tick_of_ms(parts.timestamp_ms).ok_or_else(|| {
         Error::invalid_argument(format!(
             "timestamp {} ms is before the epoch of layout '{layout}' ({} ms)",
@@ -101,41 +95,9 @@ pub fn compose(parts: &Parts, layout: &Layout) -> Result<i64> {
             parts.timestamp_ms
         )));
     }
-    let mut id = 0u64;
-    for field in layout.fields() {
-        let value = match field.kind {
-            FieldKind::Time => tick,
-            FieldKind::Sequence => parts.sequence,
-            FieldKind::Datacenter => parts.datacenter_id,
-            FieldKind::Worker => parts.worker_id,
-            FieldKind::Constant => parts
-                .fields
-                .iter()
-                .find(|(n, _)| *n == field.name)
-                .map_or(field.default, |(_, v)| *v),
-        };
-        let label = match field.kind {
-            FieldKind::Time => "time (ticks since the epoch)",
-            FieldKind::Sequence => "sequence",
-            FieldKind::Datacenter => "datacenter_id",
-            FieldKind::Worker => "worker_id",
-            FieldKind::Constant => &field.name,
-        };
-        check_fits(label, value, field.slot.bits)?;
-        id |= field.slot.put(value);
-    }
-    if layout.datacenter().is_none() && parts.datacenter_id != 0 {
-        return Err(Error::invalid_argument(format!(
-            "layout '{layout}' has no datacenter field, but datacenter_id is {}",
-            parts.datacenter_id
-        )));
-    }
-    if layout.worker().is_none() && parts.worker_id != 0 {
-        return Err(Error::invalid_argument(format!(
-            "layout '{layout}' has no worker field, but worker_id is {}",
-            parts.worker_id
-        )));
-    }
+    let sequence = layout.sequence();
+    check_fits("sequence", parts.sequence, sequence.bits)?;
+    let id = layout.time().put(tick) | sequence.put(parts.sequence) | fixed;
     if id >> 63 != 0 {
         return Err(Error::invalid_argument(
             "these values set bit 63, which would make the ID negative",
@@ -144,7 +106,66 @@ pub fn compose(parts: &Parts, layout: &Layout) -> Result<i64> {
     Ok(id as i64)
 }
 
-/// The values a constant field may take: `name` must fit `bits`.
+/// The constant fields' bits, in place: each the value `values` gives it (the last one named),
+/// or its default. Every name in `values` must be a constant field of the layout.
+pub(crate) fn constant_bits(layout: &Layout, values: &[(String, u64)]) -> Result<u64> {
+    for (name, _) in values {
+        match layout.field(name) {
+            Some(f) if f.kind == FieldKind::Constant => {}
+            Some(_) => {
+                return Err(Error::invalid_argument(format!(
+                    "'{name}' is not a constant field; pass it as its own argument"
+                )))
+            }
+            None => {
+                return Err(Error::invalid_argument(format!(
+                    "layout '{layout}' has no constant field '{name}'"
+                )))
+            }
+        }
+    }
+    let mut bits = 0;
+    for field in layout
+        .fields()
+        .iter()
+        .filter(|f| f.kind == FieldKind::Constant)
+    {
+        let value = values
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == field.name)
+            .map_or(field.default, |(_, v)| *v);
+        check_fits(&field.name, value, field.slot.bits)?;
+        bits |= field.slot.put(value);
+    }
+    Ok(bits)
+}
+
+/// The datacenter and worker fields' bits, in place. A layout without one of them takes only 0
+/// for it.
+pub(crate) fn node_bits(layout: &Layout, node: NodeId) -> Result<u64> {
+    let mut bits = 0;
+    for (value, slot, name) in [
+        (node.datacenter_id, layout.datacenter(), "datacenter_id"),
+        (node.worker_id, layout.worker(), "worker_id"),
+    ] {
+        match slot {
+            Some(slot) => {
+                check_fits(name, value, slot.bits)?;
+                bits |= slot.put(value);
+            }
+            None if value != 0 => {
+                return Err(Error::invalid_argument(format!(
+                    "layout '{layout}' has no {} field, so {name} must be 0, not {value}",
+                    name.trim_end_matches("_id")
+                )))
+            }
+            None => {}
+        }
+    }
+    Ok(bits)
+}
+
 pub(crate) fn check_fits(name: &str, value: u64, bits: u32) -> Result<()> {
     if bits < 64 && value >> bits != 0 {
         return Err(Error::invalid_argument(format!(

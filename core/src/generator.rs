@@ -10,10 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering::*};
 use std::sync::Mutex;
 
 use crate::clock::{Clock, SystemClock};
-use crate::codec::check_fits;
+use crate::codec::{constant_bits, node_bits};
 use crate::error::{Error, ErrorCode, Result};
 use crate::fork;
-use crate::layout::{FieldKind, Layout};
+use crate::layout::Layout;
 use crate::node::{Fence, NodeId, NodeLease, NodeSource};
 use crate::options::{Options, SequencePolicy};
 use crate::timestamp::format_rfc3339_ms;
@@ -45,6 +45,9 @@ pub struct Generator<C: Clock = SystemClock> {
     tolerance_ticks: u64,
     /// How far the last tick may be ahead of the clock before a call takes the slow path.
     ahead_allowance: u64,
+    /// The first state tick past the layout's end. Clock readings are capped to it, so that a
+    /// tick too large for the state's bits can never be shifted into it and wrap.
+    past_end_state_tick: u64,
     random_key: u64,
     clock: C,
     identity: Mutex<Identity>,
@@ -199,6 +202,7 @@ impl<C: Clock> Builder<C> {
             max_borrow_ticks,
             tolerance_ticks,
             ahead_allowance: tolerance_ticks.saturating_add(max_borrow_ticks),
+            past_end_state_tick: layout.max_tick() + 2,
             random_key: if options.random_sequence_start {
                 random_u64() | 1
             } else {
@@ -311,7 +315,9 @@ impl<C: Clock> Generator<C> {
 
     #[inline(always)]
     fn state_tick_of_ms(&self, ms: i64) -> Option<u64> {
-        self.layout.tick_of_ms(ms).map(|tick| tick + 1)
+        self.layout
+            .tick_of_ms(ms)
+            .map(|tick| tick.saturating_add(1).min(self.past_end_state_tick))
     }
 
     fn ms_of_state_tick(&self, tick: u64) -> i64 {
@@ -436,7 +442,7 @@ impl<C: Clock> Generator<C> {
 
     /// Asks the lease for more time once the generator reaches the end of what it holds.
     fn refresh_grant(&self, tick: u64, now_ms: i64) -> Result<()> {
-        if tick > self.layout.max_tick() + 1 {
+        if tick >= self.past_end_state_tick {
             return Err(Error::new(
                 ErrorCode::TimeExhausted,
                 format!(
@@ -472,7 +478,7 @@ impl<C: Clock> Generator<C> {
             self.raise_floor(grant.floor_ms, false);
         }
         let limit = match self.state_tick_of_ms(grant.until_ms) {
-            Some(t) => t.saturating_add(1).min(self.layout.max_tick() + 2),
+            Some(t) => t.saturating_add(1).min(self.past_end_state_tick),
             None => 0,
         };
         if limit <= tick {
@@ -596,57 +602,6 @@ impl<C: Clock> Drop for Generator<C> {
     fn drop(&mut self) {
         self.close();
     }
-}
-
-fn constant_bits(layout: &Layout, values: &[(String, u64)]) -> Result<u64> {
-    for (name, _) in values {
-        match layout.field(name) {
-            Some(f) if f.kind == FieldKind::Constant => {}
-            _ => {
-                return Err(Error::invalid_argument(format!(
-                    "layout '{layout}' has no constant field '{name}'"
-                )))
-            }
-        }
-    }
-    let mut bits = 0;
-    for field in layout
-        .fields()
-        .iter()
-        .filter(|f| f.kind == FieldKind::Constant)
-    {
-        let value = values
-            .iter()
-            .rev()
-            .find(|(n, _)| *n == field.name)
-            .map_or(field.default, |(_, v)| *v);
-        check_fits(&field.name, value, field.slot.bits)?;
-        bits |= field.slot.put(value);
-    }
-    Ok(bits)
-}
-
-fn node_bits(layout: &Layout, node: NodeId) -> Result<u64> {
-    let mut bits = 0;
-    for (value, slot, name) in [
-        (node.datacenter_id, layout.datacenter(), "datacenter_id"),
-        (node.worker_id, layout.worker(), "worker_id"),
-    ] {
-        match slot {
-            Some(slot) => {
-                check_fits(name, value, slot.bits)?;
-                bits |= slot.put(value);
-            }
-            None if value != 0 => {
-                return Err(Error::invalid_argument(format!(
-                    "layout '{layout}' has no {} field, so {name} must be 0, not {value}",
-                    name.trim_end_matches("_id")
-                )))
-            }
-            None => {}
-        }
-    }
-    Ok(bits)
 }
 
 fn splitmix64(x: u64) -> u64 {

@@ -178,14 +178,12 @@ pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLe
             datacenter_id: options.datacenter_id.unwrap_or(0),
             worker_id: options.worker_id.unwrap_or(0),
         };
-        check_node_fits(layout, node)?;
         return Ok(Box::new(FixedNode::new(node, NodeSource::Explicit)));
     }
     if let Some(connect) = resolved_zookeeper(options)? {
         return zookeeper_lease(options, &connect, layout);
     }
     if let Some((node, source)) = node_from_env()? {
-        check_node_fits(layout, node)?;
         return Ok(Box::new(FixedNode::new(node, source)));
     }
     let dir = match (&options.lease_dir, env_var("FLAKERY_LEASE_DIR")?) {
@@ -256,17 +254,4 @@ pub fn resolved_namespace(options: &Options) -> Result<String> {
         )));
     }
     Ok(namespace)
-}
-
-fn check_node_fits(layout: &Layout, node: NodeId) -> Result<()> {
-    crate::codec::compose(
-        &crate::codec::Parts {
-            timestamp_ms: layout.epoch_ms(),
-            datacenter_id: node.datacenter_id,
-            worker_id: node.worker_id,
-            ..Default::default()
-        },
-        layout,
-    )
-    .map(|_| ())
 }

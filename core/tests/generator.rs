@@ -65,16 +65,23 @@ fn batches_from_threads_interleave_without_duplicates() {
             .build()
             .unwrap(),
     );
+    // Each thread runs long (a few hundred ms) and all start together, so their batches
+    // really contend for the generator's state.
+    let start = Arc::new(std::sync::Barrier::new(4));
     let handles: Vec<_> = (0..4)
         .map(|_| {
             let generator = Arc::clone(&generator);
+            let start = Arc::clone(&start);
             std::thread::spawn(move || {
+                start.wait();
                 let mut ids = Vec::new();
-                for n in [1, 7, 4096, 5000, 100_000] {
-                    let batch = generator.next_ids(n).unwrap();
-                    assert_eq!(batch.len(), n);
-                    ids.extend(batch);
-                    ids.push(generator.next_id().unwrap());
+                for _ in 0..40 {
+                    for n in [1, 7, 4096, 5000, 20_000] {
+                        let batch = generator.next_ids(n).unwrap();
+                        assert_eq!(batch.len(), n);
+                        ids.extend(batch);
+                        ids.push(generator.next_id().unwrap());
+                    }
                 }
                 ids
             })
@@ -259,6 +266,44 @@ fn time_exhaustion_never_wraps() {
     );
 }
 
+/// A wide sequence leaves few bits for the tick in the generator's state: a clock far past
+/// the layout's end must still be refused, not shifted out of the state and wrapped.
+#[test]
+fn a_clock_far_past_the_end_of_a_wide_sequence_layout_is_refused() {
+    for spec in [
+        "time:20,sequence:43;epoch=0",
+        "time:10,worker:10,sequence:43;epoch=0",
+    ] {
+        let generator = Generator::builder()
+            .layout(Layout::parse(spec).unwrap())
+            .worker_id(0)
+            .sequence_policy(SequencePolicy::Borrow)
+            .build()
+            .unwrap();
+        for _ in 0..1000 {
+            let err = generator.next_id().unwrap_err();
+            assert_eq!(err.code(), ErrorCode::TimeExhausted, "{spec}: {err}");
+        }
+        assert_eq!(
+            generator.next_ids(100).unwrap_err().code(),
+            ErrorCode::TimeExhausted,
+            "{spec}"
+        );
+        let clock = FakeClock::new(i64::MAX / 2);
+        let generator = Generator::builder()
+            .layout(Layout::parse(spec).unwrap())
+            .worker_id(0)
+            .clock(clock)
+            .build()
+            .unwrap();
+        assert_eq!(
+            generator.next_id().unwrap_err().code(),
+            ErrorCode::TimeExhausted,
+            "{spec}"
+        );
+    }
+}
+
 #[test]
 fn a_time_field_at_bit_63_stops_before_the_sign_bit() {
     let layout = Layout::parse("time:2,worker:30,sequence:32;epoch=0;unit=s").unwrap();
@@ -312,6 +357,21 @@ fn constant_fields_are_stamped_and_checked() {
         negative.next_id().unwrap_err().code(),
         ErrorCode::TimeExhausted
     );
+}
+
+/// A constant's default may set bit 63 as long as the generator's own value does not: only
+/// the values the generator stamps are checked, whatever the node source.
+#[test]
+fn a_constant_set_to_zero_clears_a_default_at_bit_63() {
+    let layout = Layout::parse("v:1=1,time:40,worker:10,sequence:13;epoch=1577836800000").unwrap();
+    let generator = Generator::builder()
+        .layout(layout.clone())
+        .field("v", 0)
+        .worker_id(3)
+        .build()
+        .unwrap();
+    let d = decode(generator.next_id().unwrap(), &layout).unwrap();
+    assert_eq!((d.field("v"), d.worker_id), (Some(0), 3));
 }
 
 #[test]

@@ -16,6 +16,15 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
     dir
 }
 
+/// The high-water mark in the lock file of node index `index` (default namespace).
+fn high_water_mark(dir: &std::path::Path, index: u64) -> i64 {
+    let path = dir.join(format!("default/node-{index}"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    text.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{}: {text:?}", path.display()))
+}
+
 /// A child that leases with no configuration but the directory, prints its worker ID and
 /// some IDs on one line, then holds the lease until its stdin closes.
 struct Holder {
@@ -112,9 +121,23 @@ fn sixteen_processes_get_sixteen_node_ids_and_a_killed_holders_id_is_reused() {
     let mut killed = holders.remove(at);
     killed.child.kill().unwrap(); // SIGKILL
     killed.child.wait().unwrap();
+    // A crashed holder leaves its look-ahead mark, ahead of the time it used: the successor
+    // must start after the mark, not merely after the IDs it saw.
+    let mark = high_water_mark(&dir, 5);
+    assert!(
+        mark > decode(*killed.ids.last().unwrap(), &Layout::twitter())
+            .unwrap()
+            .timestamp_ms
+    );
     let next = spawn_holder(&dir);
     assert_eq!(next.worker, 5);
     assert!(next.ids[0] > *killed.ids.last().unwrap());
+    assert!(
+        decode(next.ids[0], &Layout::twitter())
+            .unwrap()
+            .timestamp_ms
+            > mark
+    );
     holders.push(next);
     for holder in holders {
         holder.finish();
@@ -274,11 +297,6 @@ fn the_default_generator_gives_its_lease_back_at_exit() {
     let id: i64 = common::report(&output, "DEFAULT").trim().parse().unwrap();
     let used_ms = decode(id, &Layout::twitter()).unwrap().timestamp_ms;
     // Released with the time really used, not the look-ahead: the next process need not wait.
-    let mark: i64 = std::fs::read_to_string(dir.join("default/node-0"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert_eq!(mark, used_ms);
+    assert_eq!(high_water_mark(&dir, 0), used_ms);
     let _ = std::fs::remove_dir_all(&dir);
 }

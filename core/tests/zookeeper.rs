@@ -74,7 +74,9 @@ impl Server {
                     "CI=true: ZooKeeper (and java) are required and could not be installed"
                 );
             } else {
-                eprintln!(
+                // Straight to stderr: libtest would swallow an eprintln! of a passing test.
+                let _ = writeln!(
+                    std::io::stderr(),
                     "!!!!!!!! SKIPPED: ZooKeeper is not installed; run bash \
                      tests/zookeeper/run.sh (it installs Debian's zookeeper) !!!!!!!!"
                 );

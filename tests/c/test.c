@@ -415,9 +415,9 @@ static void test_bad_layouts_and_values(void) {
     gen = make_generator("baidu", 0, 1);
     int64_t id = 777, batch[4] = {1, 2, 3, 4};
     if (gen) {
-        CHECK_FAILS(flakery_next_id(gen, &id), FLAKERY_STATUS_TIME_EXHAUSTED, "");
+        CHECK_FAILS(flakery_next_id(gen, &id), FLAKERY_STATUS_TIME_EXHAUSTED, "ran out of time");
         CHECK(id == 777);
-        CHECK_FAILS(flakery_next_ids(gen, batch, 4), FLAKERY_STATUS_TIME_EXHAUSTED, "");
+        CHECK_FAILS(flakery_next_ids(gen, batch, 4), FLAKERY_STATUS_TIME_EXHAUSTED, "ran out of time");
         CHECK(batch[0] == 1 && batch[3] == 4);
         flakery_generator_free(gen);
     }
@@ -479,7 +479,7 @@ static void test_close(void) {
     CHECK(flakery_generator_close(gen) == FLAKERY_STATUS_OK);
     CHECK(flakery_generator_close(gen) == FLAKERY_STATUS_OK);
     id = 5;
-    CHECK_FAILS(flakery_next_id(gen, &id), FLAKERY_STATUS_LEASE_LOST, "");
+    CHECK_FAILS(flakery_next_id(gen, &id), FLAKERY_STATUS_LEASE_LOST, "was closed");
     CHECK(id == 5);
     flakery_generator_free(gen);
 }

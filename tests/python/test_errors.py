@@ -235,7 +235,7 @@ def test_compose_errors():
         import datetime
 
         flakery.compose(timestamp=datetime.datetime(2020, 1, 1))
-    with pytest.raises(flakery.InvalidArgumentError, match="no field 'colour'"):
+    with pytest.raises(flakery.InvalidArgumentError, match="no constant field 'colour'"):
         flakery.compose(timestamp_ms=1600000000000, layout="vesta-max-peak", fields={"colour": 1})
     with pytest.raises(flakery.InvalidArgumentError, match="bit 63"):
         flakery.compose(timestamp_ms=1600000000000, layout="vesta-max-peak", fields={"version": 1})

@@ -69,23 +69,49 @@ def test_fixed_identity_refuses_in_child_and_fresh_generator_does_not_collide():
     assert all(flakery.decode(i).worker_id == 2 for i in child_ids)
 
 
-def test_default_generator_in_child():
+def test_default_generator_is_leased_anew_in_child():
     flakery.next_id()  # the parent's process-wide generator exists before the fork
-    leased = flakery.default_generator().source in ("zookeeper", "host_lease")
+    parent = flakery.default_generator()
+    # tests/python/run.sh sets no FLAKERY_* variable: the default is a host-local lease.
+    assert parent.source == "host_lease", parent.source
 
     def child():
-        try:
-            return ["ok", flakery.next_ids(10)]
-        except flakery.ForkedError as error:
-            return [error.code, str(error)]
+        ids = flakery.next_ids(10)
+        generator = flakery.default_generator()
+        return [[generator.datacenter_id, generator.worker_id], ids]
 
-    result = run_in_child(child)
+    child_node, child_ids = run_in_child(child)
     parent_ids = flakery.next_ids(10)
-    if leased:  # a leased identity is leased anew in the child
-        assert result[0] == "ok" and not set(result[1]) & set(parent_ids)
-    else:  # a fixed identity (explicit or from the environment) refuses
-        assert result[0] == "forked"
-        assert "fork()" in result[1]
+    assert child_node != [parent.datacenter_id, parent.worker_id]
+    assert all(
+        [d.datacenter_id, d.worker_id] == child_node for d in map(flakery.decode, child_ids)
+    )
+    assert not set(child_ids) & set(parent_ids)
+
+
+def test_fixed_default_generator_refuses_in_child(run_python):
+    code = """
+import json, os, flakery
+flakery.next_id()
+read_end, write_end = os.pipe()
+pid = os.fork()
+if pid == 0:
+    try:
+        flakery.next_id()
+        report = ["ok", ""]
+    except flakery.ForkedError as error:
+        report = [error.code, str(error)]
+    os.write(write_end, json.dumps(report).encode())
+    os._exit(0)
+os.close(write_end)
+report = os.read(read_end, 4096).decode()
+os.waitpid(pid, 0)
+flakery.next_id()  # the parent goes on
+print(report)
+"""
+    error_code, message = json.loads(run_python(code, FLAKERY_WORKER_ID="5"))
+    assert error_code == "forked"
+    assert "fork()" in message
 
 
 def test_host_leased_generator_is_leased_anew_in_child(tmp_path):
