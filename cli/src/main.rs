@@ -95,8 +95,16 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
                 ..Options::default()
             };
             let generator = Generator::new(options)?;
-            for id in generator.next_ids(count)? {
-                writeln!(out, "{id}").map_err(write_err)?;
+            // A chunk at a time: any count streams out in constant memory.
+            let mut chunk = [0i64; 4096];
+            let mut left = count;
+            while left > 0 {
+                let ids = &mut chunk[..left.min(4096)];
+                generator.fill(ids)?;
+                for id in ids.iter() {
+                    writeln!(out, "{id}").map_err(write_err)?;
+                }
+                left -= ids.len();
             }
         }
         Command::Decode { ids, layout, json } => {

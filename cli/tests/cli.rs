@@ -54,6 +54,30 @@ fn next_prints_increasing_ids_with_the_given_node() {
     assert_eq!(v["worker_id"], 9);
 }
 
+/// A count larger than memory streams out; a reader that stops reading ends it with the
+/// one-line error, not a panic.
+#[test]
+fn next_streams_any_count() {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flakery"))
+        .args(["next", "-n", &u64::MAX.to_string(), "--worker-id", "1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run flakery");
+    let ids: Vec<i64> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .take(10_000)
+        .map(|line| line.unwrap().parse().unwrap())
+        .collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot write"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
 #[test]
 fn next_follows_the_layout() {
     let out = stdout(&flakery(&[
