@@ -257,7 +257,7 @@ impl<C: Clock> Generator<C> {
             // change of identity stores them, is what keeps an old node ID from pairing with
             // a new tick: see `change_identity`.
             let node = self.node_bits.load(SeqCst);
-            let limit = self.limit.0.load(SeqCst);
+            let limit = self.limit.limit();
             let cur_tick = cur >> self.seq_bits;
             let next = if now > cur_tick {
                 (now << self.seq_bits) | self.start_sequence(now)
@@ -363,7 +363,7 @@ impl<C: Clock> Generator<C> {
             })?;
             let cur = self.state.0.load(SeqCst);
             let node = self.node_bits.load(SeqCst);
-            let limit = self.limit.0.load(SeqCst);
+            let limit = self.limit.limit();
             let cur_tick = cur >> self.seq_bits;
             let first = if now > cur_tick {
                 (now << self.seq_bits) | self.start_sequence(now)
@@ -467,9 +467,10 @@ impl<C: Clock> Generator<C> {
                 "this generator was closed and its node ID released; make a new one",
             ));
         }
-        if tick < self.limit.0.load(SeqCst) {
+        if tick < self.limit.limit() {
             return Ok(()); // another thread got here first
         }
+        let closes_before = self.limit.closes();
         let want_ms = self.ms_of_state_tick(tick);
         let grant = identity.lease.grant(want_ms, now_ms)?;
         if grant.node != identity.node {
@@ -492,7 +493,7 @@ impl<C: Clock> Generator<C> {
                 ),
             ));
         }
-        self.limit.0.store(limit, SeqCst);
+        self.limit.open(limit, closes_before);
         Ok(())
     }
 
@@ -501,7 +502,7 @@ impl<C: Clock> Generator<C> {
     /// limit or fails its CAS against the bumped state.
     fn change_identity(&self, identity: &mut Identity, node: NodeId, floor_ms: i64) -> Result<()> {
         let bits = node_bits(&self.layout, node)?;
-        self.limit.0.store(0, SeqCst);
+        self.limit.shut();
         self.node_bits.store(self.constant_bits | bits, SeqCst);
         self.raise_floor(floor_ms, true);
         identity.node = node;
@@ -536,7 +537,7 @@ impl<C: Clock> Generator<C> {
         }
         let lease = identity.lease.after_fork()?;
         identity.lease = lease;
-        self.limit.0.store(0, SeqCst);
+        self.limit.shut();
         self.fork_generation.store(generation, SeqCst);
         let now_ms = self.clock.now_ms();
         let grant = identity.lease.grant(now_ms, now_ms)?;
@@ -574,7 +575,7 @@ impl<C: Clock> Generator<C> {
         let mut identity = self.lock_identity();
         if !identity.closed {
             identity.closed = true;
-            self.limit.0.store(0, SeqCst);
+            self.limit.shut();
             // Change the state, so a call that passed the limit before it was closed fails its
             // compare-and-swap instead of issuing an ID later than `last_used_ms`.
             let previous = match self

@@ -16,11 +16,7 @@ use std::sync::Mutex;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::layout::Layout;
-use crate::node::{Grant, NodeId, NodeLease, NodeSource};
-
-/// How far ahead of use the high-water mark is written: one write per this much time under
-/// sustained generation, and the longest a successor waits after a crash.
-pub const LOOKAHEAD_MS: i64 = 500;
+use crate::node::{parse_mark, Grant, NodeId, NodeLease, NodeSource, LOOKAHEAD_MS};
 
 /// Where leases live unless `FLAKERY_LEASE_DIR` or `lease_dir` says otherwise: the host's
 /// runtime lock directory, shared by every user and service that does not hide it.
@@ -32,6 +28,8 @@ pub fn default_lease_dir() -> PathBuf {
     }
 }
 
+/// Dropped, it closes its file: in the owner that drops the lock (keeping the mark written);
+/// in a forked child it closes only the child's copy, and the parent keeps its lock.
 #[derive(Debug)]
 pub struct HostLease {
     dir: PathBuf,
@@ -160,15 +158,6 @@ impl NodeLease for HostLease {
     }
 }
 
-impl Drop for HostLease {
-    fn drop(&mut self) {
-        // In a forked child, closing our copy of the descriptor leaves the parent's lock in
-        // place (it is shared by the open file description); in the owner it releases it,
-        // keeping the written high-water mark.
-        self.lock_state().file.take();
-    }
-}
-
 fn create_shared_dir(dir: &Path) -> Result<()> {
     if dir.is_dir() {
         return Ok(());
@@ -191,10 +180,10 @@ fn lease_dir_error(dir: &Path, err: &std::io::Error) -> Error {
 }
 
 fn read_high_water(file: &mut File) -> i64 {
-    let mut text = String::new();
+    let mut data = Vec::new();
     let _ = file.seek(SeekFrom::Start(0));
-    let _ = file.read_to_string(&mut text);
-    text.trim().parse().unwrap_or(i64::MIN)
+    let _ = file.read_to_end(&mut data);
+    parse_mark(&data)
 }
 
 fn write_high_water(file: &File, ms: i64) -> std::io::Result<()> {

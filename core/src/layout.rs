@@ -410,11 +410,6 @@ impl Layout {
         };
         (datacenter, worker)
     }
-
-    pub fn index_of_node(&self, datacenter_id: u64, worker_id: u64) -> u64 {
-        let worker_bits = self.worker.map_or(0, |s| s.bits);
-        (datacenter_id << worker_bits) | worker_id
-    }
 }
 
 impl FromStr for Layout {

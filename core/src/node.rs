@@ -47,6 +47,20 @@ pub struct NodeId {
     pub worker_id: u64,
 }
 
+/// How far ahead of use a lease writes its high-water mark: one write per this much time under
+/// sustained generation, and the longest a successor of a crashed holder may have to wait on
+/// one host. It stays below the default backwards tolerance (1 s), so that a generator that
+/// takes back its own ZooKeeper index right after losing it waits instead of failing.
+pub const LOOKAHEAD_MS: i64 = 500;
+
+/// A high-water mark as a lease stores it (decimal Unix ms); `i64::MIN` for none or garbage.
+pub(crate) fn parse_mark(data: &[u8]) -> i64 {
+    std::str::from_utf8(data)
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(i64::MIN)
+}
+
 /// What a lease allows at the moment it is asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Grant {
@@ -93,12 +107,46 @@ pub trait NodeLease: Send + Sync + fmt::Debug {
 /// The generator's limit on the ticks it may issue without asking its lease again, shared
 /// with the lease.
 #[derive(Debug, Clone, Default)]
-pub struct Fence(pub(crate) Arc<AtomicU64>);
+pub struct Fence(Arc<FenceState>);
+
+/// Aligned to a cache line of its own: the hot path reads `limit` on every call.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct FenceState {
+    limit: AtomicU64,
+    /// Counts `close` calls, so that a limit granted while the lease was being lost cannot
+    /// reopen the fence (see `Generator::refresh_grant`).
+    closes: AtomicU64,
+}
 
 impl Fence {
     /// Makes the generator ask its lease again before its next ID.
     pub fn close(&self) {
-        self.0.store(0, Ordering::SeqCst);
+        self.0.closes.fetch_add(1, Ordering::SeqCst);
+        self.0.limit.store(0, Ordering::SeqCst);
+    }
+
+    #[inline(always)]
+    pub(crate) fn limit(&self) -> u64 {
+        self.0.limit.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn closes(&self) -> u64 {
+        self.0.closes.load(Ordering::SeqCst)
+    }
+
+    /// Opens the fence up to `limit`, unless it was closed since `closes_before` was read:
+    /// then it stays closed, and the next call asks the lease again.
+    pub(crate) fn open(&self, limit: u64, closes_before: u64) {
+        self.0.limit.store(limit, Ordering::SeqCst);
+        if self.closes() != closes_before {
+            self.0.limit.store(0, Ordering::SeqCst);
+        }
+    }
+
+    /// Closes the fence from the generator's side (a change of identity, a fork, `close`).
+    pub(crate) fn shut(&self) {
+        self.0.limit.store(0, Ordering::SeqCst);
     }
 }
 

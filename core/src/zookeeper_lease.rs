@@ -46,15 +46,9 @@ use zookeeper::{Acl, CreateMode, Stat, WatchedEvent, ZkError, ZkResult, ZkState,
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, ErrorCode, Result};
 use crate::layout::Layout;
-use crate::node::{Fence, Grant, NodeId, NodeLease, NodeSource};
+use crate::node::{parse_mark, Fence, Grant, NodeId, NodeLease, NodeSource, LOOKAHEAD_MS};
 use crate::options::Options;
 use crate::timestamp::format_rfc3339_ms;
-
-/// How far ahead of use the high-water mark is written. It is also the longest a generator
-/// waits when it takes back its own index right after losing it, so it stays below the
-/// generator's default backwards tolerance (1 s). After a crash a successor can take the index
-/// only once the session expired, a session timeout after the last write, so it does not wait.
-pub const LOOKAHEAD_MS: i64 = 500;
 
 /// How far the local clock may be behind the ZooKeeper server's at lease time.
 pub const MAX_CLOCK_BEHIND_MS: i64 = 1000;
@@ -265,7 +259,7 @@ struct State {
     connected: bool,
     /// When the request last answered under the current connection was sent.
     confirmed_at: Option<Instant>,
-    disconnected_at: Option<(Instant, i64)>,
+    disconnected_at: Option<i64>,
     /// The client was closed for good: lease anew.
     dead: bool,
     /// Since when (Unix ms) and why no lease is held.
@@ -302,7 +296,7 @@ impl Shared {
                 st.connected = false;
                 st.confirmed_at = None;
                 if st.disconnected_at.is_none() {
-                    st.disconnected_at = Some((Instant::now(), SystemClock.now_ms()));
+                    st.disconnected_at = Some(SystemClock.now_ms());
                 }
                 st.dead = true; // a new lease with a new client
                 if let Some(fence) = &st.fence {
@@ -548,11 +542,6 @@ impl ZooKeeperLease {
         self.shared.lock().view.map(|v| v.index)
     }
 
-    /// The node ID held now (`None` while leasing anew).
-    pub fn node(&self) -> Option<NodeId> {
-        self.shared.lock().view.map(|v| v.node)
-    }
-
     /// The server's clock minus the local clock, in ms, measured when the lease was taken.
     pub fn clock_offset_ms(&self) -> Option<i64> {
         self.shared.lock().view.map(|v| v.clock_offset_ms)
@@ -563,32 +552,10 @@ impl ZooKeeperLease {
         self.shared.lock().view.map(|v| v.floor_ms)
     }
 
-    /// The high-water mark the server confirmed for the index held now.
-    pub fn mark_ms(&self) -> Option<i64> {
-        self.shared.lock().view.map(|v| v.mark_ms)
-    }
-
     /// The ephemeral znode of the index held now, as the server names it (chroot included).
     pub fn node_path(&self) -> Option<String> {
         let index = self.index()?;
         Some(self.shared.settings.node_path(index))
-    }
-
-    /// The persistent high-water-mark znode of `index`, as the server names it.
-    pub fn hwm_path(&self, index: u64) -> String {
-        self.shared.settings.hwm_path(index)
-    }
-
-    pub fn connect_string(&self) -> &str {
-        &self.shared.settings.connect
-    }
-
-    pub fn namespace(&self) -> &str {
-        &self.shared.settings.namespace
-    }
-
-    pub fn session_timeout_ms(&self) -> u64 {
-        self.shared.settings.session_timeout_ms
     }
 
     fn is_owner(&self) -> bool {
@@ -671,7 +638,7 @@ impl NodeLease for ZooKeeperLease {
                 return Err(self.lost_error(&st));
             };
             if !st.connected {
-                let since = st.disconnected_at.map_or(SystemClock.now_ms(), |d| d.1);
+                let since = st.disconnected_at.unwrap_or_else(|| SystemClock.now_ms());
                 return Err(Error::new(
                     ErrorCode::LeaseLost,
                     format!(
@@ -1120,13 +1087,6 @@ fn mark_text(ms: i64) -> Vec<u8> {
     } else {
         ms.to_string().into_bytes()
     }
-}
-
-fn parse_mark(data: &[u8]) -> i64 {
-    std::str::from_utf8(data)
-        .ok()
-        .and_then(|t| t.trim().parse().ok())
-        .unwrap_or(i64::MIN)
 }
 
 /// Connects and takes the lowest free index, all within `deadline` for the connection.

@@ -1,5 +1,6 @@
 //! The generator under real threads and under a fake clock stepped backwards and forwards.
 
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 
 use flakery::{decode, ErrorCode, FakeClock, Generator, Layout, SequencePolicy};
@@ -409,4 +410,56 @@ fn try_next_id_does_not_block() {
     assert!(clock.waits().is_empty());
     clock.advance(1);
     assert!(generator.try_next_id().unwrap().is_some());
+}
+
+/// A lease that, on its second grant, closes the generator's fence while answering: as a
+/// ZooKeeper lease does when it learns of a disconnect while a refresh is under way.
+#[derive(Debug, Default)]
+struct LostDuringGrant {
+    fence: std::sync::Mutex<Option<flakery::Fence>>,
+    grants: Arc<AtomicU64>,
+}
+
+impl flakery::NodeLease for LostDuringGrant {
+    fn source(&self) -> flakery::NodeSource {
+        flakery::NodeSource::ZooKeeper
+    }
+
+    fn grant(&self, want_ms: i64, _now_ms: i64) -> flakery::Result<flakery::Grant> {
+        if self.grants.fetch_add(1, SeqCst) == 1 {
+            self.fence.lock().unwrap().as_ref().unwrap().close();
+        }
+        Ok(flakery::Grant {
+            node: Default::default(),
+            floor_ms: i64::MIN,
+            until_ms: want_ms + 1000,
+        })
+    }
+
+    fn after_fork(&self) -> flakery::Result<Box<dyn flakery::NodeLease>> {
+        unreachable!("the test does not fork")
+    }
+
+    fn attach(&self, fence: flakery::Fence) {
+        *self.fence.lock().unwrap() = Some(fence);
+    }
+}
+
+/// A fence closed while a grant is being answered stays closed: the generator asks again
+/// before it issues an ID, instead of trusting the answer of a lease being lost.
+#[test]
+fn a_fence_closed_during_a_grant_is_not_reopened_by_it() {
+    let lease = LostDuringGrant::default();
+    let grants = Arc::clone(&lease.grants);
+    let generator = Generator::builder()
+        .lease(Box::new(lease))
+        .clock(FakeClock::new(1_700_000_000_000))
+        .build()
+        .unwrap();
+    // Grant 1 was made at build time; the first ID asks for grant 2, which closes the fence
+    // as it answers, so the generator must ask for grant 3 before issuing.
+    generator.next_id().unwrap();
+    assert_eq!(grants.load(SeqCst), 3);
+    generator.next_id().unwrap();
+    assert_eq!(grants.load(SeqCst), 3);
 }
