@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 use crate::timestamp::{format_rfc3339_ms, parse_instant_ms};
@@ -240,30 +241,26 @@ impl Layout {
 
     /// One of the contract's presets by name.
     pub fn preset(name: &str) -> Result<Layout> {
-        let spec = PRESETS
+        parsed_presets()
             .iter()
             .find(|(n, _)| *n == name)
-            .map(|(_, spec)| *spec)
+            .map(|(_, layout)| layout.clone())
             .ok_or_else(|| {
                 Error::invalid_layout(format!(
                     "unknown preset '{name}' (known: {})",
                     preset_names().join(", ")
                 ))
-            })?;
-        Layout::parse(spec)
+            })
     }
 
     /// Every preset with its name, in the contract's order.
     pub fn presets() -> Vec<(&'static str, Layout)> {
-        PRESETS
-            .iter()
-            .map(|(name, _)| (*name, Layout::preset(name).expect("presets are valid")))
-            .collect()
+        parsed_presets().to_vec()
     }
 
     /// The default layout: `twitter`.
     pub fn twitter() -> Layout {
-        Layout::preset("twitter").expect("presets are valid")
+        parsed_presets()[0].1.clone()
     }
 
     fn from_fields(fields: Vec<Field>, epoch_ms: i64, unit: TimeUnit) -> Result<Layout> {
@@ -388,10 +385,10 @@ impl Layout {
 
     /// The name of the preset this layout is, if it is one exactly.
     pub fn preset_name(&self) -> Option<&'static str> {
-        Layout::presets()
-            .into_iter()
+        parsed_presets()
+            .iter()
             .find(|(_, preset)| preset == self)
-            .map(|(name, _)| name)
+            .map(|(name, _)| *name)
     }
 
     /// The bits the datacenter and worker fields hold together, datacenter high. Leases hand
@@ -431,7 +428,7 @@ impl Default for Layout {
 /// layout.
 impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let presets = Layout::presets();
+        let presets = parsed_presets();
         if let Some((name, _)) = presets.iter().find(|(_, p)| p == self) {
             return f.write_str(name);
         }
@@ -472,6 +469,17 @@ pub fn describe(layout: &Layout) -> String {
         c.node_ids,
         format_rfc3339_ms(c.exhausted_at_ms)
     )
+}
+
+/// The presets, parsed once: printing a layout looks its name up among them.
+fn parsed_presets() -> &'static [(&'static str, Layout)] {
+    static PARSED: OnceLock<Vec<(&'static str, Layout)>> = OnceLock::new();
+    PARSED.get_or_init(|| {
+        PRESETS
+            .iter()
+            .map(|(name, spec)| (*name, Layout::parse(spec).expect("presets are valid")))
+            .collect()
+    })
 }
 
 pub fn preset_names() -> Vec<&'static str> {
