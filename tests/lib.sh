@@ -1,6 +1,7 @@
-# Shared by the tests/*/run.sh scripts: source it.
-# need TOOL HOW: makes sure TOOL is on PATH; outside CI a tool that cannot be had skips the
-# area with a loud notice, in CI (CI=true) that is a failure.
+# Shared by the tests/*/run.sh scripts and bench/run.sh: source it.
+
+# skip_or_fail WHY: outside CI a tool that cannot be had skips the area with a loud notice;
+# in CI (CI=true) that is a failure.
 skip_or_fail() {
   if [ "${CI:-}" = "true" ]; then
     echo "FAIL: $1 (CI=true: no test may be skipped)" >&2
@@ -25,4 +26,45 @@ apt_install() {
   local sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# need TOOL [PKG...]: TOOL on PATH, installing the Debian packages PKG when it is missing;
+# skip_or_fail when it still cannot be had.
+need() {
+  local tool="$1"
+  shift
+  command -v "$tool" >/dev/null 2>&1 && return 0
+  [ $# -gt 0 ] && { apt_install "$@" || true; }
+  command -v "$tool" >/dev/null 2>&1 || skip_or_fail "$tool is not installed"
+}
+
+# quiet CMD...: runs a command, showing its output only when it fails (and then exits 1).
+quiet() {
+  local log
+  log="$(mktemp)"
+  if ! "$@" >"$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    echo "FAIL: $*" >&2
+    exit 1
+  fi
+  rm -f "$log"
+}
+
+# target_dir: cargo's target directory, as an absolute path.
+target_dir() {
+  local target="${CARGO_TARGET_DIR:-target}"
+  case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
+  echo "$target"
+}
+
+# What a program linking libflakery.a needs beside it: the system libraries of Rust's
+# standard library (`cargo rustc -p flakery-c --release --crate-type staticlib -- --print
+# native-static-libs`, Linux with glibc).
+FLAKERY_STATIC_LIBS=(-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc)
+
+# The tests choose their own node IDs and layouts: none may come from the caller's shell.
+unset_flakery_env() {
+  unset FLAKERY_LAYOUT FLAKERY_WORKER_ID FLAKERY_DATACENTER_ID FLAKERY_ZOOKEEPER \
+    FLAKERY_NAMESPACE FLAKERY_LEASE_DIR FLAKERY_SESSION_TIMEOUT_MS
 }

@@ -11,22 +11,16 @@ cd "$(dirname "$0")/../.."
 source tests/lib.sh
 ensure_cargo
 
-command -v cc >/dev/null 2>&1 || apt_install gcc libc6-dev || true
-command -v g++ >/dev/null 2>&1 || apt_install g++ || true
-command -v pkg-config >/dev/null 2>&1 || apt_install pkg-config || true
-command -v cc >/dev/null 2>&1 || skip_or_fail "no C compiler (cc)"
-command -v g++ >/dev/null 2>&1 || skip_or_fail "no C++ compiler (g++)"
-command -v pkg-config >/dev/null 2>&1 || skip_or_fail "pkg-config is not installed"
+need cc gcc libc6-dev
+need g++ g++
+need pkg-config pkg-config
 
 root="$PWD"
-target="${CARGO_TARGET_DIR:-target}"
-case "$target" in /*) ;; *) target="$root/$target" ;; esac
+target="$(target_dir)"
 work="$target/c-test"
 mkdir -p "$work"
 
-# The tests make generators with explicit node IDs; the process-wide one must not pick up the
-# caller's configuration.
-unset FLAKERY_LAYOUT FLAKERY_WORKER_ID FLAKERY_DATACENTER_ID FLAKERY_ZOOKEEPER FLAKERY_NAMESPACE
+unset_flakery_env
 export FLAKERY_LEASE_DIR="$work/leases"
 mkdir -p "$FLAKERY_LEASE_DIR"
 
@@ -35,10 +29,7 @@ cargo build --release --locked -p flakery-c
 echo "--- cargo test -p flakery-c (include/flakery.h is what cbindgen generates)"
 cargo test --locked -p flakery-c
 
-# The link line of the README: the archive, then the system libraries that Rust's standard
-# library needs (`cargo rustc -p flakery-c --release --crate-type staticlib -- --print
-# native-static-libs`).
-native_libs=(-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc)
+# The link line of the README: the archive, then FLAKERY_STATIC_LIBS.
 sanitize=(-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all)
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
@@ -72,10 +63,10 @@ run() { # run NAME PROGRAM: runs a test program and adds up its closing "N passe
 
 echo "--- build: C11 + ASan/UBSan, static"
 cc -std=c11 -Wall -Wextra -Werror -pedantic "${sanitize[@]}" -Iinclude tests/c/test.c \
-  "$target/release/libflakery.a" "${native_libs[@]}" -o "$work/test_c_static"
+  "$target/release/libflakery.a" "${FLAKERY_STATIC_LIBS[@]}" -o "$work/test_c_static"
 echo "--- build: C++17 + ASan/UBSan, static"
 g++ -std=c++17 -Wall -Wextra -Werror -pedantic "${sanitize[@]}" -Iinclude tests/c/test.cpp \
-  "$target/release/libflakery.a" "${native_libs[@]}" -o "$work/test_cpp_static"
+  "$target/release/libflakery.a" "${FLAKERY_STATIC_LIBS[@]}" -o "$work/test_cpp_static"
 
 run "C test (static, ASan+UBSan)" "$work/test_c_static"
 run "C++ test (static, ASan+UBSan)" "$work/test_cpp_static"

@@ -8,18 +8,13 @@ source tests/lib.sh
 ensure_cargo
 
 [ -x /usr/local/go/bin/go ] && export PATH="$PATH:/usr/local/go/bin"
-if ! command -v go >/dev/null 2>&1; then
-  apt_install golang-go || true
-fi
-command -v go >/dev/null 2>&1 || skip_or_fail "go is not installed"
-command -v cc >/dev/null 2>&1 || apt_install gcc libc6-dev || true
-command -v cc >/dev/null 2>&1 || skip_or_fail "no C compiler (cc) for cgo"
+need go golang-go
+need cc gcc libc6-dev
 
 root="$PWD"
-target="${CARGO_TARGET_DIR:-target}"
-case "$target" in /*) ;; *) target="$root/$target" ;; esac
+target="$(target_dir)"
 
-unset FLAKERY_LAYOUT FLAKERY_WORKER_ID FLAKERY_DATACENTER_ID FLAKERY_ZOOKEEPER FLAKERY_NAMESPACE
+unset_flakery_env
 export FLAKERY_LEASE_DIR="$target/go-test/leases"
 mkdir -p "$FLAKERY_LEASE_DIR"
 

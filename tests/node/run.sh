@@ -6,11 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
 
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  apt_install nodejs npm || true
-fi
-command -v node >/dev/null 2>&1 || skip_or_fail "node is not installed"
-command -v npm >/dev/null 2>&1 || skip_or_fail "npm is not installed"
+need node nodejs npm
+need npm nodejs npm
 node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)' \
   || skip_or_fail "node $(node --version) is older than 18"
 ensure_cargo

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
 ensure_cargo
-command -v python3 >/dev/null 2>&1 || skip_or_fail "python3 is not installed"
+need python3
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   apt_install python3-venv || skip_or_fail "python3-venv is not installed"
 fi
@@ -16,16 +16,6 @@ venv="${FLAKERY_PYTHON_VENV:-$root/target/python-venv}"
 rm -rf "$venv"
 python3 -m venv "$venv"
 py="$venv/bin/python"
-log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
-
-quiet() { # runs a command, showing its output only when it fails
-  if ! "$@" >"$log" 2>&1; then
-    cat "$log" >&2
-    echo "FAIL: $*" >&2
-    exit 1
-  fi
-}
 
 echo "python: $("$py" --version)"
 # tests/python/test_zookeeper.py runs against a real ZooKeeper (Debian's package).
