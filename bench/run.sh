@@ -4,13 +4,13 @@
 #   bash bench/run.sh                  # full run (about 5 minutes): bench/results/{latest.json,table.md,chart.svg}
 #   bash bench/run.sh --update-readme  # the same, and the results block of README.md
 #   bash bench/run.sh --smoke          # tiny counts, every language, no timing asserted (CI): bench/results/tmp/smoke/
-#   bash bench/run.sh --only rust,python
+#   bash bench/run.sh --only rust,python   # some of rust, python, node, c
 #
 # Builds flakery in release mode (the core, the Python package with `pip install .` into a
-# virtual environment under target/, the Node addon with the root `npm install` when the
-# repository has it, the C library when bindings-c/ is there), installs the peers (Rust:
-# dev-dependencies of bench/rust; Python: bench/python/requirements.txt into that virtual
-# environment; Node: bench/node/package-lock.json), runs every language, then
+# virtual environment under target/, the Node addon with the root `npm ci`, the C library),
+# installs the peers (Rust: dev-dependencies of bench/rust; Python:
+# bench/python/requirements.txt into that virtual environment; Node:
+# bench/node/package-lock.json), runs every language, then
 # bench/report.py prints the table of ratios, checks the bar and draws the chart.
 # The numbers are only as good as the machine is quiet: the load average is recorded, and a
 # warning printed when it is above 1.2.
@@ -26,7 +26,13 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
     --update-readme) update_readme=1 ;;
-    --only) langs="$2"; shift ;;
+    --only)
+      langs="${2:?--only needs a list: rust,python,node,c}"
+      shift
+      for lang in ${langs//,/ }; do
+        case "$lang" in rust|python|node|c) ;; *) echo "unknown language: $lang" >&2; exit 2 ;; esac
+      done
+      ;;
     -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
@@ -51,7 +57,7 @@ else
 fi
 rm -rf "$raw"
 mkdir -p "$raw"
-target="${CARGO_TARGET_DIR:-$root/target}"
+target="$(target_dir)"
 loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "? ? ?"; }
 load_before="$(loadavg)"
 started="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -59,24 +65,32 @@ echo "bench: $([ "$smoke" = 1 ] && echo smoke || echo full) run of $langs; load 
 if [ "$smoke" = 0 ] && awk -v l="${load_before%% *}" 'BEGIN { exit !(l > 1.2) }'; then
   echo "!!!!!!!! the load average is ${load_before%% *}: other work shares the 2 cores, the figures will be noisy !!!!!!!!" >&2
 fi
-log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
-quiet() { # runs a command, showing its output only when it fails
-  if ! "$@" >"$log" 2>&1; then
-    cat "$log" >&2
-    echo "FAIL: $*" >&2
-    exit 1
+failed=0
+# skip_lang LANG WHY: a language that cannot run here. In CI that fails the run; elsewhere
+# the run goes on without it, and the report says it was not measured.
+skip_lang() {
+  if [ "${CI:-}" = "true" ]; then
+    echo "FAIL: $1 cannot run: $2 (CI=true: nothing may be skipped)" >&2
+    failed=1
+  else
+    echo "!!!!!!!! $1 skipped: $2 !!!!!!!!" >&2
   fi
 }
-failed=0
+has() { command -v "$1" >/dev/null 2>&1; }
+# no_skipped_peers LANG: in CI every peer must have run (their packages are pinned).
+no_skipped_peers() {
+  [ "${CI:-}" = "true" ] || return 0
+  if ! python3 -c 'import json, sys; sys.exit(1 if json.load(open(sys.argv[1])).get("skipped") else 0)' "$raw/$1.json"; then
+    echo "FAIL: a $1 generator was skipped (CI=true):" >&2
+    python3 -c 'import json, sys; [print("  ", s, file=sys.stderr) for s in json.load(open(sys.argv[1]))["skipped"]]' "$raw/$1.json"
+    failed=1
+  fi
+}
 
 # ---- Rust: criterion and the harness, flakery against the peer crates
 if want rust; then
   ensure_cargo
-  echo "=== rust: building (cargo build --release; the bench crate and its peers)"
-  if [ "$smoke" = 0 ]; then
-    quiet cargo build --release --locked -p flakery
-  fi
+  echo "=== rust: building the bench crate and its peers"
   quiet cargo bench --locked -p flakery-bench --bench peers --no-run "${cargo_profile[@]}"
   echo "=== rust: running"
   if BENCH_OUT="$raw/rust.json" BENCH_SMOKE="$smoke" \
@@ -90,79 +104,75 @@ if want rust; then
 fi
 
 # ---- Python: a virtual environment with flakery (pip install .) and the peers
-if want python; then
-  command -v python3 >/dev/null 2>&1 || skip_or_fail "python3 is not installed"
+bench_python() {
+  has python3 || { skip_lang python "python3 is not installed"; return; }
   if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
-    apt_install python3-venv || skip_or_fail "python3-venv is not installed"
+    apt_install python3-venv || { skip_lang python "python3-venv is not installed"; return; }
   fi
-  venv="${FLAKERY_BENCH_VENV:-$target/bench-venv}"
+  local venv="${FLAKERY_BENCH_VENV:-$target/bench-venv}"
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   echo "=== python: installing the peers and flakery (pip install . into $venv)"
   quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q -r bench/python/requirements.txt
   quiet "$venv/bin/python" -m pip install --disable-pip-version-check --force-reinstall --no-deps "$root"
   echo "=== python: running"
   if (cd "$raw" && "$venv/bin/python" "$root/bench/python/bench.py" --out "$raw/python.json" $smoke_flag); then
-    :
+    no_skipped_peers python
   else
     echo "FAIL: the Python bench" >&2
     failed=1
   fi
-fi
+}
+if want python; then bench_python; fi
 
-# ---- Node: flakery from the repository root (when it has the Node package), the peers from bench/node
-if want node; then
-  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+# ---- Node: flakery from the repository root, the peers from bench/node
+bench_node() {
+  if ! has node || ! has npm; then
     apt_install nodejs npm || true
   fi
-  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-    skip_or_fail "node and npm are not installed"
+  if ! has node || ! has npm; then
+    skip_lang node "node and npm are not installed"
+    return
   fi
-  if [ -f package.json ] && grep -q '"name": *"flakery"' package.json; then
-    if [ "$smoke" = 1 ] && node -e 'require(".").nextId()' >/dev/null 2>&1; then
-      echo "=== node: flakery's addon is built already"
-    else
-      echo "=== node: building flakery's addon (npm install at the repository root)"
-      quiet npm install --no-audit --no-fund --loglevel=error
-    fi
+  if [ "$smoke" = 1 ] && node -e 'require(".").nextId()' >/dev/null 2>&1; then
+    echo "=== node: flakery's addon is built already"
   else
-    echo "!!!!!!!! node: this checkout has no Node package at its root yet; flakery-node is skipped !!!!!!!!" >&2
+    echo "=== node: building flakery's addon (npm ci at the repository root)"
+    quiet npm ci --no-audit --no-fund --loglevel=error
   fi
   echo "=== node: installing the peers (bench/node)"
   (cd bench/node && quiet npm ci --no-audit --no-fund --loglevel=error)
   echo "=== node: running"
   if node bench/node/bench.cjs --out "$raw/node.json" $smoke_flag; then
-    if [ "${CI:-}" = "true" ] && [ -f package.json ] && grep -q '"skipped": *\[[^]]' <(tr -d '\n' <"$raw/node.json"); then
-      echo "FAIL: a Node generator was skipped (CI=true):" >&2
-      grep -A2 '"reason"' "$raw/node.json" >&2 || true
-      failed=1
-    fi
+    no_skipped_peers node
   else
     echo "FAIL: the Node bench" >&2
     failed=1
   fi
-fi
+}
+if want node; then bench_node; fi
 
 # ---- C: a call through the C ABI, beside the core's plain loop from the Rust run
-if want c; then
-  if [ -d bindings-c ] && [ -f include/flakery.h ] && command -v cc >/dev/null 2>&1; then
-    echo "=== c: building libflakery.a and bench/c/bench.c"
-    quiet cargo build --locked -p flakery-c "${c_profile[@]}"
-    mkdir -p "$target/bench-c"
-    quiet cc -std=c11 -O2 -Iinclude bench/c/bench.c "$target/$profile_dir/libflakery.a" \
-      -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc -o "$target/bench-c/bench"
-    echo "=== c: running"
-    if [ "$smoke" = 1 ]; then args=(100000 1 5); else args=(10000000 5 400); fi
-    "$target/bench-c/bench" "${args[@]}" >"$raw/c.json" || { echo "FAIL: the C bench" >&2; failed=1; }
-  else
-    echo "!!!!!!!! c: no bindings-c/ in this checkout (or no cc); the C ABI figure is skipped !!!!!!!!" >&2
-    echo '{"language": "c", "skipped": "bindings-c is not in this checkout"}' >"$raw/c.json"
-  fi
-fi
+bench_c() {
+  has cc || apt_install gcc libc6-dev || true
+  has cc || { skip_lang c "no C compiler (cc)"; return; }
+  echo "=== c: building libflakery.a and bench/c/bench.c"
+  quiet cargo build --locked -p flakery-c "${c_profile[@]}"
+  mkdir -p "$target/bench-c"
+  quiet cc -std=c11 -O2 -Iinclude bench/c/bench.c "$target/$profile_dir/libflakery.a" \
+    "${FLAKERY_STATIC_LIBS[@]}" -o "$target/bench-c/bench"
+  echo "=== c: running"
+  local args=(10000000 5 400)
+  [ "$smoke" = 1 ] && args=(100000 1 5)
+  "$target/bench-c/bench" "${args[@]}" >"$raw/c.json" || { echo "FAIL: the C bench" >&2; failed=1; }
+}
+if want c; then bench_c; fi
 
 # ---- the table, the bar, the chart
 load_after="$(loadavg)"
-python3 - "$raw/meta.json" <<EOF
+mode="$([ "$smoke" = 1 ] && echo smoke || echo full)"
+python3 - "$raw/meta.json" "$root" "$started" "$mode" "$load_before" "$load_after" <<'EOF'
 import json, os, platform, subprocess, sys
+out, root, started, mode, load_before, load_after = sys.argv[1:]
 def run(*cmd):
     try:
         return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip()
@@ -175,16 +185,16 @@ try:
             cpu = line.split(":", 1)[1].strip(); break
 except OSError:
     pass
-commit = run("git", "-C", "$root", "rev-parse", "--short", "HEAD")
-if run("git", "-C", "$root", "status", "--porcelain", "--untracked-files=no"):
+commit = run("git", "-C", root, "rev-parse", "--short", "HEAD")
+if run("git", "-C", root, "status", "--porcelain", "--untracked-files=no"):
     commit += " (with uncommitted changes)"
 json.dump({
-    "date": "$started", "mode": "$([ "$smoke" = 1 ] && echo smoke || echo full)", "commit": commit,
+    "date": started, "mode": mode, "commit": commit,
     "cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(),
-    "load_before": [float(x) for x in "$load_before".split() if x != "?"],
-    "load_after": [float(x) for x in "$load_after".split() if x != "?"],
+    "load_before": [float(x) for x in load_before.split() if x != "?"],
+    "load_after": [float(x) for x in load_after.split() if x != "?"],
     "rustc": run("rustc", "--version"), "node": run("node", "--version"), "cc": run("cc", "--version").split("\n")[0],
-}, open(sys.argv[1], "w"), indent=1)
+}, open(out, "w"), indent=1)
 EOF
 readme_args=()
 [ "$update_readme" = 1 ] && readme_args=(--readme "$root/README.md")

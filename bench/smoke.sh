@@ -23,7 +23,7 @@ for lang in ("rust", "python", "node"):
         continue
     gens = d.get("generators", [])
     check(f"{lang} generators", len(gens) >= 5, f"only {len(gens)}")
-    check(f"{lang} flakery", any(g.get("flakery") for g in gens) or lang == "node" and not os.path.exists("package.json"), "no flakery row")
+    check(f"{lang} flakery", any(g.get("flakery") for g in gens), "no flakery row")
     for g in gens:
         for part in ("per_call", "sustained", "batch"):
             v = g.get(part) or {}
@@ -33,8 +33,11 @@ for lang in ("rust", "python", "node"):
                 v = g.get(part)
                 if isinstance(v, dict):
                     check(f"{lang} {g['key']} {part} unique", v.get("duplicates") == 0, f"{v.get('duplicates')} duplicates")
-c = json.load(open(os.path.join(raw, "c.json")))
-check("c", "skipped" in c or c.get("tight_borrow", {}).get("ns", 0) > 0, str(c))
+try:
+    c = json.load(open(os.path.join(raw, "c.json")))
+    check("c", c.get("tight_borrow", {}).get("ns", 0) > 0, str(c))
+except (OSError, ValueError) as e:
+    check("c", False, f"no results ({e})")
 for f in failed:
     print("FAIL:", f)
 print(f"bench smoke: {passed} passed, {len(failed)} failed")

@@ -2,7 +2,7 @@
  * the same generator (twitter, worker 1, borrow with max_borrow_ms 86,400,000), a plain loop
  * (best of ROUNDS) and bursts of 1,000 calls after a millisecond boundary (median).
  * usage: bench CALLS ROUNDS BURSTS; prints one JSON object. Built by bench/run.sh against
- * libflakery.a when bindings-c/ is in the repository. */
+ * libflakery.a. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>

@@ -294,7 +294,6 @@ function main() {
   const seconds = smoke ? 0.03 : 1
   const n = smoke ? 10000 : 1000000
   const repeat = smoke ? 1 : 3
-  const only = arg('--only') ? new Set(arg('--only').split(',')) : null
   const started = Date.now()
   const skipped = []
   const result = {
@@ -302,7 +301,6 @@ function main() {
     load_before: loadAverage(), generators: [], skipped,
   }
   for (const p of peers(skipped)) {
-    if (only && !only.has(p.key)) continue
     console.error(`--- ${p.name}`)
     const g = p.make()
     result.generators.push({

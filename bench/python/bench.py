@@ -17,6 +17,7 @@ The garbage collector is off while a figure is timed (as timeit does).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -29,7 +30,7 @@ import time
 import uuid
 from importlib.metadata import PackageNotFoundError, version
 from itertools import repeat
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 TWITTER_EPOCH_MS = 1288834974657
 TWITTER_CEILING = 4_096_000.0
@@ -96,7 +97,11 @@ def snowflake_id_user(g: Any) -> Callable[[], int]:
     return next_id
 
 
-def peers() -> list[Peer]:
+def peers(skipped: Optional[list[dict[str, str]]] = None) -> list[Peer]:
+    """Every generator measured. A peer whose package is missing is left out and named in
+    `skipped` (run.sh fails on that in CI)."""
+    if skipped is None:
+        skipped = []
     import flakery
 
     out = [
@@ -128,8 +133,8 @@ def peers() -> list[Peer]:
             one=lambda _: uuid_utils.uuid7, to_int=lambda u: u.int, ts=uuid_ms, ceiling=None,
             note="128-bit IDs (a Rust extension)",
         ))
-    except ImportError:
-        pass
+    except ImportError as missing:
+        skipped.append({"key": missing.name or str(missing), "reason": str(missing)})
     try:
         from snowflake import SnowflakeGenerator
 
@@ -142,8 +147,8 @@ def peers() -> list[Peer]:
             note="pure Python; next(gen) returns None instead of waiting when a millisecond's sequence is used up",
             threads_note="not thread-safe (plain attributes, no lock)",
         ))
-    except ImportError:
-        pass
+    except ImportError as missing:
+        skipped.append({"key": missing.name or str(missing), "reason": str(missing)})
     try:
         import uuid6
 
@@ -153,8 +158,8 @@ def peers() -> list[Peer]:
             one=lambda _: uuid6.uuid7, to_int=lambda u: u.int, ts=uuid_ms, ceiling=None,
             note="pure Python; 128-bit IDs",
         ))
-    except ImportError:
-        pass
+    except ImportError as missing:
+        skipped.append({"key": missing.name or str(missing), "reason": str(missing)})
     try:
         from ulid import ULID
 
@@ -164,8 +169,8 @@ def peers() -> list[Peer]:
             one=lambda _: ULID, ts=uuid_ms, ceiling=None,
             note="pure Python; 128-bit IDs, random within a millisecond (not ordered there)",
         ))
-    except ImportError:
-        pass
+    except ImportError as missing:
+        skipped.append({"key": missing.name or str(missing), "reason": str(missing)})
     try:
         from sonyflake_turbo import SonyFlake
 
@@ -178,8 +183,8 @@ def peers() -> list[Peer]:
             note="10 ms ticks and an 8-bit sequence per machine ID: at most 25,600 IDs a second; bursts of 200 after a 10 ms boundary; the batch is 25,600 IDs (one second's worth), not 1,000,000 (39 s)",
             threads_note="12,800 IDs per thread: its layout makes 25,600 a second",
         ))
-    except ImportError:
-        pass
+    except ImportError as missing:
+        skipped.append({"key": missing.name or str(missing), "reason": str(missing)})
     out.append(Peer(
         "uuid4", "uuid.uuid4() (stdlib)", "python", "uuid.uuid4()",
         "UUIDv4, 128 bits: random 122", lambda: None,
@@ -213,6 +218,16 @@ def max_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+@contextlib.contextmanager
+def gc_off() -> Iterator[None]:
+    """No collection pauses inside a measurement."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def load_average() -> Optional[list[float]]:
     try:
         return list(os.getloadavg())
@@ -228,16 +243,13 @@ def per_call(p: Peer, f: Callable[[], Any], rounds: int) -> dict[str, Any]:
             f()
     ns = []
     clock = time.perf_counter_ns
-    gc.disable()
-    try:
+    with gc_off():
         for _ in range(rounds):
             wait_for_tick(p.tick_ms)
             t0 = clock()
             for _ in repeat(None, burst):
                 f()
             ns.append((clock() - t0) / burst)
-    finally:
-        gc.enable()
     return {
         "ns": statistics.median(ns),
         "ns_min": min(ns),
@@ -251,8 +263,7 @@ def per_call(p: Peer, f: Callable[[], Any], rounds: int) -> dict[str, Any]:
 
 def sustained(p: Peer, f: Callable[[], Any], seconds: float) -> dict[str, Any]:
     clock = time.perf_counter
-    gc.disable()
-    try:
+    with gc_off():
         t0 = clock()
         end = t0 + seconds
         ids = 0
@@ -264,8 +275,6 @@ def sustained(p: Peer, f: Callable[[], Any], seconds: float) -> dict[str, Any]:
                 break
         dt = clock() - t0
         last = f()
-    finally:
-        gc.enable()
     rate = ids / dt
     return {
         "seconds": dt,
@@ -302,14 +311,13 @@ def two_threads(p: Peer, per_thread: int) -> dict[str, Any]:
             errors.append(repr(e))
 
     threads = [threading.Thread(target=work, args=(r,)) for r in runs]
-    gc.disable()
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    dt = time.perf_counter() - t0
-    gc.enable()
+    with gc_off():
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        dt = time.perf_counter() - t0
     after = now_ms()
     ints = [[p.to_int(i) for i in r] for r in runs]
     n = sum(len(r) for r in ints)
@@ -340,20 +348,19 @@ def child_batch(key: str, n: int, repeat_count: int) -> dict[str, Any]:
     gc.collect()
     # The first batch gives the memory figure (one batch alive); the others only time.
     rss_before = max_rss_bytes()
-    gc.disable()
-    t0 = time.perf_counter()
-    batch = make()
-    best = time.perf_counter() - t0
-    clock_after = now_ms()
-    growth = max(0, max_rss_bytes() - rss_before)
-    first = batch
-    for _ in range(repeat_count - 1):
-        batch = None
+    with gc_off():
         t0 = time.perf_counter()
         batch = make()
-        best = min(best, time.perf_counter() - t0)
-    batch = first
-    gc.enable()
+        best = time.perf_counter() - t0
+        clock_after = now_ms()
+        growth = max(0, max_rss_bytes() - rss_before)
+        first = batch
+        for _ in range(repeat_count - 1):
+            batch = None
+            t0 = time.perf_counter()
+            batch = make()
+            best = min(best, time.perf_counter() - t0)
+        batch = first
     assert batch is not None and len(batch) == n, "a short batch"
     ints = [p.to_int(i) for i in batch]
     return {
@@ -383,8 +390,7 @@ def yardstick(n: int, rounds: int) -> dict[str, Any]:
 
     g = flakery.Generator(worker_id=1, sequence_policy="borrow", max_borrow_ms=86_400_000)
     times: dict[str, list[float]] = {"next_ids": [], "range_1e18": [], "range_2e61": []}
-    gc.disable()
-    try:
+    with gc_off():
         for _ in range(rounds):
             for name, fn in (
                 ("next_ids", lambda: g.next_ids(n)),
@@ -395,8 +401,6 @@ def yardstick(n: int, rounds: int) -> dict[str, Any]:
                 x = fn()
                 times[name].append(time.perf_counter() - t0)
                 del x
-    finally:
-        gc.enable()
     best = {k: min(v) * 1e3 for k, v in times.items()}
     return {
         "n": n,
@@ -422,7 +426,6 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out")
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--only", help="comma-separated keys")
     ap.add_argument("--child")
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
@@ -449,11 +452,9 @@ def main() -> int:
         "flakery_default_generator": repr(flakery.default_generator()),
         "load_before": load_before,
         "generators": [],
+        "skipped": [],
     }
-    only = set(a.only.split(",")) if a.only else None
-    for p in peers():
-        if only and p.key not in only:
-            continue
+    for p in peers(result["skipped"]):
         print(f"--- {p.name}", file=sys.stderr, flush=True)
         g = p.make()
         entry: dict[str, Any] = {
@@ -473,9 +474,8 @@ def main() -> int:
     floor = Peer("floor", "(1).bit_length()", "python", "", "", lambda: None, one=lambda _: (1).bit_length, ts=None)
     result["call_floor"] = per_call(floor, floor.one(None), rounds)
     result["call_floor"]["what"] = "for _ in repeat(None, k): (1).bit_length() -- a loop calling a C method with no arguments that returns a cached int"
-    if not only or "flakery-borrow" in only:
-        print("--- next_ids against list(range(...))", file=sys.stderr, flush=True)
-        result["next_ids_yardstick"] = yardstick(n, 1 if smoke else 7)
+    print("--- next_ids against list(range(...))", file=sys.stderr, flush=True)
+    result["next_ids_yardstick"] = yardstick(n, 1 if smoke else 7)
     result["load_after"] = load_average()
     result["seconds"] = time.time() - started
     text = json.dumps(result, indent=2)

@@ -700,15 +700,10 @@ fn main() {
         .sample_size(plan.samples)
         .nresamples(10_000)
         .without_plots();
-    let only: Option<Vec<String>> = std::env::var("BENCH_ONLY")
-        .ok()
-        .map(|v| v.split(',').map(str::to_string).collect());
     let mut generators = Vec::new();
     macro_rules! run {
         ($($p:ty),+) => {
-            $(if only.as_ref().is_none_or(|o| o.iter().any(|k| k == <$p as Peer>::META.key)) {
-                generators.push(measure::<$p>(&mut c, plan));
-            })+
+            $(generators.push(measure::<$p>(&mut c, plan));)+
         };
     }
     all_peers!(run);
