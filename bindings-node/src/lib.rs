@@ -192,9 +192,10 @@ impl napi::bindgen_prelude::TypeName for IdString {
 
 /// Writes `id` in decimal into a stack buffer and makes a string of it: no heap allocation.
 fn new_id_string(env: sys::napi_env, id: i64) -> JsResult<sys::napi_value> {
+    // Digits written backwards into a stack buffer: no allocation. IDs are never negative.
     let mut buf = [0u8; 20];
     let mut at = buf.len();
-    let mut rest = id.unsigned_abs();
+    let mut rest = id as u64;
     loop {
         at -= 1;
         buf[at] = b'0' + (rest % 10) as u8;
@@ -203,20 +204,11 @@ fn new_id_string(env: sys::napi_env, id: i64) -> JsResult<sys::napi_value> {
             break;
         }
     }
-    // IDs are never negative, but a `-` would still be written correctly.
-    let mut text = [0u8; 21];
-    let mut len = 0;
-    if id < 0 {
-        text[0] = b'-';
-        len = 1;
-    }
     let digits = &buf[at..];
-    text[len..len + digits.len()].copy_from_slice(digits);
-    len += digits.len();
     let mut out = ptr::null_mut();
     // SAFETY: the pointer and length describe initialised ASCII bytes.
     check(unsafe {
-        sys::napi_create_string_latin1(env, text.as_ptr().cast(), len as isize, &mut out)
+        sys::napi_create_string_latin1(env, digits.as_ptr().cast(), digits.len() as isize, &mut out)
     })?;
     Ok(out)
 }

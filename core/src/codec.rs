@@ -19,10 +19,6 @@ pub struct Decoded {
 }
 
 impl Decoded {
-    pub fn time(&self) -> std::time::SystemTime {
-        std::time::UNIX_EPOCH + std::time::Duration::from_millis(self.timestamp_ms as u64)
-    }
-
     pub fn field(&self, name: &str) -> Option<u64> {
         self.fields
             .iter()
