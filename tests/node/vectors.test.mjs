@@ -2,17 +2,16 @@
 // Node binding exactly as the origin's code decodes them.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 import { compose, decode } from 'flakery'
 
 const path = fileURLToPath(new URL('../vectors/decode.json', import.meta.url))
-const present = existsSync(path)
-const vectors = present ? JSON.parse(readFileSync(path, 'utf8')) : []
+const vectors = JSON.parse(readFileSync(path, 'utf8'))
 
-test('tests/vectors/decode.json', { skip: present ? false : 'tests/vectors/decode.json is absent' }, async (t) => {
-  assert.ok(vectors.length > 0)
+test('tests/vectors/decode.json', async (t) => {
+  assert.ok(vectors.length >= 20)
   for (const v of vectors) {
     await t.test(`${v.preset ?? 'custom'} ${v.id}`, () => {
       const layout = { layout: v.layout }
