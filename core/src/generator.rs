@@ -250,7 +250,12 @@ impl<C: Clock> Generator<C> {
         if fork::generation() != self.fork_generation.load(Relaxed) {
             return None;
         }
-        let now = self.state_tick_of_ms(self.clock.now_ms_coarse())?;
+        // Not capped to the layout's end, as `state_tick_of_ms` is: the new-tick branch checks
+        // it against the limit (which never passes the end) before shifting it.
+        let now = self
+            .layout
+            .tick_of_ms(self.clock.now_ms_coarse())?
+            .saturating_add(1);
         let mut cur = self.state.0.load(SeqCst);
         loop {
             // The order of these loads (state, node, limit), against the order in which a
@@ -260,6 +265,9 @@ impl<C: Clock> Generator<C> {
             let limit = self.limit.limit();
             let cur_tick = cur >> self.seq_bits;
             let next = if now > cur_tick {
+                if now >= limit {
+                    return None;
+                }
                 (now << self.seq_bits) | self.start_sequence(now)
             } else if cur & self.seq_mask != self.seq_mask
                 && now.saturating_add(self.ahead_allowance) >= cur_tick

@@ -303,6 +303,22 @@ fn a_clock_far_past_the_end_of_a_wide_sequence_layout_is_refused() {
             "{spec}"
         );
     }
+    // Running when the time runs out: the hot path, with a limit granted, must refuse a tick
+    // that would wrap in the state (2^21 ticks << 43 bits is 2^64).
+    let layout = Layout::parse("time:20,sequence:43;epoch=0").unwrap();
+    let clock = FakeClock::new((1 << 20) - 100);
+    let generator = Generator::builder()
+        .layout(layout)
+        .worker_id(0)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let last = generator.next_id().unwrap();
+    clock.set((1 << 21) + 5);
+    match generator.next_id() {
+        Err(err) => assert_eq!(err.code(), ErrorCode::TimeExhausted),
+        Ok(id) => panic!("{id} after {last}"),
+    }
 }
 
 #[test]
