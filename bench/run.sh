@@ -18,6 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source tests/lib.sh
 root="$PWD"
+ensure_cargo # every part builds flakery with cargo
 
 smoke=0
 update_readme=0
@@ -82,16 +83,15 @@ no_skipped_peers() {
   [ "${CI:-}" = "true" ] || return 0
   if ! python3 -c 'import json, sys; sys.exit(1 if json.load(open(sys.argv[1])).get("skipped") else 0)' "$raw/$1.json"; then
     echo "FAIL: a $1 generator was skipped (CI=true):" >&2
-    python3 -c 'import json, sys; [print("  ", s, file=sys.stderr) for s in json.load(open(sys.argv[1]))["skipped"]]' "$raw/$1.json"
+    python3 -c 'import json, sys; [print("  ", s, file=sys.stderr) for s in json.load(open(sys.argv[1]))["skipped"]]' "$raw/$1.json" || true
     failed=1
   fi
 }
 
 # ---- Rust: criterion and the harness, flakery against the peer crates
-if want rust; then
-  ensure_cargo
+bench_rust() {
   echo "=== rust: building the bench crate and its peers"
-  quiet cargo bench --locked -p flakery-bench --bench peers --no-run "${cargo_profile[@]}"
+  quiet cargo bench --locked -p flakery-bench --bench peers --no-run "${cargo_profile[@]}" || { failed=1; return; }
   echo "=== rust: running"
   if BENCH_OUT="$raw/rust.json" BENCH_SMOKE="$smoke" \
     cargo bench --locked -q -p flakery-bench --bench peers "${cargo_profile[@]}" >"$raw/rust.log" 2>&1; then
@@ -101,7 +101,8 @@ if want rust; then
     echo "FAIL: the Rust bench" >&2
     failed=1
   fi
-fi
+}
+if want rust; then bench_rust; fi
 
 # ---- Python: a virtual environment with flakery (pip install .) and the peers
 bench_python() {
@@ -112,8 +113,8 @@ bench_python() {
   local venv="${FLAKERY_BENCH_VENV:-$target/bench-venv}"
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   echo "=== python: installing the peers and flakery (pip install . into $venv)"
-  quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q -r bench/python/requirements.txt
-  quiet "$venv/bin/python" -m pip install --disable-pip-version-check --force-reinstall --no-deps "$root"
+  quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q -r bench/python/requirements.txt || { failed=1; return; }
+  quiet "$venv/bin/python" -m pip install --disable-pip-version-check --force-reinstall --no-deps "$root" || { failed=1; return; }
   echo "=== python: running"
   if (cd "$raw" && "$venv/bin/python" "$root/bench/python/bench.py" --out "$raw/python.json" $smoke_flag); then
     no_skipped_peers python
@@ -137,10 +138,10 @@ bench_node() {
     echo "=== node: flakery's addon is built already"
   else
     echo "=== node: building flakery's addon (npm ci at the repository root)"
-    quiet npm ci --no-audit --no-fund --loglevel=error
+    quiet npm ci --no-audit --no-fund --loglevel=error || { failed=1; return; }
   fi
   echo "=== node: installing the peers (bench/node)"
-  (cd bench/node && quiet npm ci --no-audit --no-fund --loglevel=error)
+  (cd bench/node && quiet npm ci --no-audit --no-fund --loglevel=error) || { failed=1; return; }
   echo "=== node: running"
   if node bench/node/bench.cjs --out "$raw/node.json" $smoke_flag; then
     no_skipped_peers node
@@ -156,10 +157,10 @@ bench_c() {
   has cc || apt_install gcc libc6-dev || true
   has cc || { skip_lang c "no C compiler (cc)"; return; }
   echo "=== c: building libflakery.a and bench/c/bench.c"
-  quiet cargo build --locked -p flakery-c "${c_profile[@]}"
+  quiet cargo build --locked -p flakery-c "${c_profile[@]}" || { failed=1; return; }
   mkdir -p "$target/bench-c"
   quiet cc -std=c11 -O2 -Iinclude bench/c/bench.c "$target/$profile_dir/libflakery.a" \
-    "${FLAKERY_STATIC_LIBS[@]}" -o "$target/bench-c/bench"
+    "${FLAKERY_STATIC_LIBS[@]}" -o "$target/bench-c/bench" || { failed=1; return; }
   echo "=== c: running"
   local args=(10000000 5 400)
   [ "$smoke" = 1 ] && args=(100000 1 5)

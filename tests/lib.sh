@@ -38,7 +38,8 @@ need() {
   command -v "$tool" >/dev/null 2>&1 || skip_or_fail "$tool is not installed"
 }
 
-# quiet CMD...: runs a command, showing its output only when it fails (and then exits 1).
+# quiet CMD...: runs a command, showing its output only when it fails (and then returns 1,
+# which ends a script under set -e).
 quiet() {
   local log
   log="$(mktemp)"
@@ -46,7 +47,7 @@ quiet() {
     cat "$log" >&2
     rm -f "$log"
     echo "FAIL: $*" >&2
-    exit 1
+    return 1
   fi
   rm -f "$log"
 }

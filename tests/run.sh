@@ -12,6 +12,7 @@ failed=0
 failures=()
 for script in "${areas[@]}"; do
   echo "=== $script"
+  [ -f "$script" ] || echo "FAIL: $script is missing" >&2
   if [ -f "$script" ] && bash "$script"; then
     passed=$((passed + 1))
   else

@@ -45,8 +45,9 @@ pub struct Generator<C: Clock = SystemClock> {
     tolerance_ticks: u64,
     /// How far the last tick may be ahead of the clock before a call takes the slow path.
     ahead_allowance: u64,
-    /// The first state tick past the layout's end. Clock readings are capped to it, so that a
-    /// tick too large for the state's bits can never be shifted into it and wrap.
+    /// The first state tick past the layout's end: the limit never passes it, and the slow
+    /// path caps clock readings to it, so that a tick too large for the state's bits is never
+    /// shifted into it (the hot path checks a new tick against the limit before shifting).
     past_end_state_tick: u64,
     random_key: u64,
     clock: C,

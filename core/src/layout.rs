@@ -260,7 +260,7 @@ impl Layout {
 
     /// The default layout: `twitter`.
     pub fn twitter() -> Layout {
-        parsed_presets()[0].1.clone()
+        Layout::preset("twitter").expect("twitter is a preset")
     }
 
     fn from_fields(fields: Vec<Field>, epoch_ms: i64, unit: TimeUnit) -> Result<Layout> {

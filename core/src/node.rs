@@ -138,7 +138,11 @@ impl Fence {
     /// Opens the fence up to `limit`, unless it was closed since `closes_before` was read:
     /// then it stays closed, and the next call asks the lease again.
     pub(crate) fn open(&self, limit: u64, closes_before: u64) {
+        if self.closes() != closes_before {
+            return;
+        }
         self.0.limit.store(limit, Ordering::SeqCst);
+        // A close between the check and the store: take the store back.
         if self.closes() != closes_before {
             self.0.limit.store(0, Ordering::SeqCst);
         }

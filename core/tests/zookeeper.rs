@@ -78,7 +78,7 @@ impl Server {
                 let _ = writeln!(
                     std::io::stderr(),
                     "!!!!!!!! SKIPPED: ZooKeeper is not installed; run bash \
-                     tests/zookeeper/run.sh (it installs Debian's zookeeper) !!!!!!!!"
+                     tests/zookeeper/install.sh (Debian's zookeeper) !!!!!!!!"
                 );
                 return None;
             }

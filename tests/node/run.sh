@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
+unset_flakery_env # the tests choose their own node IDs; the default generator leases
 
 need node nodejs npm
 need npm nodejs npm

@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
+unset_flakery_env # the tests choose their own node IDs; the default generator leases
 ensure_cargo
 need python3
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
