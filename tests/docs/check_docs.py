@@ -149,6 +149,15 @@ class Runner:
             self.ok(block, "rustdoc")
 
 
+def guarded(runner: Runner, blocks: list[B.Block], run, *args) -> None:
+    """Runs one check; a program that hangs fails its blocks instead of the whole run."""
+    try:
+        run(*args)
+    except subprocess.TimeoutExpired as e:
+        for block in blocks:
+            runner.fail(block, f"{e.cmd[0]} did not finish within {TIMEOUT} s")
+
+
 def console_commands(text: str) -> list[tuple[str, str]]:
     """(command, expected output) pairs; a command ending in `\\` goes on on the next line."""
     pairs: list[tuple[str, list[str]]] = []
@@ -185,6 +194,7 @@ def python_worker(payload: str) -> None:
 
 
 def main() -> int:
+    global TIMEOUT
     if len(sys.argv) == 3 and sys.argv[1] == "--python-worker":
         python_worker(sys.argv[2])
         return 0
@@ -196,8 +206,10 @@ def main() -> int:
     p.add_argument("--lib-dir", required=True, help="where libflakery.a is")
     p.add_argument("--rlib", required=True, help="the core's .rlib, for rustdoc")
     p.add_argument("--deps", required=True, help="the directory of the core's dependencies")
+    p.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds a program may run")
     p.add_argument("files", nargs="+")
     args = p.parse_args()
+    TIMEOUT = args.timeout
     # Blocks run in a scratch directory: every path given is made absolute first (abspath, not
     # resolve: a virtual environment's python is a symlink that must stay one).
     for name in ("root", "cli", "python", "node_root", "lib_dir", "rlib", "deps"):
@@ -215,19 +227,19 @@ def main() -> int:
             good = [b for b in page if not b.errors and not b.skip]
             for block in good:
                 if block.lang == "console":
-                    runner.console(block)
+                    guarded(runner, [block], runner.console, block)
                 elif block.lang == "python" and ">>> " not in block.text:
-                    runner.python_script(block)
+                    guarded(runner, [block], runner.python_script, block)
                 elif block.lang == "js":
-                    runner.js(block)
+                    guarded(runner, [block], runner.js, block)
                 elif block.lang in ("c", "cpp"):
-                    runner.c(block)
+                    guarded(runner, [block], runner.c, block)
             doctests = [b for b in good if b.lang == "python" and ">>> " in b.text]
             if doctests:
-                runner.python_doctests(doctests)
+                guarded(runner, doctests, runner.python_doctests, doctests)
             rust = [b for b in good if b.lang == "rust"]
             if rust:
-                runner.rust_page(path, rust)
+                guarded(runner, rust, runner.rust_page, path, rust)
         print(f"docs: {runner.passed} passed, {runner.failed} failed")
         return 1 if runner.failed else 0
     finally:

@@ -65,9 +65,9 @@ echo "--- the runner refuses each broken block of tests/docs/fixtures/bad.md"
 fixture=tests/docs/fixtures/bad.md
 expected="docs: 0 passed, $(python3 -c 'import sys; sys.path.insert(0, "tests/docs"); import blocks
 print(len(blocks.parse(__import__("pathlib").Path(sys.argv[1]))))' "$fixture") failed"
-got="$(check "$fixture" | tail -n 1 || true)"
+got="$(check --timeout 5 "$fixture" | tail -n 1 || true)"
 if [ "$got" != "$expected" ]; then
-  check "$fixture" || true
+  check --timeout 5 "$fixture" || true
   echo "FAIL: on $fixture the runner said '$got', not '$expected'" >&2
   exit 1
 fi
