@@ -28,8 +28,9 @@ from pathlib import Path
 
 RUN = {"console", "python", "js", "c", "cpp", "rust"}
 SHOWN = {
-    "sh", "toml", "text", "json", "go", "ts", "ini", "yaml", "sql", "proto", "http",
-    "cmake", "dockerfile", "systemd", "xml", "diff", "none",
+    "sh", "bash", "shell", "toml", "text", "json", "go", "ts", "typescript", "ini", "yaml",
+    "sql", "proto", "protobuf", "http", "cmake", "dockerfile", "systemd", "xml", "diff", "none",
+    "java", "ruby", "php", "csharp", "kotlin", "properties", "nginx", "promql",
 }
 OUTPUT_INFO = 'text title="Output"'
 SKIP_MARK = "<!-- doctest: skip -->"
