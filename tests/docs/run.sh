@@ -29,11 +29,26 @@ if ! cmp -s docs/requirements.txt "$docs_venv/requirements.txt" 2>/dev/null; the
   quiet "$docs_venv/bin/pip" install --disable-pip-version-check -r docs/requirements.txt
   cp docs/requirements.txt "$docs_venv/requirements.txt"
 fi
+# Never --quiet: it drops the warnings before --strict counts them, and the build passes.
+export NO_MKDOCS_2_WARNING=1
 site="$(mktemp -d)"
-NO_MKDOCS_2_WARNING=1 "$docs_venv/bin/mkdocs" build --strict --quiet --site-dir "$site"
-[ -f "$site/index.html" ] && [ -f "$site/spec/index.html" ] || { echo "FAIL: the site has no pages" >&2; exit 1; }
+quiet "$docs_venv/bin/mkdocs" build --strict --site-dir "$site/site"
+[ -f "$site/site/index.html" ] && [ -f "$site/site/spec/index.html" ] || { echo "FAIL: the site has no pages" >&2; exit 1; }
+# The same build must fail on a broken link and on a page left out of the nav.
+for breakage in "[broken](no-such-page.md)" "[broken](spec.md#no-such-anchor)" "page outside the nav"; do
+  rm -rf "$site/copy" && mkdir "$site/copy" && cp -r mkdocs.yml docs "$site/copy/"
+  if [ "$breakage" = "page outside the nav" ]; then
+    echo "# Outside" >"$site/copy/docs/outside.md"
+  else
+    echo "$breakage" >>"$site/copy/docs/index.md"
+  fi
+  if (cd "$site/copy" && "$docs_venv/bin/mkdocs" build --strict --site-dir "$site/copy/site" >/dev/null 2>&1); then
+    echo "FAIL: mkdocs build --strict accepted a $breakage" >&2
+    exit 1
+  fi
+done
 rm -rf "$site"
-echo "site: 1 passed, 0 failed"
+echo "site: 4 passed, 0 failed"
 
 echo "--- what the blocks run against"
 cargo build --release --locked -q -p flakery-cli -p flakery-c
