@@ -55,6 +55,7 @@ env = [
     ["!"] * 11,
     ["twitter", "3", "7", "prod", "30000", "127.0.0.1:2181", "/run/lock/flakery"],
     ["safe53", "", "hostname-ordinal", "default", " 10000 ", "", ""],
+    ["!", "03", "!", "!", "010", "!", "!"],
     ["sonyflake;epoch=2025-01-01T00:00:00Z", "!", "+3", "..", "0", "  ", "!"],
     ["nope", "-1", "18446744073709551616", "a/b", "x", "!", "!"],
     ["  instagram  ", "31", "0x10", "ns.1", "18446744073709551615", "!", "!",
@@ -65,3 +66,15 @@ env = [
 for lines in env:
     write("env_options", "\n".join(lines).encode("utf-8", "surrogateescape")
           .replace("\xff".encode(), b"\xff"))
+
+texts = ["0000000000000", "7ZZZZZZZZZZZZ", "8000000000000", "7zzzzzzzzzzzz", "0OIL0oil00000",
+         "000000000000U", "00000000000", "AzL8n0Y58m7", "AzL8n0Y58m8", "zzzzzzzzzzz",
+         "0000000000-0", "decimal", "base32", "base62", "Base32", "00000000000é"]
+for text in texts:
+    write("text_forms", text.encode())
+for v in vectors:
+    i = int(v["id"])
+    write("text_forms", struct.pack("<qq", i, min(i + 1, 2**63 - 1)))
+write("text_forms", struct.pack("<qq", 0, 2**63 - 1))
+write("text_forms", struct.pack("<qq", 31, 32))
+write("text_forms", struct.pack("<qq", 61, 62))

@@ -38,10 +38,15 @@ const VARS: [&str; 7] = [
     "FLAKERY_LEASE_DIR",
 ];
 
-/// Whether a number variable may carry a leading '+'. Today options.rs reads numbers with
-/// `u64::from_str`, which takes "+3"; issue 10 (class 7) makes that a refusal. Whichever way
-/// the core goes, the model must say the same or the target fails.
-const PLUS_SIGN_ACCEPTED: bool = true;
+/// Two rules issue 10 changes in options.rs (class 4 and 7), as today's main has them. Whichever
+/// way the core goes, the model must say the same or the target fails; flip them when the
+/// change lands.
+/// - Numbers: today `u64::from_str`, which also takes "+3" and "03"; canonical decimal only
+///   (digits, no sign, no leading zero) after the change.
+const CANONICAL_NUMBERS_ONLY: bool = false;
+/// - `FLAKERY_DATACENTER_ID` alone: today a fixed node with worker 0; after the change it is
+///   no fixed node (the worker is leased under that datacenter).
+const DATACENTER_ALONE_IS_LEASED: bool = false;
 
 /// The model's error: the code and the variable the message must name.
 #[derive(Debug, PartialEq)]
@@ -61,10 +66,14 @@ fn model_number(name: &'static str, raw: Option<&[u8]>) -> Model<Option<u64>> {
         return Ok(None);
     };
     let digits = match text.strip_prefix('+') {
-        Some(rest) if PLUS_SIGN_ACCEPTED => rest,
+        Some(rest) if !CANONICAL_NUMBERS_ONLY => rest,
         _ => &text,
     };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    let leading_zero = digits.len() > 1 && digits.starts_with('0');
+    if digits.is_empty()
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+        || (CANONICAL_NUMBERS_ONLY && leading_zero)
+    {
         return Err(Refusal(ErrorCode::InvalidArgument, name));
     }
     digits
@@ -99,7 +108,7 @@ fn model_node(vars: &[Option<Vec<u8>>]) -> Model<Option<(NodeId, NodeSource)>> {
             NodeSource::Environment,
         ),
     };
-    if datacenter.is_none() && worker.is_none() {
+    if worker.is_none() && (datacenter.is_none() || DATACENTER_ALONE_IS_LEASED) {
         return Ok(None);
     }
     let node = NodeId {
