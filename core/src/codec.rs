@@ -53,9 +53,20 @@ pub fn decode(id: i64, layout: &Layout) -> Result<Decoded> {
     }
     let value_of = |slot: Option<crate::layout::Slot>| slot.map_or(0, |s| s.get(raw));
     let tick = layout.time().get(raw);
+    // A wide time field in coarse units can name instants past the last i64 millisecond; the
+    // saturated value would be a wrong answer, and compose could not give the ID back.
+    let timestamp_ms = i64::try_from(
+        i128::from(tick) * i128::from(layout.unit().millis()) + i128::from(layout.epoch_ms()),
+    )
+    .map_err(|_| {
+        Error::invalid_argument(format!(
+            "ID {id} names tick {tick} of layout '{layout}', an instant past the largest \
+             Unix millisecond a timestamp can hold (2^63-1)"
+        ))
+    })?;
     Ok(Decoded {
         id,
-        timestamp_ms: layout.ms_of_tick(tick),
+        timestamp_ms,
         datacenter_id: value_of(layout.datacenter()),
         worker_id: value_of(layout.worker()),
         sequence: layout.sequence().get(raw),
@@ -196,4 +207,30 @@ pub fn parse_id(text: &str) -> Result<i64> {
             text.trim()
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by the decode_compose fuzz target: the tick of this ID starts 4.4e21 ms after the
+    /// epoch, which no i64 holds; decode used to saturate it to i64::MAX.
+    #[test]
+    fn an_instant_past_i64_milliseconds_is_refused_not_saturated() {
+        let layout = Layout::parse("time:62,sequence:1;epoch=0;unit=s").unwrap();
+        let id = 8_717_274_513_940_545_279;
+        let err = decode(id, &layout).unwrap_err();
+        assert_eq!(err.code(), crate::ErrorCode::InvalidArgument);
+        assert!(err.message().contains("past the largest"), "{err}");
+        // The last ID whose instant fits still decodes and composes back.
+        let last_tick = (i64::MAX as u64) / 1000;
+        let id = (last_tick << 1 | 1) as i64;
+        let decoded = decode(id, &layout).unwrap();
+        let parts = Parts {
+            timestamp_ms: decoded.timestamp_ms,
+            sequence: decoded.sequence,
+            ..Parts::default()
+        };
+        assert_eq!(compose(&parts, &layout), Ok(id));
+    }
 }
