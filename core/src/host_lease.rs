@@ -43,6 +43,16 @@ const LISTED: usize = 8;
 
 /// The implicit lease directory, or the refusal that says what to set instead.
 pub fn implicit_lease_dir() -> Result<PathBuf> {
+    if !Path::new(DEFAULT_LEASE_DIR).is_dir() {
+        return Err(Error::invalid_argument(format!(
+            "refusing the implicit host-local node ID lease: {DEFAULT_LEASE_DIR} does not exist \
+             on this host, and flakery does not fall back to another directory (processes \
+             with different TMPDIRs would share node IDs). Set FLAKERY_LEASE_DIR (or \
+             lease_dir) to a directory that every process on this host shares, or give each \
+             process its own node ID: FLAKERY_WORKER_ID (with FLAKERY_DATACENTER_ID), \
+             FLAKERY_ZOOKEEPER or FLAKERY_DATABASE_URL"
+        )));
+    }
     if let Some(sign) = crate::container::container_sign() {
         return Err(Error::invalid_argument(format!(
             "refusing the implicit host-local node ID lease: this looks like a container \
@@ -51,16 +61,6 @@ pub fn implicit_lease_dir() -> Result<PathBuf> {
              lease_dir) to a directory that every generator that could collide shares (a host \
              directory mounted into each container), or give each process its own node ID: \
              FLAKERY_WORKER_ID (with FLAKERY_DATACENTER_ID), FLAKERY_WORKER_ID=hostname-ordinal, \
-             FLAKERY_ZOOKEEPER or FLAKERY_DATABASE_URL"
-        )));
-    }
-    if !Path::new(DEFAULT_LEASE_DIR).is_dir() {
-        return Err(Error::invalid_argument(format!(
-            "refusing the implicit host-local node ID lease: {DEFAULT_LEASE_DIR} does not exist \
-             on this host, and flakery does not fall back to another directory (processes \
-             with different TMPDIRs would share node IDs). Set FLAKERY_LEASE_DIR (or \
-             lease_dir) to a directory that every process on this host shares, or give each \
-             process its own node ID: FLAKERY_WORKER_ID (with FLAKERY_DATACENTER_ID), \
              FLAKERY_ZOOKEEPER or FLAKERY_DATABASE_URL"
         )));
     }
