@@ -8,6 +8,7 @@ export FLAKERY_REPO_ROOT="$PWD"
 
 areas=(
   tests/rust/run.sh
+  tests/security/run.sh
   tests/python/run.sh
   tests/node/run.sh
   tests/c/run.sh

@@ -15,7 +15,8 @@ pub fn default_generator() -> Result<&'static Generator> {
     if let Some(generator) = DEFAULT.get() {
         return Ok(generator);
     }
-    let _making = MAKING.lock().unwrap_or_else(|e| e.into_inner());
+    // Inside a fork section: a child forked meanwhile must not inherit MAKING held.
+    let _making = crate::fork::lock(&MAKING);
     if let Some(generator) = DEFAULT.get() {
         return Ok(generator);
     }

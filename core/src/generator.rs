@@ -175,6 +175,7 @@ impl<C: Clock> Builder<C> {
             lease,
         } = self;
         let layout = options.resolved_layout()?;
+        layout.check_generatable()?;
         let constant_bits = constant_bits(&layout, &options.fields)?;
         let lease = match lease {
             Some(lease) => lease,
@@ -428,10 +429,8 @@ impl<C: Clock> Generator<C> {
         )
     }
 
-    fn lock_identity(&self) -> std::sync::MutexGuard<'_, Identity> {
-        // A panic while holding the lock leaves nothing half-done that matters here: every
-        // field is replaced whole.
-        self.identity.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock_identity(&self) -> fork::Locked<'_, Identity> {
+        fork::lock(&self.identity)
     }
 
     fn adopt_first_grant(&self) -> Result<()> {

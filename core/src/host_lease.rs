@@ -6,25 +6,95 @@
 //! no stale leases. Each file also keeps the high-water mark of the time used under its
 //! index, written ahead of use, so that a process that takes the index over (after a restart
 //! with the clock set back, say) starts after it.
+//!
+//! The directory is shared with every local user, so nothing in it is trusted (the threat
+//! model is in docs/security.md). The lease files lie directly in it (no subdirectory that
+//! one user would own and could swap): `flakery.<namespace>.node-<index>`. A process uses an
+//! index only through a file it owns, opened without following links, that is a regular file
+//! with one link, not writable by others, and whose mark it can read; any other file at that
+//! name (another user's, a link, a FIFO, a directory, garbage) makes it skip the index, so
+//! another user can deny an index but never share one nor make flakery write elsewhere.
 
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::{FileExt, OpenOptionsExt, PermissionsExt};
-use std::os::unix::io::AsRawFd;
+use std::fs::File;
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::fork;
 use crate::layout::Layout;
-use crate::node::{parse_mark, Grant, NodeId, NodeLease, NodeSource, LOOKAHEAD_MS};
+use crate::node::{read_mark, Grant, NodeId, NodeLease, NodeSource, LOOKAHEAD_MS, MAX_MARK_BYTES};
+use crate::options::DEFAULT_BACKWARDS_TOLERANCE_MS;
+use crate::secure_dir::{c_name, euid, fstat, SecureDir};
+use crate::timestamp::format_rfc3339_ms;
 
-/// Where leases live unless `FLAKERY_LEASE_DIR` or `lease_dir` says otherwise: the host's
-/// runtime lock directory, shared by every user and service that does not hide it.
-pub fn default_lease_dir() -> PathBuf {
-    if Path::new("/run/lock").is_dir() {
-        PathBuf::from("/run/lock/flakery")
-    } else {
-        std::env::temp_dir().join("flakery-leases")
+/// The host's runtime lock directory, used when neither `FLAKERY_LEASE_DIR` nor `lease_dir`
+/// is set (and this is not a container).
+pub const DEFAULT_LEASE_DIR: &str = "/run/lock";
+
+/// A mark further ahead of this host's clock than a crashed holder's look-ahead plus the
+/// default backwards tolerance: a generator under it could issue nothing until the clock got
+/// there, so the index is skipped instead.
+const MAX_MARK_AHEAD_MS: i64 = LOOKAHEAD_MS + DEFAULT_BACKWARDS_TOLERANCE_MS as i64;
+
+/// How many unusable files an error lists by name.
+const LISTED: usize = 8;
+
+/// The implicit lease directory, or the refusal that says what to set instead.
+pub fn implicit_lease_dir() -> Result<PathBuf> {
+    if !Path::new(DEFAULT_LEASE_DIR).is_dir() {
+        return Err(Error::invalid_argument(format!(
+            "refusing the implicit host-local node ID lease: {DEFAULT_LEASE_DIR} does not exist \
+             on this host, and flakery does not fall back to another directory (processes \
+             with different TMPDIRs would share node IDs). Set FLAKERY_LEASE_DIR (or \
+             lease_dir) to a directory that every process on this host shares, or give each \
+             process its own node ID: FLAKERY_WORKER_ID (with FLAKERY_DATACENTER_ID), \
+             FLAKERY_ZOOKEEPER or FLAKERY_DATABASE_URL"
+        )));
+    }
+    if let Some(sign) = crate::container::container_sign() {
+        return Err(Error::invalid_argument(format!(
+            "refusing the implicit host-local node ID lease: this looks like a container \
+             ({sign}), and lease files in its own {DEFAULT_LEASE_DIR} are not seen by other \
+             containers, so replicas would share node IDs. Set FLAKERY_LEASE_DIR (or \
+             lease_dir) to a directory that every generator that could collide shares (a host \
+             directory mounted into each container), or give each process its own node ID: \
+             FLAKERY_WORKER_ID (with FLAKERY_DATACENTER_ID), FLAKERY_WORKER_ID=hostname-ordinal, \
+             FLAKERY_ZOOKEEPER or FLAKERY_DATABASE_URL"
+        )));
+    }
+    Ok(PathBuf::from(DEFAULT_LEASE_DIR))
+}
+
+/// Which node IDs a host lease chooses among: a namespace, and the node fields fixed by the
+/// configuration (the others are leased under them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    pub namespace: String,
+    pub datacenter_id: Option<u64>,
+    pub worker_id: Option<u64>,
+}
+
+impl Default for Scope {
+    fn default() -> Self {
+        Scope {
+            namespace: crate::options::DEFAULT_NAMESPACE.to_string(),
+            datacenter_id: None,
+            worker_id: None,
+        }
+    }
+}
+
+impl Scope {
+    fn admits(&self, node: (u64, u64)) -> bool {
+        self.datacenter_id.map_or(true, |d| d == node.0)
+            && self.worker_id.map_or(true, |w| w == node.1)
+    }
+
+    /// The lock file name of node index `index`.
+    pub fn file_name(&self, index: u64) -> String {
+        format!("flakery.{}.node-{index}", self.namespace)
     }
 }
 
@@ -33,8 +103,9 @@ pub fn default_lease_dir() -> PathBuf {
 #[derive(Debug)]
 pub struct HostLease {
     dir: PathBuf,
+    scope: Scope,
     layout: Layout,
-    index: u64,
+    path: PathBuf,
     node: NodeId,
     owner_pid: u32,
     /// The high-water mark found when the lease was taken: the previous holder's last time.
@@ -49,63 +120,251 @@ struct State {
     written_ms: i64,
 }
 
+/// What became of one index.
+enum Attempt {
+    Taken(File, Option<i64>),
+    /// Locked by a live process.
+    Held,
+    /// A file of another user: theirs, never touched.
+    Foreign(u32),
+    Unusable(String),
+}
+
 impl HostLease {
-    /// Takes the lowest free node index in `dir` (created if missing).
+    /// Takes the lowest free node index of the default namespace in `dir`.
     pub fn acquire(dir: &Path, layout: &Layout) -> Result<HostLease> {
-        create_shared_dir(dir)?;
+        HostLease::acquire_in(dir, &Scope::default(), layout)
+    }
+
+    /// Takes the lowest free node index in `dir` among those `scope` admits.
+    pub fn acquire_in(dir: &Path, scope: &Scope, layout: &Layout) -> Result<HostLease> {
+        let _section = fork::enter();
+        let open = SecureDir::open(dir, 0o1777).map_err(|why| lease_dir_error(dir, &why))?;
+        let now_ms = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
         let count = layout.capacity().node_ids;
+        let (mut admitted, mut held, mut foreign) = (0u64, 0u64, Vec::new());
+        let mut unusable = Vec::new();
         for index in 0..count {
-            let path = dir.join(format!("node-{index}"));
-            let mut file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .mode(0o666)
-                .custom_flags(libc::O_CLOEXEC)
-                .open(&path)
-                .map_err(|e| lease_dir_error(dir, &e))?;
-            // Other users' processes must be able to lock it too, whatever our umask.
-            let _ = file.set_permissions(std::fs::Permissions::from_mode(0o666));
-            // SAFETY: a valid, open descriptor.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-                let err = std::io::Error::last_os_error();
-                if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                    continue;
-                }
-                return Err(lease_dir_error(dir, &err));
+            let node = layout.node_of_index(index);
+            if !scope.admits(node) {
+                continue;
             }
-            let floor_ms = read_high_water(&mut file);
-            let (datacenter_id, worker_id) = layout.node_of_index(index);
-            return Ok(HostLease {
-                dir: dir.to_path_buf(),
-                layout: layout.clone(),
-                index,
-                node: NodeId {
-                    datacenter_id,
-                    worker_id,
-                },
-                owner_pid: std::process::id(),
-                floor_ms,
-                state: Mutex::new(State {
-                    file: Some(file),
-                    written_ms: floor_ms,
-                }),
-            });
+            admitted += 1;
+            let name = scope.file_name(index);
+            match attempt(&open, &name, now_ms)? {
+                Attempt::Taken(file, mark) => {
+                    let floor_ms = mark.unwrap_or(i64::MIN);
+                    return Ok(HostLease {
+                        dir: dir.to_path_buf(),
+                        scope: scope.clone(),
+                        layout: layout.clone(),
+                        path: open.path().join(&name),
+                        node: NodeId {
+                            datacenter_id: node.0,
+                            worker_id: node.1,
+                        },
+                        owner_pid: std::process::id(),
+                        floor_ms,
+                        state: Mutex::new(State {
+                            file: Some(file),
+                            written_ms: floor_ms,
+                        }),
+                    });
+                }
+                Attempt::Held => held += 1,
+                Attempt::Foreign(uid) => foreign.push((name, uid)),
+                Attempt::Unusable(why) => unusable.push(format!("{}: {why}", name)),
+            }
         }
-        Err(Error::new(
-            ErrorCode::WorkerIdsExhausted,
-            format!(
-                "all {count} node IDs of layout '{layout}' are held by live processes on this \
-                 host (lease directory {})",
-                dir.display()
-            ),
+        Err(exhausted(
+            &open, scope, layout, admitted, held, &foreign, &unusable,
         ))
     }
 
-    fn lock_state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock_state(&self) -> fork::Locked<'_, State> {
+        fork::lock(&self.state)
     }
+
+    /// The lock file this lease holds.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn exhausted(
+    dir: &SecureDir,
+    scope: &Scope,
+    layout: &Layout,
+    admitted: u64,
+    held: u64,
+    foreign: &[(String, u32)],
+    unusable: &[String],
+) -> Error {
+    let under = match (scope.datacenter_id, scope.worker_id) {
+        (Some(d), _) => format!(" under datacenter {d}"),
+        (None, Some(w)) => format!(" with worker {w}"),
+        (None, None) => String::new(),
+    };
+    let mut message = format!(
+        "none of the {admitted} node IDs of layout '{layout}'{under} is free in the lease \
+         directory {}: {held} held by live processes",
+        dir.path().display()
+    );
+    if !foreign.is_empty() {
+        let names: Vec<String> = foreign
+            .iter()
+            .take(LISTED)
+            .map(|(name, uid)| format!("{name} (uid {uid})"))
+            .collect();
+        message += &format!(
+            "; {} are files of other users, which only they (or root) can remove: {}",
+            foreign.len(),
+            names.join(", ")
+        );
+    }
+    if !unusable.is_empty() {
+        message += &format!(
+            "; {} cannot be used: {}",
+            unusable.len(),
+            unusable
+                .iter()
+                .take(LISTED)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+    if unusable.len() > LISTED || foreign.len() > LISTED {
+        message += "; and more";
+    }
+    if !foreign.is_empty() || !unusable.is_empty() {
+        message += ". Remove the files named (after checking who made them), or set \
+                    FLAKERY_LEASE_DIR to a directory that only the generators' users can write";
+    }
+    Error::new(ErrorCode::WorkerIdsExhausted, message)
+}
+
+const OPEN_FLAGS: libc::c_int =
+    libc::O_RDWR | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY;
+
+/// Opens and locks one index's file, trusting nothing found at its name.
+fn attempt(dir: &SecureDir, name: &str, now_ms: i64) -> Result<Attempt> {
+    let c = c_name(Path::new(name)).map_err(Error::invalid_argument)?;
+    // Created here (O_EXCL), or opened as found: never through a link, never blocking.
+    // SAFETY: a valid directory descriptor and a NUL-terminated name.
+    let mut fd = unsafe {
+        libc::openat(
+            dir.raw_fd(),
+            c.as_ptr(),
+            OPEN_FLAGS | libc::O_CREAT | libc::O_EXCL,
+            0o644 as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        let err = std::io::Error::last_os_error();
+        match err.raw_os_error() {
+            Some(libc::EEXIST) => {
+                // SAFETY: as above.
+                fd = unsafe { libc::openat(dir.raw_fd(), c.as_ptr(), OPEN_FLAGS) };
+            }
+            Some(libc::ELOOP) => return Ok(Attempt::Unusable("a symbolic link".into())),
+            _ => {
+                return Err(lease_dir_error(
+                    dir.path(),
+                    &format!("cannot create {name}: {err}"),
+                ))
+            }
+        }
+    }
+    if fd < 0 {
+        let err = std::io::Error::last_os_error();
+        return Ok(match err.raw_os_error() {
+            Some(libc::ELOOP) => Attempt::Unusable("a symbolic link".into()),
+            Some(libc::EISDIR) => Attempt::Unusable("a directory".into()),
+            Some(libc::EACCES) | Some(libc::EPERM) => match owner_of(dir, name) {
+                Some(uid) if uid != euid() => Attempt::Foreign(uid),
+                _ => Attempt::Unusable(format!("cannot open it: {err}")),
+            },
+            Some(libc::ENXIO) => Attempt::Unusable("not a regular file".into()),
+            _ => Attempt::Unusable(format!("cannot open it: {err}")),
+        });
+    }
+    // SAFETY: a descriptor just opened, owned by nothing else.
+    let file = unsafe { File::from_raw_fd(fd) };
+    let stat =
+        fstat(file.as_raw_fd()).map_err(|e| Error::invalid_argument(format!("{name}: {e}")))?;
+    if stat.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Ok(Attempt::Unusable("not a regular file".into()));
+    }
+    if stat.st_uid != euid() {
+        return Ok(Attempt::Foreign(stat.st_uid));
+    }
+    if stat.st_nlink != 1 {
+        return Ok(Attempt::Unusable(format!(
+            "has {} hard links (a lease file has one)",
+            stat.st_nlink
+        )));
+    }
+    if stat.st_mode & 0o022 != 0 {
+        return Ok(Attempt::Unusable(format!(
+            "writable by other users (mode {:o}), who could lower its mark; remove it",
+            stat.st_mode & 0o7777
+        )));
+    }
+    if stat.st_size > MAX_MARK_BYTES as i64 {
+        return Ok(Attempt::Unusable(format!(
+            "{} bytes, longer than a high-water mark",
+            stat.st_size
+        )));
+    }
+    // SAFETY: a valid, open descriptor.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            return Ok(Attempt::Held);
+        }
+        return Ok(Attempt::Unusable(format!("cannot lock it: {err}")));
+    }
+    let mut data = [0u8; MAX_MARK_BYTES + 1];
+    let n = file
+        .read_at(&mut data, 0)
+        .map_err(|e| Error::invalid_argument(format!("cannot read {name}: {e}")))?;
+    let mark = match read_mark(&data[..n]) {
+        Ok(mark) => mark,
+        Err(why) => {
+            return Ok(Attempt::Unusable(format!(
+                "its high-water mark is unreadable ({why}), so the last time used under this \
+                 node ID is unknown; remove the file if no generator used this node ID lately"
+            )))
+        }
+    };
+    if let Some(ms) = mark {
+        if ms > now_ms.saturating_add(MAX_MARK_AHEAD_MS) {
+            return Ok(Attempt::Unusable(format!(
+                "its high-water mark {ms} ({}) is {} ms ahead of this host's clock (was the \
+                 clock set back?); a generator under it could issue nothing until then",
+                format_rfc3339_ms(ms),
+                ms.saturating_sub(now_ms)
+            )));
+        }
+    }
+    Ok(Attempt::Taken(file, mark))
+}
+
+/// The owner of `name` in `dir`, looked at without following a link.
+fn owner_of(dir: &SecureDir, name: &str) -> Option<u32> {
+    let c = c_name(Path::new(name)).ok()?;
+    // SAFETY: zeroed stat is valid; a valid descriptor and C string.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    let rc = unsafe {
+        libc::fstatat(
+            dir.raw_fd(),
+            c.as_ptr(),
+            &mut stat,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    (rc == 0).then_some(stat.st_uid)
 }
 
 impl NodeLease for HostLease {
@@ -128,7 +387,7 @@ impl NodeLease for HostLease {
                     ErrorCode::LeaseLost,
                     format!(
                         "cannot record the high-water mark in {}: {e}",
-                        self.dir.join(format!("node-{}", self.index)).display()
+                        self.path.display()
                     ),
                 )
             })?;
@@ -142,7 +401,11 @@ impl NodeLease for HostLease {
     }
 
     fn after_fork(&self) -> Result<Box<dyn NodeLease>> {
-        Ok(Box::new(HostLease::acquire(&self.dir, &self.layout)?))
+        Ok(Box::new(HostLease::acquire_in(
+            &self.dir,
+            &self.scope,
+            &self.layout,
+        )?))
     }
 
     fn release(&self, last_used_ms: i64) {
@@ -158,32 +421,17 @@ impl NodeLease for HostLease {
     }
 }
 
-fn create_shared_dir(dir: &Path) -> Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    std::fs::create_dir_all(dir).map_err(|e| lease_dir_error(dir, &e))?;
-    // Shared by every user on the host, like /tmp: sticky and world-writable.
-    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777));
-    Ok(())
-}
-
-fn lease_dir_error(dir: &Path, err: &std::io::Error) -> Error {
+fn lease_dir_error(dir: &Path, why: &str) -> Error {
     Error::new(
         ErrorCode::InvalidArgument,
         format!(
-            "cannot use the lease directory {}: {err}; set FLAKERY_LEASE_DIR (or lease_dir) to \
-             a directory every process on this host can write",
+            "cannot use the lease directory {}: {why}. Set FLAKERY_LEASE_DIR (or lease_dir) to \
+             a directory that only root or this user can change and this user can write; for \
+             processes of several users on one host, have root create one with mode 1777 \
+             (install -d -m 1777 DIR)",
             dir.display()
         ),
     )
-}
-
-fn read_high_water(file: &mut File) -> i64 {
-    let mut data = Vec::new();
-    let _ = file.seek(SeekFrom::Start(0));
-    let _ = file.read_to_end(&mut data);
-    parse_mark(&data)
 }
 
 fn write_high_water(file: &File, ms: i64) -> std::io::Result<()> {

@@ -391,6 +391,20 @@ impl Layout {
             .map(|(name, _)| *name)
     }
 
+    /// Whether a generator may use this layout: `time` must be more significant than
+    /// `sequence`, or one generator's IDs would decrease when a new tick resets the sequence.
+    /// Decoding and composing accept such layouts (a foreign system may use one).
+    pub fn check_generatable(&self) -> Result<()> {
+        if self.time.shift < self.sequence.shift {
+            return Err(Error::invalid_layout(format!(
+                "layout '{self}' puts sequence above time: a generator's IDs would decrease at \
+                 each new tick; list time before sequence (most significant first) to generate \
+                 with it (decoding and composing still accept it)"
+            )));
+        }
+        Ok(())
+    }
+
     /// The bits the datacenter and worker fields hold together, datacenter high. Leases hand
     /// out node indexes in `0..capacity().node_ids`.
     pub fn node_of_index(&self, index: u64) -> (u64, u64) {

@@ -10,6 +10,8 @@
 
 pub mod clock;
 pub mod codec;
+#[cfg(unix)]
+mod container;
 mod default_generator;
 pub mod error;
 pub mod fork;
@@ -19,6 +21,8 @@ pub mod host_lease;
 pub mod layout;
 pub mod node;
 pub mod options;
+#[cfg(unix)]
+mod secure_dir;
 pub mod text;
 pub mod timestamp;
 #[cfg(all(unix, feature = "zookeeper"))]

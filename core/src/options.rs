@@ -113,11 +113,27 @@ pub fn env_var(name: &str) -> Result<Option<String>> {
 fn env_u64(name: &str) -> Result<Option<u64>> {
     env_var(name)?
         .map(|text| {
-            text.parse::<u64>().map_err(|_| {
-                Error::invalid_argument(format!("{name}='{text}' is not a non-negative integer"))
+            parse_canonical_u64(&text).ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "{name}='{text}' is not a non-negative integer in plain decimal (digits \
+                     only, no sign, no leading zero)"
+                ))
             })
         })
         .transpose()
+}
+
+/// Digits only, no sign and no leading zero (`+3` and `03` are refused: a value that reads
+/// differently to different parsers is not one to guess at).
+pub fn parse_canonical_u64(text: &str) -> Option<u64> {
+    let canonical = !text.is_empty()
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && (text == "0" || !text.starts_with('0'));
+    if canonical {
+        text.parse().ok()
+    } else {
+        None
+    }
 }
 
 /// The trailing number of a host name: `ids-7` is 7.
@@ -149,8 +165,48 @@ pub(crate) fn hostname() -> Result<String> {
     Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
 }
 
-/// The node ID from `FLAKERY_WORKER_ID` / `FLAKERY_DATACENTER_ID`, if either is set.
+/// The node ID from `FLAKERY_WORKER_ID` / `FLAKERY_DATACENTER_ID`, if both are set or the
+/// layout has no datacenter field; `FLAKERY_DATACENTER_ID` alone is `node_config_from_env`'s
+/// partial case.
 pub fn node_from_env() -> Result<Option<(NodeId, NodeSource)>> {
+    match node_config_from_env()? {
+        NodeConfig::Fixed(node, source) => Ok(Some((node, source))),
+        _ => Ok(None),
+    }
+}
+
+/// What the configuration fixes of a node ID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeConfig {
+    /// Nothing: lease it whole.
+    Unset,
+    /// Both fields (a missing worker is 0 only in that `worker_id` was given without a
+    /// datacenter, the classic single-field configuration).
+    Fixed(NodeId, NodeSource),
+    /// Only the datacenter: the worker is leased under it.
+    Datacenter(u64),
+}
+
+fn node_config(
+    datacenter_id: Option<u64>,
+    worker_id: Option<u64>,
+    source: NodeSource,
+) -> NodeConfig {
+    match (datacenter_id, worker_id) {
+        (None, None) => NodeConfig::Unset,
+        (Some(datacenter_id), None) => NodeConfig::Datacenter(datacenter_id),
+        (datacenter_id, Some(worker_id)) => NodeConfig::Fixed(
+            NodeId {
+                datacenter_id: datacenter_id.unwrap_or(0),
+                worker_id,
+            },
+            source,
+        ),
+    }
+}
+
+/// `FLAKERY_WORKER_ID` / `FLAKERY_DATACENTER_ID`.
+pub fn node_config_from_env() -> Result<NodeConfig> {
     let datacenter_id = env_u64("FLAKERY_DATACENTER_ID")?;
     let (worker_id, source) = match env_var("FLAKERY_WORKER_ID")? {
         Some(text) if text == "hostname-ordinal" => {
@@ -159,43 +215,69 @@ pub fn node_from_env() -> Result<Option<(NodeId, NodeSource)>> {
         Some(_) => (env_u64("FLAKERY_WORKER_ID")?, NodeSource::Environment),
         None => (None, NodeSource::Environment),
     };
-    if datacenter_id.is_none() && worker_id.is_none() {
-        return Ok(None);
-    }
-    Ok(Some((
-        NodeId {
-            datacenter_id: datacenter_id.unwrap_or(0),
-            worker_id: worker_id.unwrap_or(0),
-        },
-        source,
-    )))
+    Ok(node_config(datacenter_id, worker_id, source))
 }
 
 /// The contract's order: explicit values, ZooKeeper, the environment, the host-local lease.
+/// A datacenter fixed alone (explicitly or by the environment) is kept, and the worker is
+/// leased under it on this host.
 pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLease>> {
-    if options.datacenter_id.is_some() || options.worker_id.is_some() {
-        let node = NodeId {
-            datacenter_id: options.datacenter_id.unwrap_or(0),
-            worker_id: options.worker_id.unwrap_or(0),
-        };
-        return Ok(Box::new(FixedNode::new(node, NodeSource::Explicit)));
-    }
-    if let Some(connect) = resolved_zookeeper(options)? {
-        return zookeeper_lease(options, &connect, layout);
-    }
-    if let Some((node, source)) = node_from_env()? {
-        return Ok(Box::new(FixedNode::new(node, source)));
-    }
+    let explicit = node_config(
+        options.datacenter_id,
+        options.worker_id,
+        NodeSource::Explicit,
+    );
+    let config = match explicit {
+        NodeConfig::Unset => {
+            if let Some(connect) = resolved_zookeeper(options)? {
+                return zookeeper_lease(options, &connect, layout);
+            }
+            node_config_from_env()?
+        }
+        config => config,
+    };
+    let datacenter_id = match config {
+        NodeConfig::Fixed(node, source) => return Ok(Box::new(FixedNode::new(node, source))),
+        NodeConfig::Datacenter(id) => Some(check_datacenter(layout, id, &explicit)?),
+        NodeConfig::Unset => None,
+    };
     let dir = match (&options.lease_dir, env_var("FLAKERY_LEASE_DIR")?) {
         (Some(dir), _) => dir.clone(),
         (None, Some(dir)) => PathBuf::from(dir),
-        (None, None) => crate::host_lease::default_lease_dir(),
+        (None, None) => crate::host_lease::implicit_lease_dir()?,
     };
-    let namespace = resolved_namespace(options)?;
-    Ok(Box::new(crate::host_lease::HostLease::acquire(
-        &dir.join(namespace),
-        layout,
+    let scope = crate::host_lease::Scope {
+        namespace: resolved_namespace(options)?,
+        datacenter_id,
+        worker_id: None,
+    };
+    Ok(Box::new(crate::host_lease::HostLease::acquire_in(
+        &dir, &scope, layout,
     )?))
+}
+
+/// A datacenter fixed alone must be one the layout can hold, or no worker could be leased.
+fn check_datacenter(layout: &Layout, id: u64, explicit: &NodeConfig) -> Result<u64> {
+    let max = layout.datacenter().map_or(0, |slot| slot.max());
+    if layout.datacenter().is_none() || id > max {
+        // The same words as a datacenter ID given with a worker ID.
+        crate::codec::node_bits(
+            layout,
+            NodeId {
+                datacenter_id: id,
+                worker_id: 0,
+            },
+        )?;
+        let name = if *explicit == NodeConfig::Unset {
+            "FLAKERY_DATACENTER_ID"
+        } else {
+            "datacenter_id"
+        };
+        return Err(Error::invalid_argument(format!(
+            "{name}={id} does not fit layout '{layout}', whose datacenter IDs go up to {max}"
+        )));
+    }
+    Ok(id)
 }
 
 /// `zookeeper`, else `FLAKERY_ZOOKEEPER`: the connect string to lease node IDs from.

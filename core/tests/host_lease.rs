@@ -18,7 +18,7 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
 
 /// The high-water mark in the lock file of node index `index` (default namespace).
 fn high_water_mark(dir: &std::path::Path, index: u64) -> i64 {
-    let path = dir.join(format!("default/node-{index}"));
+    let path = dir.join(format!("flakery.default.node-{index}"));
     let text = std::fs::read_to_string(&path).unwrap();
     text.trim()
         .parse()
@@ -181,7 +181,8 @@ fn all_ids_held_is_worker_ids_exhausted() {
         .collect();
     let err = Generator::new(options).unwrap_err();
     assert_eq!(err.code(), ErrorCode::WorkerIdsExhausted);
-    assert!(err.message().contains("all 4 node IDs"), "{err}");
+    assert!(err.message().contains("none of the 4 node IDs"), "{err}");
+    assert!(err.message().contains("4 held by live processes"), "{err}");
     drop(held);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -192,7 +193,11 @@ fn a_restart_with_the_clock_set_back_reuses_no_time() {
     // It takes the same node ID back after a release: no spawn may hold the lock meanwhile.
     let _no_spawns = common::no_spawns();
     let layout = Layout::twitter();
-    const T0: i64 = 1_800_000_000_000;
+    // The host's own time: a mark far ahead of the host's clock would be skipped instead.
+    let t0 = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
     let start = |clock: &FakeClock| {
         Generator::builder()
             .lease(Box::new(HostLease::acquire(&dir, &layout).unwrap()))
@@ -200,14 +205,14 @@ fn a_restart_with_the_clock_set_back_reuses_no_time() {
             .build()
             .unwrap()
     };
-    let clock = FakeClock::new(T0);
+    let clock = FakeClock::new(t0);
     let first = start(&clock);
     let first_ids = first.next_ids(10_000).unwrap();
     let last = *first_ids.last().unwrap();
     drop(first); // releases the lease, recording the time last used
 
     // Set back by 10 s: more than the tolerance, so the successor refuses rather than reuse.
-    let clock = FakeClock::new(T0 - 10_000);
+    let clock = FakeClock::new(t0 - 10_000);
     let second = start(&clock);
     assert_eq!(
         second.worker_id(),
@@ -219,7 +224,7 @@ fn a_restart_with_the_clock_set_back_reuses_no_time() {
     drop(second);
 
     // Set back by 300 ms: within the tolerance, so it waits past the recorded time.
-    let clock = FakeClock::new(T0 - 300);
+    let clock = FakeClock::new(t0 - 300);
     let third = start(&clock);
     let id = third.next_id().unwrap();
     assert!(id > last, "{id} reuses time up to {last}");

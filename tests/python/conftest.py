@@ -27,7 +27,12 @@ def run_python():
     import sys
 
     def run(code: str, **env: str) -> str:
-        environ = {k: v for k, v in os.environ.items() if not k.startswith("FLAKERY_")}
+        # FLAKERY_LEASE_DIR is the harness's (run.sh): in a container nothing leases without it.
+        environ = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("FLAKERY_") or k == "FLAKERY_LEASE_DIR"
+        }
         environ.update(env)
         done = subprocess.run(
             [sys.executable, "-c", code], env=environ, capture_output=True, text=True, timeout=60

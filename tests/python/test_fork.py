@@ -72,7 +72,7 @@ def test_fixed_identity_refuses_in_child_and_fresh_generator_does_not_collide():
 def test_default_generator_is_leased_anew_in_child():
     flakery.next_id()  # the parent's process-wide generator exists before the fork
     parent = flakery.default_generator()
-    # tests/python/run.sh sets no FLAKERY_* variable: the default is a host-local lease.
+    # tests/python/run.sh sets only FLAKERY_LEASE_DIR: the default is a host-local lease.
     assert parent.source == "host_lease", parent.source
 
     def child():

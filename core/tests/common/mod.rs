@@ -58,6 +58,7 @@ pub fn output(command: &mut Command) -> Output {
 
 /// Forks; the child runs `child` and its text comes back through a pipe. Call it only from a
 /// process with one thread (a re-run child), so the child may allocate safely.
+#[allow(dead_code)] // not every test binary forks
 pub fn in_forked_child(child: impl FnOnce() -> String) -> String {
     let mut fds = [0; 2];
     // SAFETY: a pipe and fork in a single-threaded process; the child leaves by _exit.

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Another local user against the host lease, and hosts without the default lease directory:
+# core/tests/security.rs, whose tests need root, a throwaway unprivileged user (made here
+# with useradd, removed on every exit) and private mount namespaces (unshare -m, so the
+# machine's own /run is never touched).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source tests/lib.sh
+ensure_cargo
+[ "$(id -u)" -eq 0 ] || skip_or_fail "the security tests need root (to make a throwaway user)"
+need useradd passwd
+need unshare util-linux
+
+user="fcl$$"
+work="$(mktemp -d /tmp/fcl-security-run.XXXXXX)"
+cleanup() {
+  userdel "$user" >/dev/null 2>&1 || true
+  rm -rf "$work" "$work-theirs"
+}
+trap cleanup EXIT
+useradd --system --no-create-home --shell /usr/sbin/nologin "$user"
+
+echo "--- building core/tests/security.rs"
+exe="$(cargo test --locked -p flakery --test security --no-run 2>&1 \
+  | sed -n 's/.*Executable tests\/security.rs (\(.*\))$/\1/p')"
+[ -n "$exe" ] || { echo "FAIL: no test binary built" >&2; exit 1; }
+# From a directory the throwaway user can read, whatever the checkout's permissions.
+chmod 755 "$work"
+install -m 755 "$exe" "$work/security"
+
+unset_flakery_env
+export FLAKERY_SECURITY_UID="$(id -u "$user")" FLAKERY_SECURITY_GID="$(id -g "$user")"
+export FLAKERY_SECURITY_WORK="$work"
+echo "--- security tests as root, against user $user"
+"$work/security" --ignored --test-threads=1
