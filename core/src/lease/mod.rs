@@ -11,3 +11,4 @@ pub mod memory;
 
 pub use coordinator::{Alarm, Claim, Coordinator, Failure, Token};
 pub use memory::{Board, MemoryCoordinator};
+pub mod keeper;
