@@ -12,3 +12,4 @@ pub mod memory;
 pub use coordinator::{Alarm, Claim, Coordinator, Failure, Token};
 pub use memory::{Board, MemoryCoordinator};
 pub mod keeper;
+pub mod kept;
