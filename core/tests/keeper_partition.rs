@@ -17,7 +17,9 @@ fn partition_streamer() {
     let Ok(seconds) = std::env::var("FLAKERY_PARTITION_STREAM_S") else {
         return;
     };
-    let seconds: u64 = seconds.parse().expect("FLAKERY_PARTITION_STREAM_S: seconds");
+    let seconds: u64 = seconds
+        .parse()
+        .expect("FLAKERY_PARTITION_STREAM_S: seconds");
     let end = Instant::now() + Duration::from_secs(seconds);
     let out = std::io::stdout();
     let mut out = out.lock();
