@@ -53,15 +53,6 @@ pub struct NodeId {
 /// takes back its own ZooKeeper index right after losing it waits instead of failing.
 pub const LOOKAHEAD_MS: i64 = 500;
 
-/// A high-water mark as a lease stores it (decimal Unix ms); `i64::MIN` for none or garbage.
-/// Being replaced by `read_mark`, which tells the two apart.
-pub(crate) fn parse_mark(data: &[u8]) -> i64 {
-    std::str::from_utf8(data)
-        .ok()
-        .and_then(|t| t.trim().parse().ok())
-        .unwrap_or(i64::MIN)
-}
-
 /// The longest text a stored high-water mark may have: 20 digits and sign, padding, a newline.
 pub const MAX_MARK_BYTES: usize = 64;
 
@@ -69,7 +60,6 @@ pub const MAX_MARK_BYTES: usize = 64;
 /// space), `Ok(Some(ms))` for a decimal Unix millisecond, and `Err(reason)` for anything else
 /// (not UTF-8, not a number, too long). A lease must treat `Err` as "this node ID's floor is
 /// unknown" and refuse the node ID, never as "no floor".
-#[allow(dead_code)] // adopted by the leases next
 pub(crate) fn read_mark(data: &[u8]) -> std::result::Result<Option<i64>, String> {
     if data.len() > MAX_MARK_BYTES {
         return Err(format!(

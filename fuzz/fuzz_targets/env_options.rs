@@ -43,10 +43,10 @@ const VARS: [&str; 7] = [
 /// change lands.
 /// - Numbers: today `u64::from_str`, which also takes "+3" and "03"; canonical decimal only
 ///   (digits, no sign, no leading zero) after the change.
-const CANONICAL_NUMBERS_ONLY: bool = false;
+const CANONICAL_NUMBERS_ONLY: bool = true;
 /// - `FLAKERY_DATACENTER_ID` alone: today a fixed node with worker 0; after the change it is
 ///   no fixed node (the worker is leased under that datacenter).
-const DATACENTER_ALONE_IS_LEASED: bool = false;
+const DATACENTER_ALONE_IS_LEASED: bool = true;
 
 /// The model's error: the code and the variable the message must name.
 #[derive(Debug, PartialEq)]
