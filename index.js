@@ -840,6 +840,3 @@ module.exports.compose = nativeBinding.compose
 module.exports.decode = nativeBinding.decode
 module.exports.layoutInfoOf = nativeBinding.layoutInfoOf
 module.exports.layouts = nativeBinding.layouts
-module.exports.nextId = nativeBinding.nextId
-module.exports.nextIds = nativeBinding.nextIds
-module.exports.nextIdString = nativeBinding.nextIdString
