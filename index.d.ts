@@ -28,8 +28,17 @@ export type ErrorCode =
  */
 export declare function nextId(): bigint
 
-/** A new ID from the process-wide generator, as a decimal string. */
-export declare function nextIdString(): string
+/**
+ * A new ID from the process-wide generator as a string: decimal unless `options.format` says
+ * `'base32'` or `'base62'` (the forms of `toBase32` and `toBase62`).
+ */
+export declare function nextIdString(options?: IdStringOptions): string
+
+/** Options of `nextIdString()`. */
+export interface IdStringOptions {
+  /** Default `'decimal'`. */
+  format?: 'decimal' | 'base32' | 'base62'
+}
 
 /** `n` new IDs from the process-wide generator, in increasing order (`n` up to 2^24). */
 export declare function nextIds(n: number): BigInt64Array
@@ -41,8 +50,8 @@ export declare function nextIds(n: number): BigInt64Array
 export interface Generator {
   /** A new ID. */
   nextId(): bigint
-  /** A new ID as a decimal string. */
-  nextIdString(): string
+  /** A new ID as a string: decimal unless `options.format` says `'base32'` or `'base62'`. */
+  nextIdString(options?: IdStringOptions): string
   /** `n` new IDs in increasing order (`n` up to 2^24). */
   nextIds(n: number): BigInt64Array
 }
@@ -211,6 +220,16 @@ export declare function compose(parts: ComposeOptions): bigint
 export declare function decode(id: bigint | string | number, options?: DecodeOptions | string): DecodedId
 
 /**
+ * The ID a base32 form stands for. Case-insensitive; `O` reads as 0, `I` and `L` as 1. A
+ * string of the wrong length, with a character outside the alphabet, or above 2^63-1 throws
+ * a `RangeError` with code `invalid_argument` that names the character or the reason.
+ */
+export declare function fromBase32(text: string): bigint
+
+/** The ID a base62 form stands for (case-sensitive). Bad strings throw as `fromBase32` does. */
+export declare function fromBase62(text: string): bigint
+
+/**
  * Parses a layout spec (`'discord'`, `'twitter;epoch=2020-01-01T00:00:00Z'`,
  * `'time:41,worker:10,sequence:12;epoch=1288834974657'`) and describes it; an invalid spec
  * throws a `RangeError` with code `invalid_layout`.
@@ -219,3 +238,15 @@ export declare function layoutInfoOf(spec: string): LayoutInfo
 
 /** The presets of the contract, in its order, with their fields and capacity. */
 export declare function layouts(): LayoutInfo[]
+
+/**
+ * The 13-character base32 form of an ID (Crockford's alphabet, upper case, zero-padded):
+ * sorting these strings sorts the IDs. `id` is as `decode` takes it.
+ */
+export declare function toBase32(id: bigint | string | number): string
+
+/**
+ * The 11-character base62 form of an ID (`0-9A-Za-z`, zero-padded): sorting these strings
+ * (by code unit, as `Array.prototype.sort` does) sorts the IDs.
+ */
+export declare function toBase62(id: bigint | string | number): string

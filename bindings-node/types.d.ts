@@ -28,8 +28,17 @@ export type ErrorCode =
  */
 export declare function nextId(): bigint
 
-/** A new ID from the process-wide generator, as a decimal string. */
-export declare function nextIdString(): string
+/**
+ * A new ID from the process-wide generator as a string: decimal unless `options.format` says
+ * `'base32'` or `'base62'` (the forms of `toBase32` and `toBase62`).
+ */
+export declare function nextIdString(options?: IdStringOptions): string
+
+/** Options of `nextIdString()`. */
+export interface IdStringOptions {
+  /** Default `'decimal'`. */
+  format?: 'decimal' | 'base32' | 'base62'
+}
 
 /** `n` new IDs from the process-wide generator, in increasing order (`n` up to 2^24). */
 export declare function nextIds(n: number): BigInt64Array
@@ -41,8 +50,8 @@ export declare function nextIds(n: number): BigInt64Array
 export interface Generator {
   /** A new ID. */
   nextId(): bigint
-  /** A new ID as a decimal string. */
-  nextIdString(): string
+  /** A new ID as a string: decimal unless `options.format` says `'base32'` or `'base62'`. */
+  nextIdString(options?: IdStringOptions): string
   /** `n` new IDs in increasing order (`n` up to 2^24). */
   nextIds(n: number): BigInt64Array
 }

@@ -24,14 +24,15 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
 
+use flakery::IdFormat;
 use napi::bindgen_prelude::{i64n, JsError, Object, ToNapiValue};
 use napi::{sys, Env, JsValue};
 use napi_derive::napi;
 
 use crate::default_generator;
 use crate::errors::{check, core_error, type_error, Fail, JsResult, PENDING};
-use crate::read::read_count;
-use crate::values::{new_id_array, new_id_string};
+use crate::read::{read_count, read_format};
+use crate::values::{new_id_array, new_id_text};
 
 /// Runs a callback's body behind the panic boundary every FFI entry point has; throws its
 /// error unless one is already pending; the value to return to JavaScript.
@@ -69,25 +70,37 @@ fn id_value(env: sys::napi_env, id: flakery::Result<i64>) -> JsResult<sys::napi_
     unsafe { i64n::to_napi_value(env, i64n(id)) }.map_err(crate::errors::napi_error)
 }
 
-/// A call's bound data (a generator, for the methods) and its first argument.
+/// A call's bound data (a generator, for the methods), its first argument (`undefined` when
+/// none was passed) and whether one was passed.
 struct Call {
     data: *mut c_void,
     arg: sys::napi_value,
+    passed: bool,
 }
 
 fn call_info(env: sys::napi_env, info: sys::napi_callback_info, want_arg: bool) -> JsResult<Call> {
     let mut argc = usize::from(want_arg);
     let mut arg = ptr::null_mut();
     let mut data = ptr::null_mut();
-    // SAFETY: info is this call's; argv has room for argc (0 or 1) values.
+    // SAFETY: info is this call's; argv has room for argc (0 or 1) values, which Node-API fills
+    // with `undefined` where fewer were passed.
     check(unsafe {
         sys::napi_get_cb_info(env, info, &mut argc, &mut arg, ptr::null_mut(), &mut data)
     })?;
-    if want_arg && argc == 0 {
-        // SAFETY: env is live.
-        check(unsafe { sys::napi_get_undefined(env, &mut arg) })?;
+    Ok(Call {
+        data,
+        arg,
+        passed: want_arg && argc > 0,
+    })
+}
+
+/// The format `nextIdString` was asked for; decimal, without looking, when nothing was passed.
+fn id_format(env: sys::napi_env, call: &Call) -> JsResult<IdFormat> {
+    if call.passed {
+        read_format(env, call.arg)
+    } else {
+        Ok(IdFormat::Decimal)
     }
-    Ok(Call { data, arg })
 }
 
 /// The generator a method was bound to.
@@ -108,12 +121,12 @@ unsafe extern "C" fn next_id(
 
 unsafe extern "C" fn next_id_string(
     env: sys::napi_env,
-    _info: sys::napi_callback_info,
+    info: sys::napi_callback_info,
 ) -> sys::napi_value {
     finish(env, || {
-        flakery::next_id()
-            .map_err(|e| core_error(env, e))
-            .and_then(|id| new_id_string(env, id))
+        let format = id_format(env, &call_info(env, info, true)?)?;
+        let id = flakery::next_id().map_err(|e| core_error(env, e))?;
+        new_id_text(env, id, format)
     })
 }
 
@@ -147,12 +160,13 @@ unsafe extern "C" fn generator_next_id_string(
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     finish(env, || {
-        call_info(env, info, false).and_then(|call| {
+        call_info(env, info, true).and_then(|call| {
+            let format = id_format(env, &call)?;
             // SAFETY: as above.
             let id = unsafe { bound(&call) }
                 .next_id()
                 .map_err(|e| core_error(env, e))?;
-            new_id_string(env, id)
+            new_id_text(env, id, format)
         })
     })
 }

@@ -20,6 +20,7 @@ use napi_derive::napi;
 mod errors;
 mod fast;
 mod read;
+pub mod text;
 mod values;
 
 use errors::{core_error, range_error, type_error, JsResult, OrThrow};

@@ -3,7 +3,7 @@
 
 use std::ptr;
 
-use flakery::Layout;
+use flakery::{IdFormat, Layout};
 use napi::bindgen_prelude::FromNapiValue;
 use napi::{sys, ValueType};
 
@@ -428,4 +428,13 @@ pub(crate) fn read_count(env: sys::napi_env, value: sys::napi_value) -> JsResult
         ));
     }
     Ok(n as usize)
+}
+
+/// The options of `nextIdString`: none, or `{format: 'decimal' | 'base32' | 'base62'}`.
+pub(crate) fn read_format(env: sys::napi_env, value: sys::napi_value) -> JsResult<IdFormat> {
+    let o = OptionsObject::read(env, value, "nextIdString options", &["format"])?;
+    match o.string("format")? {
+        None => Ok(IdFormat::Decimal),
+        Some(format) => format.parse::<IdFormat>().or_throw(env),
+    }
 }

@@ -6,7 +6,9 @@ use std::ptr;
 use napi::bindgen_prelude::ToNapiValue;
 use napi::sys;
 
-use crate::errors::{check, core_error, range_error, JsResult};
+use flakery::{text, IdFormat};
+
+use crate::errors::{check, core_error, range_error, JsResult, OrThrow};
 
 /// A value already made through Node-API, handed back as it is.
 pub struct Raw(pub(crate) sys::napi_value);
@@ -64,6 +66,19 @@ pub(crate) fn new_date(env: sys::napi_env, ms: i64) -> JsResult<sys::napi_value>
     Ok(out)
 }
 
+/// `id` in `format`, made into a string from a stack buffer: no heap allocation.
+pub(crate) fn new_id_text(
+    env: sys::napi_env,
+    id: i64,
+    format: IdFormat,
+) -> JsResult<sys::napi_value> {
+    match format {
+        IdFormat::Decimal => new_id_string(env, id),
+        IdFormat::Base32 => new_ascii(env, &text::encode_base32(id).or_throw(env)?),
+        IdFormat::Base62 => new_ascii(env, &text::encode_base62(id).or_throw(env)?),
+    }
+}
+
 /// Writes `id` in decimal into a stack buffer and makes a string of it: no heap allocation.
 pub(crate) fn new_id_string(env: sys::napi_env, id: i64) -> JsResult<sys::napi_value> {
     // Digits written backwards into a stack buffer: no allocation. IDs are never negative.
@@ -78,11 +93,14 @@ pub(crate) fn new_id_string(env: sys::napi_env, id: i64) -> JsResult<sys::napi_v
             break;
         }
     }
-    let digits = &buf[at..];
+    new_ascii(env, &buf[at..])
+}
+
+fn new_ascii(env: sys::napi_env, bytes: &[u8]) -> JsResult<sys::napi_value> {
     let mut out = ptr::null_mut();
     // SAFETY: the pointer and length describe initialised ASCII bytes.
     check(unsafe {
-        sys::napi_create_string_latin1(env, digits.as_ptr().cast(), digits.len() as isize, &mut out)
+        sys::napi_create_string_latin1(env, bytes.as_ptr().cast(), bytes.len() as isize, &mut out)
     })?;
     Ok(out)
 }
