@@ -49,9 +49,19 @@ where
     }
 }
 
-/// An ID: any int from 0 to 2^63-1. Out of range is `invalid_argument` with the core's
-/// message, the one it gives for an ID written as text.
+/// An ID: any int from 0 to 2^63-1, or its decimal text (`"175928847299117063"`, as an ID
+/// arrives in JSON or a URL). Out of range is `invalid_argument` with the core's message, the
+/// one it gives for an ID written as text.
 pub fn id(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    if let Ok(text) = obj.cast::<PyString>() {
+        return flakery::parse_id(&text.to_cow()?).py();
+    }
+    let py = obj.py();
+    if obj.is_instance_of::<PyBool>()
+        || !(obj.is_instance_of::<PyInt>() || obj.hasattr(pyo3::intern!(py, "__index__"))?)
+    {
+        return Err(wrong_type("id", "an int or a decimal str", obj));
+    }
     int_arg(obj, "id", |text| match flakery::parse_id(&text) {
         Err(error) => crate::errors::to_py(error),
         Ok(_) => invalid_argument(format!("{text} is not an ID")),

@@ -9,6 +9,7 @@ mod decoded;
 mod errors;
 mod generator;
 mod layout;
+mod text;
 mod time;
 
 use decoded::PyDecoded;
@@ -38,7 +39,8 @@ fn default_generator(py: Python<'_>) -> PyResult<PyGenerator> {
     Ok(PyGenerator::shared(generator::default_generator(py)?))
 }
 
-/// Takes an ID apart under a layout (a spec string or a `Layout`; default `"twitter"`).
+/// Takes an ID (an int or its decimal str) apart under a layout (a spec string or a `Layout`;
+/// default `"twitter"`).
 #[pyfunction]
 #[pyo3(signature = (id, layout=None), text_signature = "(id, layout='twitter')")]
 fn decode(id: &Bound<'_, PyAny>, layout: Option<&Bound<'_, PyAny>>) -> PyResult<PyDecoded> {
@@ -116,6 +118,10 @@ fn flakery_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_generator, m)?)?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(compose, m)?)?;
+    m.add_function(wrap_pyfunction!(text::to_base32, m)?)?;
+    m.add_function(wrap_pyfunction!(text::from_base32, m)?)?;
+    m.add_function(wrap_pyfunction!(text::to_base62, m)?)?;
+    m.add_function(wrap_pyfunction!(text::from_base62, m)?)?;
     m.add_function(wrap_pyfunction!(_after_fork_in_child, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -47,7 +47,7 @@ def test_errors_pickle(cls):
     assert error.code == cls.code
 
 
-@pytest.mark.parametrize("bad", ["abc", "175928847299117063", 1.5, 1.0, None, b"1", [1], True])
+@pytest.mark.parametrize("bad", [1.5, 1.0, None, b"1", [1], True])
 def test_decode_wrong_type(bad):
     with pytest.raises(TypeError) as info:
         flakery.decode(bad)
