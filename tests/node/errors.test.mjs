@@ -75,6 +75,13 @@ test('Generator: node IDs out of range are RangeErrors', () => {
   throwsCode(() => new Generator({ layout: 'vesta-max-peak', fields: { method: 4 } }), RangeError, 'invalid_argument')
 })
 
+test("the core's messages name options as JavaScript does", () => {
+  throwsCode(() => new Generator({ workerId: 32 }), RangeError, 'invalid_argument', /^workerId 32 does not fit in 5 bits \(0 to 31\)$/)
+  throwsCode(() => new Generator({ layout: 'instagram', datacenterId: 1 }), RangeError, 'invalid_argument', /so datacenterId must be 0, not 1$/)
+  throwsCode(() => compose({ timestampMs: Date.now(), datacenterId: 40 }), RangeError, 'invalid_argument', /^datacenterId 40 does not fit/)
+  throwsCode(() => compose({ timestampMs: Date.now(), sequence: 4096 }), RangeError, 'invalid_argument', /^sequence 4096 does not fit/)
+})
+
 test('Generator: wrong option types are TypeErrors', () => {
   for (const options of [5, 'twitter', null, [], true]) {
     throwsCode(() => new Generator(options), TypeError, 'invalid_argument')
