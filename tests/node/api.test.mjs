@@ -238,7 +238,7 @@ test('layouts() lists the presets with their capacity', () => {
   const all = layouts()
   assert.deepEqual(
     all.map((l) => l.name),
-    ['twitter', 'discord', 'instagram', 'sonyflake', 'baidu', 'vesta-max-peak', 'vesta-min-granularity', 'safe53'],
+    ['twitter', 'discord', 'instagram', 'sonyflake', 'sonyflake-v2', 'baidu', 'vesta-max-peak', 'vesta-min-granularity', 'safe53'],
   )
   const twitter = all[0]
   assert.equal(twitter.epochMs, 1288834974657)
