@@ -77,6 +77,24 @@ pub fn u64_arg(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
     })
 }
 
+/// A value of a node field or the sequence (`option` is `datacenter_id`, `worker_id` or
+/// `sequence`). An int too large or too negative for any field gets the core's message, which
+/// names the range `layout` gives the field, as it does for a value that merely does not fit.
+pub fn opt_field_arg(
+    obj: Option<&Bound<'_, PyAny>>,
+    option: &'static str,
+    layout: impl FnOnce() -> flakery::Result<Layout>,
+) -> PyResult<Option<u64>> {
+    match obj {
+        Some(obj) if !obj.is_none() => int_arg(obj, option, |text| match layout() {
+            Ok(layout) => crate::errors::to_py(flakery::out_of_range(&layout, option, &text)),
+            Err(error) => crate::errors::to_py(error),
+        })
+        .map(Some),
+        _ => Ok(None),
+    }
+}
+
 pub fn opt_u64_arg(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<u64>> {
     match obj {
         Some(obj) if !obj.is_none() => u64_arg(obj, name).map(Some),

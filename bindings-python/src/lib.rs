@@ -2,6 +2,7 @@
 //! errors and calls the Rust core. The package `flakery` (bindings-python/python) re-exports
 //! it, adds the exception classes and registers the fork handler.
 
+use flakery::Layout;
 use pyo3::prelude::*;
 
 mod args;
@@ -88,14 +89,16 @@ fn compose<'py>(
             ))
         }
     };
+    let layout = args::layout_or_twitter(layout)?;
+    let field = |obj, option| args::opt_field_arg(obj, option, || Ok(Layout::clone(&layout)));
     let parts = flakery::Parts {
         timestamp_ms,
-        datacenter_id: args::opt_u64_arg(datacenter_id, "datacenter_id")?.unwrap_or(0),
-        worker_id: args::opt_u64_arg(worker_id, "worker_id")?.unwrap_or(0),
-        sequence: args::opt_u64_arg(sequence, "sequence")?.unwrap_or(0),
+        datacenter_id: field(datacenter_id, "datacenter_id")?.unwrap_or(0),
+        worker_id: field(worker_id, "worker_id")?.unwrap_or(0),
+        sequence: field(sequence, "sequence")?.unwrap_or(0),
         fields: args::fields(fields)?,
     };
-    flakery::compose(&parts, &*args::layout_or_twitter(layout)?).py()
+    flakery::compose(&parts, &layout).py()
 }
 
 /// Called by `os.register_at_fork(after_in_child=...)`: tells the core that this process is
