@@ -10,11 +10,15 @@ export const {
   Generator,
   compose,
   decode,
+  fromBase32,
+  fromBase62,
   layoutInfoOf,
   layouts,
   nextId,
   nextIds,
   nextIdString,
+  toBase32,
+  toBase62,
 } = binding
 
 export default binding

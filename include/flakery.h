@@ -39,6 +39,16 @@
 #include <stdint.h>
 
 /**
+ * The length of an ID's base32 form; a buffer for it needs one more byte, for the NUL.
+ */
+#define FLAKERY_BASE32_LEN 13
+
+/**
+ * The length of an ID's base62 form; a buffer for it needs one more byte, for the NUL.
+ */
+#define FLAKERY_BASE62_LEN 11
+
+/**
  * What a fallible function did. `FLAKERY_STATUS_OK` is 0; each other value is one of the
  * contract's error codes, with the same number as the Rust core's `ErrorCode`, and
  * `flakery_status_message` gives its code string ("invalid_layout", ...). The detailed
@@ -454,6 +464,36 @@ flakery_status flakery_layout_capacity(const char *layout, struct flakery_capaci
  * `FLAKERY_STATUS_INVALID_ARGUMENT`, and nothing is written.
  */
 flakery_status flakery_layout_normalize(const char *layout, char *buf, size_t len, size_t *written);
+
+/**
+ * The base32 form of `id` (13 characters of Crockford's alphabet, upper case, zero-padded;
+ * sorting these strings sorts the IDs) into `buf`, NUL-terminated, and 13 into `*written`.
+ * `buf` must hold at least `FLAKERY_BASE32_LEN + 1` bytes; with `buf` NULL and `len` 0 only
+ * the length is written. Errors: `FLAKERY_STATUS_INVALID_ARGUMENT` (a negative `id`, a buffer
+ * too small, NULL `written`); nothing is written then.
+ */
+flakery_status flakery_to_base32(int64_t id, char *buf, size_t len, size_t *written);
+
+/**
+ * The base62 form of `id` (11 characters of `0-9A-Za-z`, zero-padded; sorting these strings
+ * by byte, as `strcmp` does, sorts the IDs), as `flakery_to_base32` writes it; `buf` must hold
+ * at least `FLAKERY_BASE62_LEN + 1` bytes.
+ */
+flakery_status flakery_to_base62(int64_t id, char *buf, size_t len, size_t *written);
+
+/**
+ * The ID whose base32 form is the NUL-terminated `text`, into `*out`. Case-insensitive; `O`
+ * reads as 0, `I` and `L` as 1. A text of the wrong length, with a character outside the
+ * alphabet, or above 2^63-1 is `FLAKERY_STATUS_INVALID_ARGUMENT`, and the last error names
+ * the character (and its position) or the reason.
+ */
+flakery_status flakery_from_base32(const char *text, int64_t *out);
+
+/**
+ * The ID whose base62 form is the NUL-terminated `text` (case-sensitive), into `*out`; errors
+ * as `flakery_from_base32`.
+ */
+flakery_status flakery_from_base62(const char *text, int64_t *out);
 
 #ifdef __cplusplus
 }  // extern "C"

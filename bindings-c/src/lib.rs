@@ -13,6 +13,7 @@
 mod error;
 mod options;
 mod parts;
+mod text;
 
 use std::ffi::c_char;
 
@@ -26,6 +27,10 @@ pub use options::{flakery_options, flakery_options_init, flakery_sequence_policy
 pub use parts::{
     flakery_capacity, flakery_compose, flakery_decode, flakery_decode_field,
     flakery_generator_decode, flakery_layout_capacity, flakery_layout_normalize, flakery_parts,
+};
+pub use text::{
+    flakery_from_base32, flakery_from_base62, flakery_to_base32, flakery_to_base62,
+    FLAKERY_BASE32_LEN, FLAKERY_BASE62_LEN,
 };
 
 /// A generator: one layout, one node identity (datacenter and worker) and its policies.

@@ -1,16 +1,19 @@
-//! The hot calls, registered by hand.
+//! The hot calls, registered by hand: each is the one body of its call.
 //!
 //! napi-rs wraps every call that has arguments, an `Env` or a receiver in a "native borrow
 //! scope" (a global mutex, a hash map and heap allocations per call: 100-200 ns, several
 //! times the cost of an ID). So the hot calls are plain Node-API callbacks:
 //!
-//! - the module's `nextId`, `nextIdString` and `nextIds` are installed over the `#[napi]`
-//!   ones when the module loads (those still declare them for index.d.ts and behave the
-//!   same);
+//! - the module's `nextId`, `nextIdString` and `nextIds` are installed on the exports when the
+//!   module loads;
 //! - each `Generator` object gets its own `nextId`, `nextIdString` and `nextIds`, functions
 //!   bound to its generator through their Node-API `data` pointer, so that a call finds its
 //!   generator without `napi_unwrap` and a type-tag check (two private-property lookups,
-//!   some 100 ns). The prototype keeps the `#[napi]` methods.
+//!   some 100 ns). They are own properties of the object, not of `Generator.prototype`, so
+//!   a detached `const next = g.nextId` still works.
+//!
+//! napi-rs generates no TypeScript for them: `bindings-node/types.d.ts` declares them, and
+//! tests/node/types.test.mjs checks those declarations against what this module installs.
 
 // napi-rs registers the module hook only outside `cfg(test)`, so a test build (clippy's
 // --all-targets) would see the callbacks as unused.
@@ -21,14 +24,15 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
 
+use flakery::IdFormat;
 use napi::bindgen_prelude::{i64n, JsError, Object, ToNapiValue};
 use napi::{sys, Env, JsValue};
 use napi_derive::napi;
 
-use crate::{
-    check, default_generator, generating_error, new_id_array, new_id_string, read_count, Fail,
-    JsResult, PENDING,
-};
+use crate::default_generator;
+use crate::errors::{check, core_error, type_error, Fail, JsResult, PENDING};
+use crate::read::{read_count, read_format};
+use crate::values::{new_id_array, new_id_text};
 
 /// Runs a callback's body behind the panic boundary every FFI entry point has; throws its
 /// error unless one is already pending; the value to return to JavaScript.
@@ -61,30 +65,42 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
 
 fn id_value(env: sys::napi_env, id: flakery::Result<i64>) -> JsResult<sys::napi_value> {
     // i64n's conversion is exactly napi_create_bigint_int64.
-    let id = id.map_err(generating_error)?;
+    let id = id.map_err(|e| core_error(env, e))?;
     // SAFETY: env is live.
-    unsafe { i64n::to_napi_value(env, i64n(id)) }.map_err(crate::napi_error)
+    unsafe { i64n::to_napi_value(env, i64n(id)) }.map_err(crate::errors::napi_error)
 }
 
-/// A call's bound data (a generator, for the methods) and its first argument.
+/// A call's bound data (a generator, for the methods), its first argument (`undefined` when
+/// none was passed) and whether one was passed.
 struct Call {
     data: *mut c_void,
     arg: sys::napi_value,
+    passed: bool,
 }
 
 fn call_info(env: sys::napi_env, info: sys::napi_callback_info, want_arg: bool) -> JsResult<Call> {
     let mut argc = usize::from(want_arg);
     let mut arg = ptr::null_mut();
     let mut data = ptr::null_mut();
-    // SAFETY: info is this call's; argv has room for argc (0 or 1) values.
+    // SAFETY: info is this call's; argv has room for argc (0 or 1) values, which Node-API fills
+    // with `undefined` where fewer were passed.
     check(unsafe {
         sys::napi_get_cb_info(env, info, &mut argc, &mut arg, ptr::null_mut(), &mut data)
     })?;
-    if want_arg && argc == 0 {
-        // SAFETY: env is live.
-        check(unsafe { sys::napi_get_undefined(env, &mut arg) })?;
+    Ok(Call {
+        data,
+        arg,
+        passed: want_arg && argc > 0,
+    })
+}
+
+/// The format `nextIdString` was asked for; decimal, without looking, when nothing was passed.
+fn id_format(env: sys::napi_env, call: &Call) -> JsResult<IdFormat> {
+    if call.passed {
+        read_format(env, call.arg)
+    } else {
+        Ok(IdFormat::Decimal)
     }
-    Ok(Call { data, arg })
 }
 
 /// The generator a method was bound to.
@@ -105,12 +121,12 @@ unsafe extern "C" fn next_id(
 
 unsafe extern "C" fn next_id_string(
     env: sys::napi_env,
-    _info: sys::napi_callback_info,
+    info: sys::napi_callback_info,
 ) -> sys::napi_value {
     finish(env, || {
-        flakery::next_id()
-            .map_err(generating_error)
-            .and_then(|id| new_id_string(env, id))
+        let format = id_format(env, &call_info(env, info, true)?)?;
+        let id = flakery::next_id().map_err(|e| core_error(env, e))?;
+        new_id_text(env, id, format)
     })
 }
 
@@ -121,7 +137,7 @@ unsafe extern "C" fn next_ids(
     finish(env, || {
         call_info(env, info, true).and_then(|call| {
             let n = read_count(env, call.arg)?;
-            let generator = default_generator()?;
+            let generator = default_generator(env)?;
             new_id_array(env, n, |ids| generator.fill(ids))
         })
     })
@@ -144,12 +160,13 @@ unsafe extern "C" fn generator_next_id_string(
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     finish(env, || {
-        call_info(env, info, false).and_then(|call| {
+        call_info(env, info, true).and_then(|call| {
+            let format = id_format(env, &call)?;
             // SAFETY: as above.
             let id = unsafe { bound(&call) }
                 .next_id()
-                .map_err(generating_error)?;
-            new_id_string(env, id)
+                .map_err(|e| core_error(env, e))?;
+            new_id_text(env, id, format)
         })
     })
 }
@@ -253,7 +270,7 @@ pub(crate) fn check_constructed(env: sys::napi_env, this: sys::napi_value) -> Js
     if is_instance {
         Ok(())
     } else {
-        Err(crate::type_error(
+        Err(type_error(
             env,
             "Class constructor Generator cannot be invoked without 'new'".to_string(),
         ))
@@ -271,7 +288,6 @@ unsafe extern "C" fn release_generator(_env: sys::napi_env, data: *mut c_void, _
 /// function bound to the generator (holding an `Arc` of it, dropped when the function is
 /// collected). A call then finds its generator with the one `napi_get_cb_info` it makes
 /// anyway, instead of two private-property lookups (`napi_unwrap` and a type-tag check).
-/// The prototype keeps napi-rs's methods, so `Generator.prototype.nextId.call(g)` still works.
 pub(crate) fn bind_methods(
     env: sys::napi_env,
     this: sys::napi_value,

@@ -49,9 +49,19 @@ where
     }
 }
 
-/// An ID: any int from 0 to 2^63-1. Out of range is `invalid_argument` with the core's
-/// message, the one it gives for an ID written as text.
+/// An ID: any int from 0 to 2^63-1, or its decimal text (`"175928847299117063"`, as an ID
+/// arrives in JSON or a URL). Out of range is `invalid_argument` with the core's message, the
+/// one it gives for an ID written as text.
 pub fn id(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    if let Ok(text) = obj.cast::<PyString>() {
+        return flakery::parse_id(&text.to_cow()?).py();
+    }
+    let py = obj.py();
+    if obj.is_instance_of::<PyBool>()
+        || !(obj.is_instance_of::<PyInt>() || obj.hasattr(pyo3::intern!(py, "__index__"))?)
+    {
+        return Err(wrong_type("id", "an int or a decimal str", obj));
+    }
     int_arg(obj, "id", |text| match flakery::parse_id(&text) {
         Err(error) => crate::errors::to_py(error),
         Ok(_) => invalid_argument(format!("{text} is not an ID")),
@@ -65,6 +75,24 @@ pub fn u64_arg(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
             "{name} must be an integer from 0 to 2^64-1, not {text}"
         ))
     })
+}
+
+/// A value of a node field or the sequence (`option` is `datacenter_id`, `worker_id` or
+/// `sequence`). An int too large or too negative for any field gets the core's message, which
+/// names the range `layout` gives the field, as it does for a value that merely does not fit.
+pub fn opt_field_arg(
+    obj: Option<&Bound<'_, PyAny>>,
+    option: &'static str,
+    layout: impl FnOnce() -> flakery::Result<Layout>,
+) -> PyResult<Option<u64>> {
+    match obj {
+        Some(obj) if !obj.is_none() => int_arg(obj, option, |text| match layout() {
+            Ok(layout) => crate::errors::to_py(flakery::out_of_range(&layout, option, &text)),
+            Err(error) => crate::errors::to_py(error),
+        })
+        .map(Some),
+        _ => Ok(None),
+    }
 }
 
 pub fn opt_u64_arg(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<u64>> {

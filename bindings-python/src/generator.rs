@@ -179,8 +179,11 @@ impl PyGenerator {
         if let Some(layout) = layout.filter(|l| !l.is_none()) {
             options.layout = Some(Layout::clone(&*args::layout(layout)?));
         }
-        options.datacenter_id = args::opt_u64_arg(datacenter_id, "datacenter_id")?;
-        options.worker_id = args::opt_u64_arg(worker_id, "worker_id")?;
+        let datacenter =
+            args::opt_field_arg(datacenter_id, "datacenter_id", || options.resolved_layout())?;
+        let worker = args::opt_field_arg(worker_id, "worker_id", || options.resolved_layout())?;
+        options.datacenter_id = datacenter;
+        options.worker_id = worker;
         if let Some(policy) = args::opt_string(sequence_policy, "sequence_policy")? {
             options.sequence_policy = policy.parse().py()?;
         }

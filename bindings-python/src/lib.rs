@@ -2,6 +2,7 @@
 //! errors and calls the Rust core. The package `flakery` (bindings-python/python) re-exports
 //! it, adds the exception classes and registers the fork handler.
 
+use flakery::Layout;
 use pyo3::prelude::*;
 
 mod args;
@@ -9,6 +10,7 @@ mod decoded;
 mod errors;
 mod generator;
 mod layout;
+mod text;
 mod time;
 
 use decoded::PyDecoded;
@@ -38,7 +40,8 @@ fn default_generator(py: Python<'_>) -> PyResult<PyGenerator> {
     Ok(PyGenerator::shared(generator::default_generator(py)?))
 }
 
-/// Takes an ID apart under a layout (a spec string or a `Layout`; default `"twitter"`).
+/// Takes an ID (an int or its decimal str) apart under a layout (a spec string or a `Layout`;
+/// default `"twitter"`).
 #[pyfunction]
 #[pyo3(signature = (id, layout=None), text_signature = "(id, layout='twitter')")]
 fn decode(id: &Bound<'_, PyAny>, layout: Option<&Bound<'_, PyAny>>) -> PyResult<PyDecoded> {
@@ -86,14 +89,16 @@ fn compose<'py>(
             ))
         }
     };
+    let layout = args::layout_or_twitter(layout)?;
+    let field = |obj, option| args::opt_field_arg(obj, option, || Ok(Layout::clone(&layout)));
     let parts = flakery::Parts {
         timestamp_ms,
-        datacenter_id: args::opt_u64_arg(datacenter_id, "datacenter_id")?.unwrap_or(0),
-        worker_id: args::opt_u64_arg(worker_id, "worker_id")?.unwrap_or(0),
-        sequence: args::opt_u64_arg(sequence, "sequence")?.unwrap_or(0),
+        datacenter_id: field(datacenter_id, "datacenter_id")?.unwrap_or(0),
+        worker_id: field(worker_id, "worker_id")?.unwrap_or(0),
+        sequence: field(sequence, "sequence")?.unwrap_or(0),
         fields: args::fields(fields)?,
     };
-    flakery::compose(&parts, &*args::layout_or_twitter(layout)?).py()
+    flakery::compose(&parts, &layout).py()
 }
 
 /// Called by `os.register_at_fork(after_in_child=...)`: tells the core that this process is
@@ -116,6 +121,10 @@ fn flakery_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_generator, m)?)?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(compose, m)?)?;
+    m.add_function(wrap_pyfunction!(text::to_base32, m)?)?;
+    m.add_function(wrap_pyfunction!(text::from_base32, m)?)?;
+    m.add_function(wrap_pyfunction!(text::to_base62, m)?)?;
+    m.add_function(wrap_pyfunction!(text::from_base62, m)?)?;
     m.add_function(wrap_pyfunction!(_after_fork_in_child, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

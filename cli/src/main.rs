@@ -5,7 +5,10 @@ use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use flakery::{timestamp::format_rfc3339_ms, Error, ErrorCode, Generator, Layout, Options, Parts};
+use flakery::{
+    text, timestamp::format_rfc3339_ms, Error, ErrorCode, Generator, IdFormat, Layout, Options,
+    Parts,
+};
 
 #[derive(Parser)]
 #[command(name = "flakery", version, about = "Snowflake-style 64-bit unique IDs")]
@@ -24,34 +27,64 @@ enum Command {
         /// Layout spec or preset name (default: $FLAKERY_LAYOUT, else twitter).
         #[arg(long)]
         layout: Option<String>,
-        #[arg(long)]
-        datacenter_id: Option<u64>,
-        #[arg(long)]
-        worker_id: Option<u64>,
+        /// The datacenter ID (default: $FLAKERY_DATACENTER_ID, else leased).
+        #[arg(long, value_name = "ID", allow_hyphen_values = true)]
+        datacenter_id: Option<String>,
+        /// The worker ID (default: $FLAKERY_WORKER_ID, else leased).
+        #[arg(long, value_name = "ID", allow_hyphen_values = true)]
+        worker_id: Option<String>,
+        /// How to write each ID: decimal, or the fixed-width base32 (13 characters) or base62
+        /// (11 characters) forms, which sort as the IDs do.
+        #[arg(long, default_value = "decimal", value_name = "FORMAT")]
+        format: String,
     },
     /// Take IDs apart.
     Decode {
-        /// IDs (decimal).
+        /// IDs, written in the form --format names.
         #[arg(required = true, allow_negative_numbers = true)]
         ids: Vec<String>,
+        /// Layout spec or preset name.
         #[arg(long, default_value = "twitter")]
         layout: String,
         /// One JSON object a line.
         #[arg(long)]
         json: bool,
+        /// The form the IDs are written in: decimal, base32 or base62.
+        #[arg(long, default_value = "decimal", value_name = "FORMAT")]
+        format: String,
     },
     /// Build the ID that decodes to the given parts.
     Compose {
+        /// Layout spec or preset name.
         #[arg(long, default_value = "twitter")]
         layout: String,
+        /// The time, in Unix milliseconds (rounded down to the layout's tick).
         #[arg(long, allow_hyphen_values = true)]
         timestamp_ms: i64,
-        #[arg(long, default_value_t = 0)]
-        datacenter_id: u64,
-        #[arg(long, default_value_t = 0)]
-        worker_id: u64,
-        #[arg(long, default_value_t = 0)]
-        sequence: u64,
+        /// The datacenter ID.
+        #[arg(
+            long,
+            default_value = "0",
+            value_name = "ID",
+            allow_hyphen_values = true
+        )]
+        datacenter_id: String,
+        /// The worker ID.
+        #[arg(
+            long,
+            default_value = "0",
+            value_name = "ID",
+            allow_hyphen_values = true
+        )]
+        worker_id: String,
+        /// The sequence number within the tick.
+        #[arg(
+            long,
+            default_value = "0",
+            value_name = "N",
+            allow_hyphen_values = true
+        )]
+        sequence: String,
         /// A constant field's value, NAME=VALUE (repeatable).
         #[arg(long = "field", value_name = "NAME=VALUE")]
         fields: Vec<String>,
@@ -72,6 +105,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             let _ = out.flush();
+            let error = flag_named(error);
             eprintln!("flakery: {}: {}", error.code(), error.message());
             ExitCode::FAILURE
         }
@@ -87,13 +121,22 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
             layout,
             datacenter_id,
             worker_id,
+            format,
         } => {
-            let options = Options {
+            let format = format
+                .parse::<IdFormat>()
+                .map_err(|e| flag_named(e.about("format")))?;
+            let mut options = Options {
                 layout: layout.as_deref().map(Layout::parse).transpose()?,
-                datacenter_id,
-                worker_id,
                 ..Options::default()
             };
+            let resolved = options.resolved_layout()?;
+            options.datacenter_id = datacenter_id
+                .map(|text| number(&resolved, "datacenter_id", &text))
+                .transpose()?;
+            options.worker_id = worker_id
+                .map(|text| number(&resolved, "worker_id", &text))
+                .transpose()?;
             let generator = Generator::new(options)?;
             // A chunk at a time: any count streams out in constant memory.
             let mut chunk = [0i64; 4096];
@@ -101,16 +144,33 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
             while left > 0 {
                 let ids = &mut chunk[..left.min(4096)];
                 generator.fill(ids)?;
-                for id in ids.iter() {
-                    writeln!(out, "{id}").map_err(write_err)?;
+                for &id in ids.iter() {
+                    match format {
+                        IdFormat::Decimal => writeln!(out, "{id}"),
+                        IdFormat::Base32 => out
+                            .write_all(&text::encode_base32(id)?)
+                            .and_then(|()| writeln!(out)),
+                        IdFormat::Base62 => out
+                            .write_all(&text::encode_base62(id)?)
+                            .and_then(|()| writeln!(out)),
+                    }
+                    .map_err(write_err)?;
                 }
                 left -= ids.len();
             }
         }
-        Command::Decode { ids, layout, json } => {
+        Command::Decode {
+            ids,
+            layout,
+            json,
+            format,
+        } => {
+            let format = format
+                .parse::<IdFormat>()
+                .map_err(|e| flag_named(e.about("format")))?;
             let layout = Layout::parse(&layout)?;
-            for text in ids {
-                let id = flakery::parse_id(&text)?;
+            for written in ids {
+                let id = format.parse(&written)?;
                 let d = flakery::decode(id, &layout)?;
                 let line = if json {
                     let fields: serde_json::Map<String, serde_json::Value> = d
@@ -159,6 +219,9 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
             fields,
         } => {
             let layout = Layout::parse(&layout)?;
+            let datacenter_id = number(&layout, "datacenter_id", &datacenter_id)?;
+            let worker_id = number(&layout, "worker_id", &worker_id)?;
+            let sequence = number(&layout, "sequence", &sequence)?;
             let fields = fields
                 .iter()
                 .map(|pair| parse_field(pair))
@@ -194,4 +257,36 @@ fn parse_field(pair: &str) -> flakery::Result<(String, u64)> {
         name.trim().to_string(),
         value.trim().parse().map_err(|_| bad())?,
     ))
+}
+
+/// An error whose message names an option (`worker_id`) as the command line spells it
+/// (`--worker-id`).
+fn flag_named(error: Error) -> Error {
+    let message = error
+        .message_naming(|option| format!("--{}", option.replace('_', "-")))
+        .into_owned();
+    Error::new(error.code(), message)
+}
+
+/// The value of a numeric option (`worker_id`, as the core names it), read here rather than
+/// by clap so that a bad one (`--worker-id -1`) gets flakery's message, naming the range the
+/// layout gives the field, and flakery's exit status.
+fn number(layout: &Layout, option: &'static str, text: &str) -> flakery::Result<u64> {
+    let text = text.trim();
+    match text.parse::<u64>() {
+        Ok(value) => Ok(value),
+        Err(_)
+            if text
+                .trim_start_matches('-')
+                .bytes()
+                .all(|b| b.is_ascii_digit()) =>
+        {
+            Err(flakery::out_of_range(layout, option, text))
+        }
+        Err(_) => Err(Error::new(
+            ErrorCode::InvalidArgument,
+            format!("{option} '{text}' is not a whole number"),
+        )
+        .about(option)),
+    }
 }

@@ -198,7 +198,7 @@ fn bad_input_is_one_clear_line() {
     fails_with(
         &["next", "--worker-id", "32"],
         "invalid_argument",
-        "worker_id 32",
+        "--worker-id 32 does not fit in 5 bits (0 to 31)",
     );
     fails_with(
         &["next", "--layout", "baidu", "--worker-id", "1"],
@@ -235,5 +235,127 @@ fn bad_input_is_one_clear_line() {
         ],
         "invalid_argument",
         "NAME=VALUE",
+    );
+}
+
+#[test]
+fn node_ids_out_of_range_get_flakerys_message_with_the_fields_range() {
+    // Read by flakery, not clap: exit 1 and the range the layout gives the field.
+    for (args, needle) in [
+        (
+            &["next", "--worker-id", "-1"][..],
+            "--worker-id -1 does not fit in 5 bits (0 to 31)",
+        ),
+        (
+            &["next", "--layout", "instagram", "--worker-id", "-1"][..],
+            "--worker-id -1 does not fit in 13 bits (0 to 8191)",
+        ),
+        (
+            &["next", "--datacenter-id", "99999999999999999999"][..],
+            "--datacenter-id 99999999999999999999 does not fit in 5 bits (0 to 31)",
+        ),
+        (
+            &["next", "--layout", "instagram", "--datacenter-id", "1"][..],
+            "so --datacenter-id must be 0, not 1",
+        ),
+        (
+            &["next", "--worker-id", "seven"][..],
+            "--worker-id 'seven' is not a whole number",
+        ),
+        (
+            &[
+                "compose",
+                "--timestamp-ms",
+                "1700000000000",
+                "--sequence",
+                "-4",
+            ][..],
+            "--sequence -4 does not fit in 12 bits (0 to 4095)",
+        ),
+    ] {
+        fails_with(args, "invalid_argument", needle);
+        assert_eq!(flakery(args).status.code(), Some(1), "{args:?}");
+    }
+}
+
+#[test]
+fn compose_defaults_to_twitter() {
+    let args = ["compose", "--timestamp-ms", "1656432460105"];
+    let out = stdout(&flakery(
+        &[&args[..], &["--datacenter-id", "11", "--worker-id", "26"]].concat(),
+    ));
+    assert_eq!(out.trim(), "1541815603606036480");
+}
+
+#[test]
+fn every_option_has_help_text() {
+    for command in ["next", "decode", "compose", "layouts"] {
+        let help = stdout(&flakery(&[command, "--help"]));
+        let options = help.split("Options:").nth(1).unwrap_or_default();
+        for line in options.lines().filter(|l| l.trim_start().starts_with('-')) {
+            let (flag, text) = line.trim().split_once("  ").unwrap_or((line, ""));
+            assert!(
+                !text.trim().is_empty(),
+                "{command}: {flag} has no help text"
+            );
+        }
+    }
+}
+
+#[test]
+fn next_writes_the_text_forms_and_decode_reads_them() {
+    let env = [("FLAKERY_WORKER_ID", "3")];
+    for (format, len) in [("base32", 13), ("base62", 11)] {
+        let out = Command::new(env!("CARGO_BIN_EXE_flakery"))
+            .args(["next", "-n", "5000", "--format", format])
+            .envs(env)
+            .env_remove("FLAKERY_LAYOUT")
+            .env_remove("FLAKERY_DATACENTER_ID")
+            .output()
+            .expect("run flakery");
+        let out = stdout(&out);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 5000);
+        assert!(lines.iter().all(|l| l.len() == len), "{format}");
+        // Generated in increasing order, and the strings sort the same way.
+        assert!(lines.windows(2).all(|w| w[0] < w[1]), "{format}");
+        let ids: Vec<i64> = lines
+            .iter()
+            .map(|l| flakery::IdFormat::parse(format.parse().unwrap(), l).unwrap())
+            .collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        let decoded = stdout(&flakery(&[
+            "decode", "--format", format, "--json", lines[0],
+        ]));
+        assert!(decoded.contains(&format!("\"id\":{}", ids[0])), "{decoded}");
+        assert!(decoded.contains("\"worker_id\":3"), "{decoded}");
+    }
+    assert_eq!(
+        stdout(&flakery(&[
+            "decode",
+            "--format",
+            "base32",
+            "04w86bb0g4007",
+            "--layout",
+            "discord"
+        ]))
+        .split_whitespace()
+        .next(),
+        Some("175928847299117063")
+    );
+    fails_with(
+        &["decode", "--format", "base32", "04W86BB0G400U"],
+        "invalid_argument",
+        "character 13 ('U')",
+    );
+    fails_with(
+        &["decode", "--format", "base62", "0Czks0tP37"],
+        "invalid_argument",
+        "exactly 11",
+    );
+    fails_with(
+        &["next", "--format", "hex"],
+        "invalid_argument",
+        "--format 'hex'",
     );
 }

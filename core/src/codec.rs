@@ -103,7 +103,7 @@ pub fn compose(parts: &Parts, layout: &Layout) -> Result<i64> {
         )));
     }
     let sequence = layout.sequence();
-    check_fits("sequence", parts.sequence, sequence.bits)?;
+    check_fits("sequence", parts.sequence, sequence.bits).map_err(|e| e.about("sequence"))?;
     let id = layout.time().put(tick) | sequence.put(parts.sequence) | fixed;
     if id >> 63 != 0 {
         return Err(Error::invalid_argument(
@@ -158,15 +158,10 @@ pub(crate) fn node_bits(layout: &Layout, node: NodeId) -> Result<u64> {
     ] {
         match slot {
             Some(slot) => {
-                check_fits(name, value, slot.bits)?;
+                check_fits(name, value, slot.bits).map_err(|e| e.about(name))?;
                 bits |= slot.put(value);
             }
-            None if value != 0 => {
-                return Err(Error::invalid_argument(format!(
-                    "layout '{layout}' has no {} field, so {name} must be 0, not {value}",
-                    name.trim_end_matches("_id")
-                )))
-            }
+            None if value != 0 => return Err(no_field(layout, name, value).about(name)),
             None => {}
         }
     }
@@ -175,12 +170,44 @@ pub(crate) fn node_bits(layout: &Layout, node: NodeId) -> Result<u64> {
 
 pub(crate) fn check_fits(name: &str, value: u64, bits: u32) -> Result<()> {
     if bits < 64 && value >> bits != 0 {
-        return Err(Error::invalid_argument(format!(
-            "{name} {value} does not fit in {bits} bits (0 to {})",
-            (1u64 << bits) - 1
-        )));
+        return Err(does_not_fit(name, value, bits));
     }
     Ok(())
+}
+
+fn does_not_fit(name: &str, value: impl std::fmt::Display, bits: u32) -> Error {
+    let max = if bits < 64 {
+        (1u64 << bits) - 1
+    } else {
+        u64::MAX
+    };
+    Error::invalid_argument(format!(
+        "{name} {value} does not fit in {bits} bits (0 to {max})"
+    ))
+}
+
+/// The error for a value of `option` (`datacenter_id`, `worker_id` or `sequence`) that a
+/// binding cannot even hold as a `u64` (negative, or 2^64 and above; `value` is its text),
+/// naming the range that `layout` gives the field, as the error for a value that is merely too
+/// large does.
+pub fn out_of_range(layout: &Layout, option: &'static str, value: &str) -> Error {
+    let slot = match option {
+        "datacenter_id" => layout.datacenter(),
+        "worker_id" => layout.worker(),
+        _ => Some(layout.sequence()),
+    };
+    match slot {
+        Some(slot) => does_not_fit(option, value, slot.bits),
+        None => no_field(layout, option, value),
+    }
+    .about(option)
+}
+
+fn no_field(layout: &Layout, name: &str, value: impl std::fmt::Display) -> Error {
+    Error::invalid_argument(format!(
+        "layout '{layout}' has no {} field, so {name} must be 0, not {value}",
+        name.trim_end_matches("_id")
+    ))
 }
 
 /// Reads an ID written in decimal, as the CLI and string-accepting bindings take it.

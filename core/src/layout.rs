@@ -128,7 +128,7 @@ pub struct Layout {
 }
 
 /// The presets of the contract, as spec strings, in the order `flakery layouts` lists them.
-pub const PRESETS: [(&str, &str); 8] = [
+pub const PRESETS: [(&str, &str); 9] = [
     (
         "twitter",
         "time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;unit=ms",
@@ -144,6 +144,11 @@ pub const PRESETS: [(&str, &str); 8] = [
     (
         "sonyflake",
         "time:39,sequence:8,worker:16;epoch=2014-09-01T00:00:00Z;unit=10ms",
+    ),
+    (
+        // Sonyflake v2's defaults: v1's fields, a new start time.
+        "sonyflake-v2",
+        "time:39,sequence:8,worker:16;epoch=2025-01-01T00:00:00Z;unit=10ms",
     ),
     (
         "baidu",

@@ -30,7 +30,7 @@ pub mod timestamp;
 pub mod zookeeper_lease;
 
 pub use clock::{Clock, FakeClock, SystemClock};
-pub use codec::{compose, decode, parse_id, Decoded, Parts};
+pub use codec::{compose, decode, out_of_range, parse_id, Decoded, Parts};
 pub use default_generator::{default_generator, next_id, next_ids};
 pub use error::{Error, ErrorCode, Result};
 pub use generator::{Builder, Generator};

@@ -575,6 +575,78 @@ static void test_leases(void) {
     CHECK(gen == NULL);
 }
 
+/* The text forms: known values, round trip and order (strcmp order is ID order), bad strings. */
+static int64_t sample_id(uint64_t *state) {
+    /* xorshift64*, then a random width: IDs of every size from 1 to 63 bits. */
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    uint64_t x = *state * 2685821657736338717ull;
+    return (int64_t)(x >> (1 + x % 63));
+}
+
+static int compare_strings(const void *a, const void *b) {
+    return strcmp((const char *)a, (const char *)b);
+}
+
+static void test_text_forms(void) {
+    char buf[32];
+    size_t n = 0;
+    int64_t id = 0;
+    CHECK(FLAKERY_BASE32_LEN == 13 && FLAKERY_BASE62_LEN == 11);
+    CHECK(flakery_to_base32(175928847299117063, buf, sizeof buf, &n) == FLAKERY_STATUS_OK);
+    CHECK(strcmp(buf, "04W86BB0G4007") == 0 && n == 13);
+    CHECK(flakery_to_base62(175928847299117063, buf, sizeof buf, &n) == FLAKERY_STATUS_OK);
+    CHECK(strcmp(buf, "0Czks0tP37X") == 0 && n == 11);
+    CHECK(flakery_to_base32(INT64_MAX, buf, FLAKERY_BASE32_LEN + 1, &n) == FLAKERY_STATUS_OK);
+    CHECK(strcmp(buf, "7ZZZZZZZZZZZZ") == 0);
+    CHECK(flakery_to_base62(INT64_MAX, buf, FLAKERY_BASE62_LEN + 1, &n) == FLAKERY_STATUS_OK);
+    CHECK(strcmp(buf, "AzL8n0Y58m7") == 0);
+    CHECK(flakery_to_base32(0, NULL, 0, &n) == FLAKERY_STATUS_OK && n == 13);
+    CHECK(flakery_from_base32("7zzzzzzzzzzzz", &id) == FLAKERY_STATUS_OK && id == INT64_MAX);
+    CHECK(flakery_from_base32("O4W86BBOG4OO7", &id) == FLAKERY_STATUS_OK && id == 175928847299117063);
+    CHECK(flakery_from_base62("0000000000z", &id) == FLAKERY_STATUS_OK && id == 61);
+
+    /* Round trip and order over 2000 IDs of every width. */
+    enum { COUNT = 2000 };
+    static int64_t ids[COUNT];
+    static char b32[COUNT][FLAKERY_BASE32_LEN + 1], b62[COUNT][FLAKERY_BASE62_LEN + 1];
+    uint64_t state = 15;
+    for (int i = 0; i < COUNT; i++) {
+        ids[i] = i < 2 ? (i == 0 ? 0 : INT64_MAX) : sample_id(&state);
+        CHECK(flakery_to_base32(ids[i], b32[i], sizeof b32[i], &n) == FLAKERY_STATUS_OK && n == 13);
+        CHECK(flakery_to_base62(ids[i], b62[i], sizeof b62[i], &n) == FLAKERY_STATUS_OK && n == 11);
+        CHECK(flakery_from_base32(b32[i], &id) == FLAKERY_STATUS_OK && id == ids[i]);
+        CHECK(flakery_from_base62(b62[i], &id) == FLAKERY_STATUS_OK && id == ids[i]);
+    }
+    qsort(ids, COUNT, sizeof ids[0], compare_ids);
+    qsort(b32, COUNT, sizeof b32[0], compare_strings);
+    qsort(b62, COUNT, sizeof b62[0], compare_strings);
+    for (int i = 0; i < COUNT; i++) {
+        CHECK(flakery_from_base32(b32[i], &id) == FLAKERY_STATUS_OK && id == ids[i]);
+        CHECK(flakery_from_base62(b62[i], &id) == FLAKERY_STATUS_OK && id == ids[i]);
+    }
+
+    id = 42;
+    CHECK_FAILS(flakery_from_base32("000000000000U", &id), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "character 13 ('U')");
+    CHECK_FAILS(flakery_from_base62("00000000_00", &id), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "character 9 ('_')");
+    CHECK_FAILS(flakery_from_base32("0000\xff" "00000000", &id), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "character 5");
+    CHECK_FAILS(flakery_from_base32("000", &id), FLAKERY_STATUS_INVALID_ARGUMENT, "exactly 13");
+    CHECK_FAILS(flakery_from_base62("zzzzzzzzzzz", &id), FLAKERY_STATUS_INVALID_ARGUMENT, "2^63-1");
+    CHECK_FAILS(flakery_from_base32(NULL, &id), FLAKERY_STATUS_INVALID_ARGUMENT, "text is NULL");
+    CHECK_FAILS(flakery_from_base32("0000000000000", NULL), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
+    CHECK(id == 42);
+    memset(buf, 'x', sizeof buf);
+    CHECK_FAILS(flakery_to_base32(1, buf, FLAKERY_BASE32_LEN, &n), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "too small");
+    CHECK_FAILS(flakery_to_base62(-1, buf, sizeof buf, &n), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "negative");
+    CHECK(buf[0] == 'x');
+}
+
 int main(void) {
     test_version_and_status_messages();
     test_options_init();
@@ -583,6 +655,7 @@ int main(void) {
     test_decode_vectors();
     test_compose();
     test_layout_info();
+    test_text_forms();
     test_null_pointers();
     test_bad_layouts_and_values();
     test_options_pass_through();

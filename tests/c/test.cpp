@@ -96,6 +96,20 @@ int main() {
     ok(flakery_next_ids(gen.get(), batch.data(), batch.size()));
     CHECK(batch.front() > *all.rbegin());
 
+    // The text forms into std::string buffers; sorting the strings sorts the IDs.
+    std::vector<std::string> texts;
+    for (int64_t id : batch) {
+        std::string text(FLAKERY_BASE62_LEN + 1, '\0');
+        size_t n = 0;
+        ok(flakery_to_base62(id, text.data(), text.size(), &n));
+        text.resize(n);
+        int64_t back = 0;
+        ok(flakery_from_base62(text.c_str(), &back));
+        CHECK(back == id);
+        texts.push_back(text);
+    }
+    CHECK(std::is_sorted(texts.begin(), texts.end()));
+
     flakery_parts parts{};
     ok(flakery_decode("discord", 175928847299117063, &parts));
     CHECK(parts.timestamp_ms == 1462015105796 && parts.datacenter_id == 1 &&

@@ -74,13 +74,20 @@ test('Generator methods: nextId, nextIdString, nextIds, in one increasing sequen
   const c = g.nextIds(1_000)
   const d = g.nextId()
   assertIncreasing([a, b, ...c, d])
-  // Detached methods stay bound to their generator; the prototype's work too.
+  // Detached methods stay bound to their generator, whatever `this` they are called with.
   const detached = g.nextId
-  assert.ok(detached() > d)
-  const viaPrototype = Generator.prototype.nextId.call(g)
-  assert.ok(viaPrototype > d)
-  assert.ok(BigInt(Generator.prototype.nextIdString.call(g)) > viaPrototype)
-  assert.equal(Generator.prototype.nextIds.call(g, 3).length, 3)
+  const e = detached()
+  assert.ok(e > d)
+  const other = new Generator({ workerId: 2 })
+  const f = g.nextIdString.call(other)
+  assert.ok(BigInt(f) > e)
+  assert.equal(decode(f).workerId, 1)
+  assert.equal(decode(g.nextIds.call(null, 3)[2]).workerId, 1)
+  // Each generator has its own functions; none are on the prototype (one body per call).
+  assert.notEqual(g.nextId, other.nextId)
+  for (const name of ['nextId', 'nextIdString', 'nextIds']) {
+    assert.equal(Object.hasOwn(Generator.prototype, name), false, name)
+  }
   // The bound methods are not enumerable: a generator looks like an empty object.
   assert.deepEqual(Object.keys(g), [])
 })
@@ -231,7 +238,7 @@ test('layouts() lists the presets with their capacity', () => {
   const all = layouts()
   assert.deepEqual(
     all.map((l) => l.name),
-    ['twitter', 'discord', 'instagram', 'sonyflake', 'baidu', 'vesta-max-peak', 'vesta-min-granularity', 'safe53'],
+    ['twitter', 'discord', 'instagram', 'sonyflake', 'sonyflake-v2', 'baidu', 'vesta-max-peak', 'vesta-min-granularity', 'safe53'],
   )
   const twitter = all[0]
   assert.equal(twitter.epochMs, 1288834974657)

@@ -1,5 +1,7 @@
-// Errors: a wrong type is a TypeError, a value the core refuses a RangeError, anything else
-// an Error; every one carries the contract's .code. Nothing crashes the process.
+// Errors, one rule for every call: a wrong type is a TypeError; any other invalid_argument or
+// invalid_layout a RangeError, whether the value came from an argument or a FLAKERY_*
+// variable; anything else a plain Error; every one carries its .code. Nothing crashes the
+// process.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
@@ -71,6 +73,13 @@ test('Generator: node IDs out of range are RangeErrors', () => {
   throwsCode(() => new Generator({ sequencePolicy: 'sometimes' }), RangeError, 'invalid_argument', /sometimes/)
   throwsCode(() => new Generator({ layout: 'vesta-max-peak', fields: { nope: 1 } }), RangeError, 'invalid_argument', /nope/)
   throwsCode(() => new Generator({ layout: 'vesta-max-peak', fields: { method: 4 } }), RangeError, 'invalid_argument')
+})
+
+test("the core's messages name options as JavaScript does", () => {
+  throwsCode(() => new Generator({ workerId: 32 }), RangeError, 'invalid_argument', /^workerId 32 does not fit in 5 bits \(0 to 31\)$/)
+  throwsCode(() => new Generator({ layout: 'instagram', datacenterId: 1 }), RangeError, 'invalid_argument', /so datacenterId must be 0, not 1$/)
+  throwsCode(() => compose({ timestampMs: Date.now(), datacenterId: 40 }), RangeError, 'invalid_argument', /^datacenterId 40 does not fit/)
+  throwsCode(() => compose({ timestampMs: Date.now(), sequence: 4096 }), RangeError, 'invalid_argument', /^sequence 4096 does not fit/)
 })
 
 test('Generator: wrong option types are TypeErrors', () => {
@@ -145,22 +154,25 @@ test('an exhausted layout fails with time_exhausted, as a plain Error', () => {
   }
 })
 
-test('a bad FLAKERY_* variable fails the default generator with its code, without a crash', () => {
+test('a bad FLAKERY_* variable is a RangeError from every call, as the same value passed is', () => {
   const script = `
     const f = require('flakery')
     const out = []
-    for (const call of [f.nextId, f.nextIdString, () => f.nextIds(2)]) {
+    const calls = [f.nextId, f.nextIdString, () => f.nextIds(2), () => new f.Generator().nextId()]
+    for (const call of calls) {
       try { call(); out.push('no error') } catch (e) { out.push(e.constructor.name + ' ' + e.code) }
     }
     console.log(out.join('|'))`
   const run = (env) =>
     spawnSync(process.execPath, ['-e', script], { env: { ...process.env, ...env }, encoding: 'utf8' })
+  const four = (what) => Array(4).fill(what).join('|')
   const badLayout = run({ FLAKERY_LAYOUT: 'nonsense' })
   assert.equal(badLayout.status, 0, badLayout.stderr)
-  assert.equal(badLayout.stdout.trim(), 'Error invalid_layout|Error invalid_layout|Error invalid_layout')
+  assert.equal(badLayout.stdout.trim(), four('RangeError invalid_layout'))
   const badWorker = run({ FLAKERY_WORKER_ID: 'seven' })
   assert.equal(badWorker.status, 0, badWorker.stderr)
-  assert.equal(badWorker.stdout.trim(), 'Error invalid_argument|Error invalid_argument|Error invalid_argument')
+  assert.equal(badWorker.stdout.trim(), four('RangeError invalid_argument'))
   const tooBig = run({ FLAKERY_WORKER_ID: '32' })
-  assert.equal(tooBig.stdout.trim(), 'Error invalid_argument|Error invalid_argument|Error invalid_argument')
+  assert.equal(tooBig.stdout.trim(), four('RangeError invalid_argument'))
+  throwsCode(() => new Generator({ workerId: 32 }), RangeError, 'invalid_argument')
 })

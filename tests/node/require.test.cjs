@@ -4,7 +4,20 @@ const assert = require('node:assert/strict')
 
 const flakery = require('flakery')
 
-const API = ['Generator', 'compose', 'decode', 'layoutInfoOf', 'layouts', 'nextId', 'nextIdString', 'nextIds']
+const API = [
+  'Generator',
+  'compose',
+  'decode',
+  'fromBase32',
+  'fromBase62',
+  'layoutInfoOf',
+  'layouts',
+  'nextId',
+  'nextIdString',
+  'nextIds',
+  'toBase32',
+  'toBase62',
+]
 
 test('require("flakery") gives the whole API', () => {
   for (const name of API) assert.equal(typeof flakery[name], 'function', name)

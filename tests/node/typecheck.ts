@@ -8,7 +8,12 @@ import {
   nextId,
   nextIdString,
   nextIds,
+  fromBase32,
+  fromBase62,
+  toBase32,
+  toBase62,
   type DecodedId,
+  type IdStringOptions,
   type GeneratorOptions,
   type LayoutInfo,
 } from 'flakery'
@@ -85,3 +90,13 @@ const wrong: number = nextId()
 
 console.log(id, text, batch, own, ownText, ownBatch, spec, node, source, closed, when, ms, field)
 console.log(again, perSecond, runsOut, fromInfo, name, wrong)
+
+// Text forms.
+const b32: string = toBase32(id)
+const b62: string = toBase62('175928847299117063')
+const back: bigint = fromBase32(b32) + fromBase62(b62)
+const formatted: string = nextIdString({ format: 'base32' }) + generator.nextIdString({ format: 'base62' })
+const idStringOptions: IdStringOptions = { format: 'decimal' }
+// @ts-expect-error: not one of the formats
+nextIdString({ format: 'hex' })
+console.log(b32, b62, back, formatted, idStringOptions)

@@ -302,7 +302,7 @@ def test_layout_properties():
 def test_presets():
     presets = flakery.Layout.presets()
     assert list(presets) == [
-        "twitter", "discord", "instagram", "sonyflake", "baidu",
+        "twitter", "discord", "instagram", "sonyflake", "sonyflake-v2", "baidu",
         "vesta-max-peak", "vesta-min-granularity", "safe53",
     ]
     for name, layout in presets.items():

@@ -72,3 +72,9 @@ if __name__ == "__main__":
     print(take_apart(ids[0]), build(175928847299117063))
     layouts()
     print(errors())
+
+
+def text_forms(id: int) -> int:
+    short: str = flakery.to_base32(id) + flakery.to_base62(str(id))
+    back: int = flakery.from_base32(short[:13]) + flakery.from_base62(short[13:])
+    return back + flakery.decode(str(id)).worker_id

@@ -35,8 +35,12 @@ from ._flakery import (
     compose,
     decode,
     default_generator,
+    from_base32,
+    from_base62,
     next_id,
     next_ids,
+    to_base32,
+    to_base62,
 )
 
 # A child of fork() must not repeat its parent's IDs: tell the core, which then refuses a
@@ -65,6 +69,10 @@ __all__ = [
     "compose",
     "decode",
     "default_generator",
+    "from_base32",
+    "from_base62",
     "next_id",
     "next_ids",
+    "to_base32",
+    "to_base62",
 ]

@@ -1,0 +1,175 @@
+/* eslint-disable */
+// The head of index.d.ts, written by hand in bindings-node/types.d.ts (napi build generates
+// the rest from the functions themselves). It declares what napi-rs cannot see: the hot
+// calls, which are registered by hand (bindings-node/src/fast.rs), and the shapes of the
+// objects that the functions read and build by hand. tests/node/types.test.mjs checks these
+// declarations against the module as it loads.
+//
+// Errors, from every function: a `TypeError` when a value has the wrong type (code
+// `invalid_argument`); a `RangeError` for any other `invalid_argument` or `invalid_layout`,
+// from an argument or from a `FLAKERY_*` variable; a plain `Error` for every other code
+// (`time_exhausted`, `clock_moved_backwards`, `lease_lost`, `coordinator_unavailable`,
+// `worker_ids_exhausted`, `forked`). Each has the code as `.code`.
+
+/** The stable code of every error flakery throws (its `.code`). */
+export type ErrorCode =
+  | 'invalid_layout'
+  | 'invalid_argument'
+  | 'time_exhausted'
+  | 'clock_moved_backwards'
+  | 'lease_lost'
+  | 'coordinator_unavailable'
+  | 'worker_ids_exhausted'
+  | 'forked'
+
+/**
+ * A new ID from the process-wide generator, which is made on first use from the `FLAKERY_*`
+ * environment and shared by every worker thread of the process.
+ */
+export declare function nextId(): bigint
+
+/**
+ * A new ID from the process-wide generator as a string: decimal unless `options.format` says
+ * `'base32'` or `'base62'` (the forms of `toBase32` and `toBase62`).
+ */
+export declare function nextIdString(options?: IdStringOptions): string
+
+/** Options of `nextIdString()`. */
+export interface IdStringOptions {
+  /** Default `'decimal'`. */
+  format?: 'decimal' | 'base32' | 'base62'
+}
+
+/** `n` new IDs from the process-wide generator, in increasing order (`n` up to 2^24). */
+export declare function nextIds(n: number): BigInt64Array
+
+/**
+ * The generating calls of a `Generator`. They are own properties of each generator, bound to
+ * it: `const next = g.nextId; next()` works (they are not on `Generator.prototype`).
+ */
+export interface Generator {
+  /** A new ID. */
+  nextId(): bigint
+  /** A new ID as a string: decimal unless `options.format` says `'base32'` or `'base62'`. */
+  nextIdString(options?: IdStringOptions): string
+  /** `n` new IDs in increasing order (`n` up to 2^24). */
+  nextIds(n: number): BigInt64Array
+}
+
+/**
+ * Options of `new Generator()`. Every key is optional; one not given comes from the
+ * `FLAKERY_*` environment, then the default.
+ */
+export interface GeneratorOptions {
+  /**
+   * A spec string (`'twitter'`, `'discord;epoch=...'`, `'time:41,...;epoch=...'`) or an entry
+   * of `layouts()`. Default: `FLAKERY_LAYOUT`, else `'twitter'`.
+   */
+  layout?: string | LayoutInfo
+  datacenterId?: number | bigint
+  workerId?: number | bigint
+  /**
+   * When a tick's sequence is used up: wait for the next tick (default) or borrow ticks
+   * from the future, at most `maxBorrowMs` ahead.
+   */
+  sequencePolicy?: 'wait' | 'borrow'
+  /** Default 1000. */
+  maxBorrowMs?: number
+  /**
+   * A clock step backwards up to this is waited out; a larger one fails with
+   * `clock_moved_backwards`. Default 1000.
+   */
+  backwardsToleranceMs?: number
+  /** Start each tick's sequence at a random number. Default false. */
+  randomSequenceStart?: boolean
+  /** Values of the layout's constant fields, e.g. `{version: 1}`. */
+  fields?: Record<string, number | bigint>
+  /** ZooKeeper connect string for leased node IDs (`127.0.0.1:2181/flakery`). */
+  zookeeper?: string
+  /** ZooKeeper namespace; default `'default'`. */
+  namespace?: string
+  /** ZooKeeper session timeout; default 10000. */
+  sessionTimeoutMs?: number
+  /** Directory of the host-local lease files. */
+  leaseDir?: string
+}
+
+/** The parts of `compose()`. */
+export interface ComposeOptions {
+  /** Default `'twitter'`. */
+  layout?: string | LayoutInfo
+  /** Unix milliseconds, rounded down to the layout's tick. */
+  timestampMs: number | bigint
+  datacenterId?: number | bigint
+  workerId?: number | bigint
+  sequence?: number | bigint
+  /** Values of constant fields; one not given takes its layout default. */
+  fields?: Record<string, number | bigint>
+}
+
+/** An ID taken apart by `decode()`. */
+export interface DecodedId {
+  id: bigint
+  /** Unix milliseconds. */
+  timestampMs: number
+  date: Date
+  /**
+   * 0 when the layout has no datacenter field. (A bigint if the layout gives the field
+   * more than 53 bits; likewise `workerId` and `sequence`.)
+   */
+  datacenterId: number
+  workerId: number
+  sequence: number
+  /**
+   * Every field of the layout by name, constants included, with its raw value (`time` in
+   * ticks since the epoch): a number for fields up to 53 bits wide, else a bigint.
+   */
+  fields: Record<string, number | bigint>
+}
+
+/** Options of `decode()`. */
+export interface DecodeOptions {
+  /** Default `'twitter'`. */
+  layout?: string | LayoutInfo
+}
+
+/** One field of a layout. */
+export interface LayoutField {
+  name: string
+  kind: 'time' | 'datacenter' | 'worker' | 'sequence' | 'constant'
+  bits: number
+  /** The bit position of the field's lowest bit. */
+  shift: number
+  /** The value of a constant field unless a generator is given another. */
+  default: number | bigint
+}
+
+/** A layout described: `layouts()` and `layoutInfoOf()`. */
+export interface LayoutInfo {
+  /** The preset's name, or null for a layout that is not a preset. */
+  name: string | null
+  /** The spec string (the preset's full spec in `layouts()`). */
+  spec: string
+  /** The shortest spec string that reads back as this layout. */
+  canonical: string
+  /** One line: fields, epoch, unit, capacity, when it runs out. */
+  description: string
+  fields: Array<LayoutField>
+  totalBits: number
+  epochMs: number
+  epoch: Date
+  unit: 'ms' | '10ms' | 's'
+  /** IDs one node can make in one tick. */
+  idsPerTick: number
+  /** IDs one node can make in one second. */
+  idsPerSecond: number
+  datacenterIds: number
+  workerIds: number
+  /** Distinct node identities (datacenter x worker). */
+  nodeIds: number
+  /** The first Unix millisecond at which no ID can be made any more. */
+  exhaustedAtMs: number
+  /** `exhaustedAtMs` as a Date; null when it is past what a Date can hold. */
+  exhaustedAt: Date | null
+}
+
