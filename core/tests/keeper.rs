@@ -267,10 +267,18 @@ fn an_alarm_fences_at_once_and_a_confirmed_renewal_lifts_it() {
     a.keeper.alarm();
     assert_eq!(a.state(), State::Suspect);
     assert!(matches!(a.grant_now(&sim), Err(Refusal::Lost(_))));
+    // The generator is busy: the confirming request moves the mark as well.
+    let next = a.step(&sim);
+    assert!(matches!(next, Next::Send(ref t) if matches!(t.request, Request::WriteMark { .. })));
+    assert_eq!(a.state(), State::Held);
+    a.grant_now(&sim).unwrap();
+    // Idle for a while, an alarm is answered by a plain renewal.
+    sim.clock.advance(2 * LOOKAHEAD_MS);
+    a.settle(&sim);
+    a.keeper.alarm();
     let next = a.step(&sim);
     assert!(matches!(next, Next::Send(ref t) if matches!(t.request, Request::Renew(_))));
     assert_eq!(a.state(), State::Held);
-    a.grant_now(&sim).unwrap();
 }
 
 #[test]

@@ -60,8 +60,9 @@ pub struct Claim {
     /// The stored mark when the index was claimed: the last time a previous holder could
     /// use. IDs under this claim use time strictly after it. `None`: no mark was ever stored.
     pub floor_ms: Option<i64>,
-    /// The coordinator's clock (Unix ms) when it answered the claim, for the keeper's check
-    /// that the local clock is not far behind the coordinator's (`None`: not known).
+    /// The coordinator's clock (Unix ms) as the answer to the claim arrives (its clock when
+    /// it answered, plus half the round trip), for the check that the local clock is not far
+    /// behind the coordinator's (`None`: not known).
     pub server_ms: Option<i64>,
     /// What the backend needs to prove the claim later (a session ID and the mark's
     /// version, a holder token); opaque to the keeper.
