@@ -29,7 +29,9 @@
 //! 4. **Compare-and-set marks.** [`Coordinator::write_mark`] writes `new_ms` only if the
 //!    index is still this holder's and the stored mark is `expected_ms` (or already `new_ms`:
 //!    a retry of a write whose answer was lost). Anything else is [`Failure::Lost`]: another
-//!    holder has the index, and the keeper stops issuing under it at once.
+//!    holder has the index, and the keeper stops issuing under it at once. A successful
+//!    write also proves and extends the claim as a renewal does (5): the keeper counts it as
+//!    one, and a busy generator's renewals are mark writes.
 //! 5. **Renewal proves the claim.** [`Coordinator::renew`] succeeds only if the index is
 //!    still held by this holder (the ephemeral node's owner is this session; the row's holder
 //!    is this holder and it has not expired), and extends it as in 1.
