@@ -333,3 +333,33 @@ fn the_first_claims_error_is_kept_for_the_caller() {
     let err = c.keeper.last_error().unwrap();
     assert_eq!(err.code(), ErrorCode::WorkerIdsExhausted);
 }
+
+#[test]
+fn slow_answers_move_the_mark_further_ahead_but_never_past_the_cap() {
+    let sim = sim();
+    let mut a = sim.holder();
+    a.settle(&sim);
+    assert_eq!(a.keeper.ahead_ms(), LOOKAHEAD_MS);
+    // A renewal answered 300 ms after it was sent.
+    sim.clock.advance(TERM / 4);
+    let renewal = a.take(&sim);
+    sim.clock.advance(300);
+    let outcome = a.deliver(&renewal).unwrap();
+    a.keeper.answer(renewal.seq, outcome, sim.now());
+    assert_eq!(a.keeper.ahead_ms(), 2 * 300 + 100);
+    let wall = a.wall(&sim);
+    assert!(matches!(
+        a.keeper.grant(wall, wall, sim.now()),
+        Err(Refusal::NeedMark)
+    ));
+    a.settle(&sim);
+    let grant = a.keeper.grant(wall, wall, sim.now()).unwrap();
+    assert_eq!(grant.until_ms, wall + 700);
+    // Very slow answers: the look-ahead stays below the generator's backwards tolerance.
+    sim.clock.advance(TERM / 4);
+    let renewal = a.take(&sim);
+    sim.clock.advance(2000);
+    let outcome = a.deliver(&renewal).unwrap();
+    a.keeper.answer(renewal.seq, outcome, sim.now());
+    assert_eq!(a.keeper.ahead_ms(), flakery::lease::keeper::MAX_AHEAD_MS);
+}
