@@ -16,7 +16,7 @@
 //! 1. **Exclusive claims.** [`Coordinator::claim`] takes the lowest index that no live
 //!    holder has, atomically: two holders never get the same index while the first one's
 //!    claim has not expired (a unique znode, a row lock or `SKIP LOCKED` in one transaction).
-//!    Before it answers, the claim is renewed: it expires no sooner than [`term_ms`] after the
+//!    Before it answers, the claim is renewed: it expires no sooner than [`Coordinator::term_ms`] after the
 //!    request was *sent*, measured by the coordinator's clock.
 //! 2. **A term the keeper can rely on.** [`Coordinator::term_ms`] is the shortest time, from
 //!    the sending of a request that the coordinator answered with success, before the index
