@@ -27,30 +27,39 @@ const GRANT_WAIT_MIN_MS: i64 = 1000;
 /// The longest `release` (and drop) waits for the index to be given back.
 const RELEASE_WAIT_MS: i64 = 2000;
 
-/// Milliseconds of a monotonic clock (`Instant`), for the keeper's deadlines: a step of the
-/// wall clock moves no deadline.
-#[derive(Debug, Clone, Copy)]
-pub struct MonotonicClock {
-    origin: Instant,
-}
+/// Milliseconds of the system's monotonic clock, for the keeper's deadlines: a step of the
+/// wall clock moves no deadline. Every instance reads the same clock (no origin of its own),
+/// so a keeper and its backend agree even when made apart, and nothing is kept that a
+/// forked child could inherit half-made.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MonotonicClock;
 
 impl MonotonicClock {
     pub fn new() -> MonotonicClock {
-        MonotonicClock {
-            origin: Instant::now(),
-        }
-    }
-}
-
-impl Default for MonotonicClock {
-    fn default() -> Self {
-        MonotonicClock::new()
+        MonotonicClock
     }
 }
 
 impl Clock for MonotonicClock {
+    #[cfg(unix)]
     fn now_ms(&self) -> i64 {
-        self.origin.elapsed().as_millis() as i64
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC exists on every Unix.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        // time_t and long are 32 bits on some targets: the casts are not no-ops everywhere.
+        #[allow(clippy::unnecessary_cast)]
+        let ms = ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000;
+        ms
+    }
+
+    #[cfg(not(unix))]
+    fn now_ms(&self) -> i64 {
+        use std::sync::OnceLock;
+        static ORIGIN: OnceLock<Instant> = OnceLock::new();
+        ORIGIN.get_or_init(Instant::now).elapsed().as_millis() as i64
     }
 }
 
