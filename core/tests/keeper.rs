@@ -157,16 +157,19 @@ fn a_stale_answer_after_a_newer_one_changes_nothing() {
     sim.clock.advance(300);
     a.settle(&sim);
     assert_eq!(a.state(), State::Held);
-    // The old request's answer finally arrives, saying the claim is lost: ignored.
+    // The old request's answer finally arrives while a newer request is out, saying the
+    // claim is lost: ignored, and the newer request is still the one awaited.
+    sim.clock.advance(TERM / 4);
+    let newer = a.take(&sim);
     let index = a.keeper.claim().unwrap().index;
     a.keeper.answer(
         old.seq,
         Outcome::Failed(Failure::Lost("late".into())),
         sim.now(),
     );
-    assert_eq!(a.state(), State::Held);
+    assert_eq!(a.state(), State::Renewing);
     assert_eq!(a.keeper.claim().unwrap().index, index);
-    // ... or success, which must not move the deadline back or forward either.
+    // ... or success, which must not move the deadline either.
     let deadline = a.keeper.deadline();
     a.keeper.answer(
         old.seq,
@@ -174,6 +177,11 @@ fn a_stale_answer_after_a_newer_one_changes_nothing() {
         sim.now(),
     );
     assert_eq!(a.keeper.deadline(), deadline);
+    assert_eq!(a.state(), State::Renewing);
+    let outcome = a.deliver(&newer).unwrap();
+    a.keeper.answer(newer.seq, outcome, sim.now());
+    assert_eq!(a.state(), State::Held);
+    assert_eq!(a.keeper.deadline(), Some(newer.sent_ms + TERM / 2));
 }
 
 #[test]
