@@ -157,16 +157,19 @@ fn a_stale_answer_after_a_newer_one_changes_nothing() {
     sim.clock.advance(300);
     a.settle(&sim);
     assert_eq!(a.state(), State::Held);
-    // The old request's answer finally arrives, saying the claim is lost: ignored.
+    // The old request's answer finally arrives while a newer request is out, saying the
+    // claim is lost: ignored, and the newer request is still the one awaited.
+    sim.clock.advance(TERM / 4);
+    let newer = a.take(&sim);
     let index = a.keeper.claim().unwrap().index;
     a.keeper.answer(
         old.seq,
         Outcome::Failed(Failure::Lost("late".into())),
         sim.now(),
     );
-    assert_eq!(a.state(), State::Held);
+    assert_eq!(a.state(), State::Renewing);
     assert_eq!(a.keeper.claim().unwrap().index, index);
-    // ... or success, which must not move the deadline back or forward either.
+    // ... or success, which must not move the deadline either.
     let deadline = a.keeper.deadline();
     a.keeper.answer(
         old.seq,
@@ -174,6 +177,11 @@ fn a_stale_answer_after_a_newer_one_changes_nothing() {
         sim.now(),
     );
     assert_eq!(a.keeper.deadline(), deadline);
+    assert_eq!(a.state(), State::Renewing);
+    let outcome = a.deliver(&newer).unwrap();
+    a.keeper.answer(newer.seq, outcome, sim.now());
+    assert_eq!(a.state(), State::Held);
+    assert_eq!(a.keeper.deadline(), Some(newer.sent_ms + TERM / 2));
 }
 
 #[test]
@@ -267,10 +275,18 @@ fn an_alarm_fences_at_once_and_a_confirmed_renewal_lifts_it() {
     a.keeper.alarm();
     assert_eq!(a.state(), State::Suspect);
     assert!(matches!(a.grant_now(&sim), Err(Refusal::Lost(_))));
+    // The generator is busy: the confirming request moves the mark as well.
+    let next = a.step(&sim);
+    assert!(matches!(next, Next::Send(ref t) if matches!(t.request, Request::WriteMark { .. })));
+    assert_eq!(a.state(), State::Held);
+    a.grant_now(&sim).unwrap();
+    // Idle for a while, an alarm is answered by a plain renewal.
+    sim.clock.advance(2 * LOOKAHEAD_MS);
+    a.settle(&sim);
+    a.keeper.alarm();
     let next = a.step(&sim);
     assert!(matches!(next, Next::Send(ref t) if matches!(t.request, Request::Renew(_))));
     assert_eq!(a.state(), State::Held);
-    a.grant_now(&sim).unwrap();
 }
 
 #[test]
@@ -324,4 +340,34 @@ fn the_first_claims_error_is_kept_for_the_caller() {
     assert_eq!(c.state(), State::Lost);
     let err = c.keeper.last_error().unwrap();
     assert_eq!(err.code(), ErrorCode::WorkerIdsExhausted);
+}
+
+#[test]
+fn slow_answers_move_the_mark_further_ahead_but_never_past_the_cap() {
+    let sim = sim();
+    let mut a = sim.holder();
+    a.settle(&sim);
+    assert_eq!(a.keeper.ahead_ms(), LOOKAHEAD_MS);
+    // A renewal answered 300 ms after it was sent.
+    sim.clock.advance(TERM / 4);
+    let renewal = a.take(&sim);
+    sim.clock.advance(300);
+    let outcome = a.deliver(&renewal).unwrap();
+    a.keeper.answer(renewal.seq, outcome, sim.now());
+    assert_eq!(a.keeper.ahead_ms(), 2 * 300 + 100);
+    let wall = a.wall(&sim);
+    assert!(matches!(
+        a.keeper.grant(wall, wall, sim.now()),
+        Err(Refusal::NeedMark)
+    ));
+    a.settle(&sim);
+    let grant = a.keeper.grant(wall, wall, sim.now()).unwrap();
+    assert_eq!(grant.until_ms, wall + 700);
+    // Very slow answers: the look-ahead stays below the generator's backwards tolerance.
+    sim.clock.advance(TERM / 4);
+    let renewal = a.take(&sim);
+    sim.clock.advance(2000);
+    let outcome = a.deliver(&renewal).unwrap();
+    a.keeper.answer(renewal.seq, outcome, sim.now());
+    assert_eq!(a.keeper.ahead_ms(), flakery::lease::keeper::MAX_AHEAD_MS);
 }

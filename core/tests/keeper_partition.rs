@@ -4,7 +4,8 @@
 //!
 //! It makes a generator from the environment (FLAKERY_ZOOKEEPER and friends), retrying while
 //! that fails, and then asks for an ID every millisecond for the given number of seconds,
-//! printing one line per answer: `ok <id> <unix ms>` or `err <code> <unix ms>`. At the end it
+//! printing one line per answer: `ok <id> <unix ms>` or `err <code> <unix ms>` (then
+//! `why <message> <unix ms>`, spaces as underscores). At the end it
 //! closes the generator (giving its node ID back) and prints `closed`.
 
 use std::io::Write;
@@ -46,6 +47,7 @@ fn partition_streamer() {
                 // One line per change of error, not one per millisecond.
                 if last != Some(err.code()) {
                     say(format!("err {}", err.code()));
+                    say(format!("why {}", err.message().replace(' ', "_")));
                 }
                 last = Some(err.code());
                 std::thread::sleep(Duration::from_millis(1));

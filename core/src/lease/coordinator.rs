@@ -16,7 +16,7 @@
 //! 1. **Exclusive claims.** [`Coordinator::claim`] takes the lowest index that no live
 //!    holder has, atomically: two holders never get the same index while the first one's
 //!    claim has not expired (a unique znode, a row lock or `SKIP LOCKED` in one transaction).
-//!    Before it answers, the claim is renewed: it expires no sooner than [`term_ms`] after the
+//!    Before it answers, the claim is renewed: it expires no sooner than [`Coordinator::term_ms`] after the
 //!    request was *sent*, measured by the coordinator's clock.
 //! 2. **A term the keeper can rely on.** [`Coordinator::term_ms`] is the shortest time, from
 //!    the sending of a request that the coordinator answered with success, before the index
@@ -29,7 +29,9 @@
 //! 4. **Compare-and-set marks.** [`Coordinator::write_mark`] writes `new_ms` only if the
 //!    index is still this holder's and the stored mark is `expected_ms` (or already `new_ms`:
 //!    a retry of a write whose answer was lost). Anything else is [`Failure::Lost`]: another
-//!    holder has the index, and the keeper stops issuing under it at once.
+//!    holder has the index, and the keeper stops issuing under it at once. A successful
+//!    write also proves and extends the claim as a renewal does (5): the keeper counts it as
+//!    one, and a busy generator's renewals are mark writes.
 //! 5. **Renewal proves the claim.** [`Coordinator::renew`] succeeds only if the index is
 //!    still held by this holder (the ephemeral node's owner is this session; the row's holder
 //!    is this holder and it has not expired), and extends it as in 1.
@@ -60,8 +62,9 @@ pub struct Claim {
     /// The stored mark when the index was claimed: the last time a previous holder could
     /// use. IDs under this claim use time strictly after it. `None`: no mark was ever stored.
     pub floor_ms: Option<i64>,
-    /// The coordinator's clock (Unix ms) when it answered the claim, for the keeper's check
-    /// that the local clock is not far behind the coordinator's (`None`: not known).
+    /// The coordinator's clock (Unix ms) as the answer to the claim arrives (its clock when
+    /// it answered, plus half the round trip), for the check that the local clock is not far
+    /// behind the coordinator's (`None`: not known).
     pub server_ms: Option<i64>,
     /// What the backend needs to prove the claim later (a session ID and the mark's
     /// version, a holder token); opaque to the keeper.

@@ -18,9 +18,15 @@
 
 use crate::error::{Error, ErrorCode};
 use crate::layout::Layout;
-use crate::lease::coordinator::{Claim, Coordinator, Failure};
+use crate::lease::coordinator::{Claim, Failure};
+pub use crate::lease::requests::{carry, Next, Outcome, Request, Ticket};
 use crate::node::{Fence, Grant, NodeId, LOOKAHEAD_MS};
 use crate::timestamp::format_rfc3339_ms;
+
+/// The longest the mark is written ahead of use. It stays below the generator's default
+/// backwards tolerance (1 s), so that a holder taking back its own node ID right after losing
+/// it waits for the mark instead of failing.
+pub const MAX_AHEAD_MS: i64 = 900;
 
 /// The pause before a failed request is tried again.
 pub const RETRY_PAUSE_MS: i64 = 200;
@@ -44,58 +50,6 @@ pub enum State {
     Lost,
     /// Given back; nothing more happens.
     Released,
-}
-
-/// A request for the coordinator.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Request {
-    /// Claim the lowest free index of `0..count`, after forgetting `abandoned` (a claim
-    /// given up on).
-    Claim {
-        count: u64,
-        abandoned: Option<Claim>,
-    },
-    Renew(Claim),
-    WriteMark {
-        claim: Claim,
-        expected_ms: Option<i64>,
-        new_ms: i64,
-    },
-    Release {
-        claim: Claim,
-        mark_ms: Option<i64>,
-    },
-}
-
-/// A request with what the keeper needs to match its answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ticket {
-    pub seq: u64,
-    /// The keeper's clock when the request was handed out.
-    pub sent_ms: i64,
-    /// The request must be answered by then (the driver passes it to the coordinator).
-    pub deadline_ms: i64,
-    pub request: Request,
-}
-
-/// What the coordinator answered.
-#[derive(Debug, Clone)]
-pub enum Outcome {
-    Claimed(Claim),
-    ClaimFailed(Error),
-    /// A renewal or write succeeded; the claim as the backend updated it.
-    Done(Claim),
-    Failed(Failure),
-}
-
-/// What the driver should do next.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Next {
-    Send(Ticket),
-    /// Nothing to do before this instant of the keeper's clock (or before a grant wakes it).
-    Sleep(i64),
-    /// Released: the driver ends.
-    Finished,
 }
 
 /// Why `grant` did not grant.
@@ -141,6 +95,9 @@ pub struct Keeper {
     busy_until: i64,
     /// Generator time minus keeper time, at the last grant.
     gen_offset_ms: i64,
+    /// The recent round trip to the coordinator (the longest, decaying by an eighth per
+    /// answer), so that the mark is written far enough ahead of a busy generator.
+    rtt_ms: i64,
     fence: Option<Fence>,
 }
 
@@ -164,6 +121,7 @@ impl Keeper {
             want_mark_ms: i64::MIN,
             busy_until: i64::MIN,
             gen_offset_ms: 0,
+            rtt_ms: 0,
             fence: None,
         }
     }
@@ -194,6 +152,12 @@ impl Keeper {
     /// The error of the latest failed claim (the first one is what starting reports).
     pub fn last_error(&self) -> Option<&Error> {
         self.lost.as_ref().map(|(_, e)| e)
+    }
+
+    /// How far ahead of use the mark is written: `LOOKAHEAD_MS`, or twice the recent round
+    /// trip when that is longer, at most `MAX_AHEAD_MS`.
+    pub fn ahead_ms(&self) -> i64 {
+        (2 * self.rtt_ms + 100).clamp(LOOKAHEAD_MS, MAX_AHEAD_MS)
     }
 
     /// The instant grants stop unless a request is confirmed again.
@@ -366,12 +330,19 @@ impl Keeper {
             new_ms,
         };
         let busy = now < self.busy_until;
+        let ahead = self.ahead_ms();
         let request = if self.want_mark_ms > mark {
             Some(write(self.want_mark_ms))
-        } else if busy && mark.saturating_sub(gen_now) <= LOOKAHEAD_MS / 2 {
-            Some(write(mark.max(gen_now.saturating_add(LOOKAHEAD_MS))))
+        } else if busy && mark.saturating_sub(gen_now) <= ahead / 2 {
+            Some(write(mark.max(gen_now.saturating_add(ahead))))
         } else if self.suspect || now >= held.confirmed_ms.saturating_add(self.term_ms / 4) {
-            Some(Request::Renew(claim.clone()))
+            // A busy generator's renewal moves the mark too (any answered request of this
+            // holder confirms the claim), so that no renewal delays the write it needs next.
+            Some(if busy {
+                write(mark.max(gen_now.saturating_add(ahead)))
+            } else {
+                Request::Renew(claim.clone())
+            })
         } else {
             None
         };
@@ -407,6 +378,10 @@ impl Keeper {
         let Some(ticket) = self.in_flight.take_if(|t| t.seq == seq) else {
             return; // given up on, or never sent: stale
         };
+        if matches!(outcome, Outcome::Done(_) | Outcome::Claimed(_)) {
+            let sample = now.saturating_sub(ticket.sent_ms).max(0);
+            self.rtt_ms = sample.max(self.rtt_ms - self.rtt_ms / 8);
+        }
         match (ticket.request, outcome) {
             (Request::Claim { .. }, Outcome::Claimed(claim)) => {
                 self.holding = Some(Holding {
@@ -503,42 +478,8 @@ impl Keeper {
                 until_ms: mark.min(gen_now_ms.saturating_add(deadline - now)),
             });
         }
-        let target = want_ms.max(gen_now_ms).saturating_add(LOOKAHEAD_MS);
+        let target = want_ms.max(gen_now_ms).saturating_add(self.ahead_ms());
         self.want_mark_ms = self.want_mark_ms.max(target);
         Err(Refusal::NeedMark)
     }
-}
-
-/// Carries `ticket` to `coordinator` and returns its answer (`None` for a release, which is
-/// not answered).
-pub fn carry(coordinator: &mut dyn Coordinator, ticket: &Ticket) -> Option<Outcome> {
-    let deadline = ticket.deadline_ms;
-    let done = |result: Result<(), Failure>, claim: Claim| match result {
-        Ok(()) => Outcome::Done(claim),
-        Err(failure) => Outcome::Failed(failure),
-    };
-    Some(match ticket.request.clone() {
-        Request::Claim { count, abandoned } => {
-            if let Some(old) = &abandoned {
-                coordinator.abandon(old);
-            }
-            match coordinator.claim(count, deadline) {
-                Ok(claim) => Outcome::Claimed(claim),
-                Err(err) => Outcome::ClaimFailed(err),
-            }
-        }
-        Request::Renew(mut claim) => done(coordinator.renew(&mut claim, deadline), claim),
-        Request::WriteMark {
-            mut claim,
-            expected_ms,
-            new_ms,
-        } => done(
-            coordinator.write_mark(&mut claim, expected_ms, new_ms, deadline),
-            claim,
-        ),
-        Request::Release { claim, mark_ms } => {
-            coordinator.release(claim, mark_ms, deadline);
-            return None;
-        }
-    })
 }

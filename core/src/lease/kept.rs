@@ -20,36 +20,46 @@ use crate::node::{Fence, Grant, NodeLease, NodeSource};
 /// How far the local clock may be behind the coordinator's at lease time.
 pub const MAX_CLOCK_BEHIND_MS: i64 = 1000;
 
-/// The longest `grant` waits for the mark to move.
-const GRANT_WAIT_MS: i64 = 1000;
+/// The longest `grant` waits for the mark to move: a quarter term, at least this. (A slow
+/// coordinator makes the generator wait, never issue past its mark.)
+const GRANT_WAIT_MIN_MS: i64 = 1000;
 
 /// The longest `release` (and drop) waits for the index to be given back.
 const RELEASE_WAIT_MS: i64 = 2000;
 
-/// Milliseconds of a monotonic clock (`Instant`), for the keeper's deadlines: a step of the
-/// wall clock moves no deadline.
-#[derive(Debug, Clone, Copy)]
-pub struct MonotonicClock {
-    origin: Instant,
-}
+/// Milliseconds of the system's monotonic clock, for the keeper's deadlines: a step of the
+/// wall clock moves no deadline. Every instance reads the same clock (no origin of its own),
+/// so a keeper and its backend agree even when made apart, and nothing is kept that a
+/// forked child could inherit half-made.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MonotonicClock;
 
 impl MonotonicClock {
     pub fn new() -> MonotonicClock {
-        MonotonicClock {
-            origin: Instant::now(),
-        }
-    }
-}
-
-impl Default for MonotonicClock {
-    fn default() -> Self {
-        MonotonicClock::new()
+        MonotonicClock
     }
 }
 
 impl Clock for MonotonicClock {
+    #[cfg(unix)]
     fn now_ms(&self) -> i64 {
-        self.origin.elapsed().as_millis() as i64
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC exists on every Unix.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        // time_t and long are 32 bits on some targets: the casts are not no-ops everywhere.
+        #[allow(clippy::unnecessary_cast)]
+        let ms = ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000;
+        ms
+    }
+
+    #[cfg(not(unix))]
+    fn now_ms(&self) -> i64 {
+        use std::sync::OnceLock;
+        static ORIGIN: OnceLock<Instant> = OnceLock::new();
+        ORIGIN.get_or_init(Instant::now).elapsed().as_millis() as i64
     }
 }
 
@@ -61,6 +71,8 @@ struct Shared {
     changed: Condvar,
     clock: Arc<dyn Clock>,
     finished: Mutex<bool>,
+    /// The coordinator's clock minus ours, at the latest claim.
+    server_offset_ms: Mutex<Option<i64>>,
 }
 
 impl Shared {
@@ -81,6 +93,7 @@ pub struct KeptLease {
     template: ManuallyDrop<Mutex<Box<dyn Coordinator>>>,
     source: NodeSource,
     describe: String,
+    term_ms: i64,
     layout: Layout,
     owner_pid: u32,
 }
@@ -95,6 +108,7 @@ impl KeptLease {
     ) -> Result<KeptLease> {
         let template = coordinator.reopen()?;
         let describe = coordinator.describe();
+        let term_ms = coordinator.term_ms();
         let mut keeper = Keeper::new(layout, describe.clone(), coordinator.term_ms());
         keeper.set_gen_offset(SystemClock.now_ms() - clock.now_ms());
         let shared = Arc::new(Shared {
@@ -103,6 +117,7 @@ impl KeptLease {
             changed: Condvar::new(),
             clock,
             finished: Mutex::new(false),
+            server_offset_ms: Mutex::new(None),
         });
         let weak = Arc::downgrade(&shared);
         coordinator.set_alarm(Alarm::new(move || {
@@ -123,6 +138,7 @@ impl KeptLease {
             source: template.source(),
             template: ManuallyDrop::new(Mutex::new(template)),
             describe,
+            term_ms,
             layout: layout.clone(),
             owner_pid: std::process::id(),
         };
@@ -164,6 +180,15 @@ impl KeptLease {
     /// The previous holder's mark: IDs use time after it.
     pub fn floor_ms(&self) -> Option<i64> {
         self.shared.keeper().claim().and_then(|c| c.floor_ms)
+    }
+
+    /// The coordinator's clock minus the local clock, in ms, measured at the latest claim.
+    pub fn clock_offset_ms(&self) -> Option<i64> {
+        *self
+            .shared
+            .server_offset_ms
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn state(&self) -> State {
@@ -211,14 +236,13 @@ fn spawn_requests(
         .name("flakery-lease-io".into())
         .spawn(move || {
             for ticket in rx {
-                let before = SystemClock.now_ms();
                 let outcome = carry(coordinator.as_mut(), &ticket);
                 let after = SystemClock.now_ms();
                 let Some(outcome) = outcome else {
                     finish(&shared); // a release, carried: the last request
                     return;
                 };
-                let outcome = check_clock(coordinator.as_mut(), &ticket, outcome, before, after);
+                let outcome = check_clock(&shared, coordinator.as_mut(), &ticket, outcome, after);
                 let mut keeper = shared.keeper();
                 keeper.answer(ticket.seq, outcome, shared.now());
                 drop(keeper);
@@ -231,12 +255,13 @@ fn spawn_requests(
 }
 
 /// A claim whose coordinator's clock is far ahead of ours is given back and refused: IDs
-/// stamped with our clock could reuse time another host used.
+/// stamped with our clock could reuse time another host used. `after` is our clock when the
+/// answer arrived.
 fn check_clock(
+    shared: &Shared,
     coordinator: &mut dyn Coordinator,
     ticket: &Ticket,
     outcome: Outcome,
-    before: i64,
     after: i64,
 ) -> Outcome {
     let Outcome::Claimed(claim) = outcome else {
@@ -245,7 +270,11 @@ fn check_clock(
     let Some(server_ms) = claim.server_ms else {
         return Outcome::Claimed(claim);
     };
-    let behind = server_ms - (before + (after - before) / 2);
+    let behind = server_ms - after;
+    *shared
+        .server_offset_ms
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()) = Some(behind);
     if behind <= MAX_CLOCK_BEHIND_MS {
         return Outcome::Claimed(claim);
     }
@@ -313,6 +342,7 @@ impl NodeLease for KeptLease {
     fn grant(&self, want_ms: i64, now_ms: i64) -> Result<Grant> {
         let shared = &self.shared;
         let started = shared.now();
+        let grant_wait = (self.term_ms / 4).max(GRANT_WAIT_MIN_MS);
         let mut keeper = shared.keeper();
         loop {
             let now = shared.now();
@@ -323,7 +353,7 @@ impl NodeLease for KeptLease {
             }
             shared.wake.notify_all();
             let waited = now - started;
-            if waited >= GRANT_WAIT_MS {
+            if waited >= grant_wait {
                 return Err(Error::new(
                     ErrorCode::LeaseLost,
                     format!(
@@ -334,10 +364,7 @@ impl NodeLease for KeptLease {
             }
             keeper = shared
                 .changed
-                .wait_timeout(
-                    keeper,
-                    Duration::from_millis((GRANT_WAIT_MS - waited) as u64),
-                )
+                .wait_timeout(keeper, Duration::from_millis((grant_wait - waited) as u64))
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }

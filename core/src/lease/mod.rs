@@ -5,6 +5,9 @@
 //! - `memory`: a backend in memory, for tests.
 //! - `keeper`: the one state machine every coordinator lease runs (acquiring, held, renewing,
 //!   suspect, lost, released), driven step by step with an injected clock.
+//! - `kept`: the keeper on its threads, as a `NodeLease` over any backend.
+//! - `zookeeper`: the ZooKeeper backend (settings, a transport that no request can hold up,
+//!   the protocol) and `ZooKeeperLease`.
 
 pub mod coordinator;
 pub mod memory;
@@ -13,3 +16,6 @@ pub use coordinator::{Alarm, Claim, Coordinator, Failure, Token};
 pub use memory::{Board, MemoryCoordinator};
 pub mod keeper;
 pub mod kept;
+pub mod requests;
+#[cfg(all(unix, feature = "zookeeper"))]
+pub mod zookeeper;

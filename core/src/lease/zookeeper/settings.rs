@@ -1,0 +1,195 @@
+//! ZooKeeper settings: the connect string (`host:port[,host:port...][/chroot]`), the
+//! namespace and session timeout, and the paths of a namespace's znodes:
+//! `<chroot>/flakery/<namespace>/nodes/<index>` (ephemeral, one per held index) and
+//! `.../hwm/<index>` (persistent, the high-water mark).
+
+use std::time::Duration;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::layout::Layout;
+use crate::node::LOOKAHEAD_MS;
+use crate::options::Options;
+use zookeeper::ZkError;
+
+/// The shortest session timeout that can hold a lease: IDs are issued for half of it after
+/// each answer, and the mark is written `LOOKAHEAD_MS` ahead of use.
+pub const MIN_SESSION_TIMEOUT_MS: u64 = 2 * LOOKAHEAD_MS as u64;
+
+/// What a lease was made with; a forked child leases anew with the same.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    /// The connect string as given, for messages.
+    pub(crate) connect: String,
+    /// `host:port` of each server.
+    pub(crate) hosts: Vec<String>,
+    /// The chroot suffix of the connect string (`""` or `/a/b`), prefixed to every path here.
+    pub(crate) chroot: String,
+    pub(crate) namespace: String,
+    pub(crate) session_timeout_ms: u64,
+    pub(crate) layout: Layout,
+}
+
+impl Settings {
+    pub(crate) fn parse(
+        connect: &str,
+        namespace: &str,
+        session_timeout_ms: u64,
+        layout: &Layout,
+    ) -> Result<Settings> {
+        let text = connect.trim();
+        let (hosts_part, chroot) = match text.find('/') {
+            Some(at) => (&text[..at], text[at..].trim_end_matches('/')),
+            None => (text, ""),
+        };
+        if chroot
+            .split('/')
+            .skip(1)
+            .any(|segment| segment.is_empty() || segment == "." || segment == "..")
+        {
+            return Err(Error::invalid_argument(format!(
+                "ZooKeeper connect string '{connect}': the chroot '{chroot}' is not a valid path"
+            )));
+        }
+        let mut hosts = Vec::new();
+        for host in hosts_part
+            .split(',')
+            .map(str::trim)
+            .filter(|h| !h.is_empty())
+        {
+            let has_port = match host.rfind(':') {
+                Some(at) => !host[at..].contains(']') && host[at + 1..].parse::<u16>().is_ok(),
+                None => false,
+            };
+            let bare_v6 = host.matches(':').count() > 1 && !host.starts_with('[');
+            if bare_v6 {
+                return Err(Error::invalid_argument(format!(
+                    "ZooKeeper connect string '{connect}': write an IPv6 address in brackets, \
+                     as [::1]:2181"
+                )));
+            }
+            hosts.push(if has_port {
+                host.to_string()
+            } else if host.contains(':') && !host.ends_with(']') {
+                return Err(Error::invalid_argument(format!(
+                    "ZooKeeper connect string '{connect}': '{host}' has no valid port"
+                )));
+            } else {
+                format!("{host}:2181")
+            });
+        }
+        if hosts.is_empty() {
+            return Err(Error::invalid_argument(format!(
+                "ZooKeeper connect string '{connect}' names no server (expected \
+                 host:port[,host:port...][/chroot])"
+            )));
+        }
+        if !(MIN_SESSION_TIMEOUT_MS..=3_600_000).contains(&session_timeout_ms) {
+            return Err(Error::invalid_argument(format!(
+                "session timeout {session_timeout_ms} ms is not between {MIN_SESSION_TIMEOUT_MS} \
+                 ms and one hour: flakery issues IDs for half the session timeout after each \
+                 answer of the server and keeps its high-water mark {LOOKAHEAD_MS} ms ahead, so \
+                 a shorter session could never hold a lease; set session_timeout_ms \
+                 (FLAKERY_SESSION_TIMEOUT_MS) to at least {MIN_SESSION_TIMEOUT_MS}"
+            )));
+        }
+        let namespace = crate::options::resolved_namespace(&Options {
+            namespace: Some(namespace.to_string()),
+            ..Options::default()
+        })?;
+        Ok(Settings {
+            connect: text.to_string(),
+            hosts,
+            chroot: chroot.to_string(),
+            namespace,
+            session_timeout_ms,
+            layout: layout.clone(),
+        })
+    }
+
+    pub(crate) fn timeout(&self) -> Duration {
+        Duration::from_millis(self.session_timeout_ms)
+    }
+
+    pub(crate) fn root(&self) -> String {
+        format!("{}/flakery/{}", self.chroot, self.namespace)
+    }
+
+    pub(crate) fn nodes_dir(&self) -> String {
+        format!("{}/nodes", self.root())
+    }
+
+    pub(crate) fn hwm_dir(&self) -> String {
+        format!("{}/hwm", self.root())
+    }
+
+    pub(crate) fn node_path(&self, index: u64) -> String {
+        format!("{}/nodes/{index}", self.root())
+    }
+
+    pub(crate) fn hwm_path(&self, index: u64) -> String {
+        format!("{}/hwm/{index}", self.root())
+    }
+
+    pub(crate) fn address(&self) -> String {
+        self.hosts.join(",")
+    }
+
+    pub(crate) fn unavailable(&self, detail: &str) -> Error {
+        Error::new(
+            ErrorCode::CoordinatorUnavailable,
+            format!(
+                "ZooKeeper at {} did not answer within {} ms: {detail}",
+                self.address(),
+                self.session_timeout_ms
+            ),
+        )
+    }
+
+    pub(crate) fn failed(&self, what: &str, err: ZkError) -> Error {
+        Error::new(
+            ErrorCode::CoordinatorUnavailable,
+            format!("ZooKeeper at {}: {what} failed: {err:?}", self.address()),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(connect: &str) -> Result<Settings> {
+        Settings::parse(connect, "default", 10_000, &Layout::twitter())
+    }
+
+    #[test]
+    fn connect_strings() {
+        let s = parse("127.0.0.1:2181").unwrap();
+        assert_eq!(s.hosts, ["127.0.0.1:2181"]);
+        assert_eq!(s.chroot, "");
+        assert_eq!(s.node_path(3), "/flakery/default/nodes/3");
+        let s = parse(" zk1:2181, zk2 ,[::1]:2182/apps/ids/ ").unwrap();
+        assert_eq!(s.hosts, ["zk1:2181", "zk2:2181", "[::1]:2182"]);
+        assert_eq!(s.chroot, "/apps/ids");
+        assert_eq!(s.hwm_path(0), "/apps/ids/flakery/default/hwm/0");
+        let s = parse("h:1/").unwrap();
+        assert_eq!(s.chroot, "");
+        for bad in ["", "/x", "h:1/a//b", "h:1/a/../b", "::1:2181", "h:notaport"] {
+            let err = parse(bad).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::InvalidArgument, "{bad}: {err}");
+        }
+        let err = Settings::parse("h:1", "a/b", 10_000, &Layout::twitter()).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument);
+        let err = Settings::parse("h:1", "a", 0, &Layout::twitter()).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument);
+    }
+
+    #[test]
+    fn a_session_timeout_too_short_to_hold_a_lease_is_refused() {
+        for short in [0, 1, MIN_SESSION_TIMEOUT_MS - 1] {
+            let err = Settings::parse("h:1", "a", short, &Layout::twitter()).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::InvalidArgument);
+            assert!(err.message().contains("at least 1000"), "{err}");
+        }
+        assert!(Settings::parse("h:1", "a", MIN_SESSION_TIMEOUT_MS, &Layout::twitter()).is_ok());
+    }
+}
