@@ -14,6 +14,7 @@ areas=(
   tests/c/run.sh
   tests/go/run.sh
   tests/zookeeper/run.sh
+  tests/partition/run.sh
   tests/fuzz/run.sh
   tests/docs/run.sh
   bench/smoke.sh

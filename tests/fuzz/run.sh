@@ -43,7 +43,8 @@ for t in "${targets[@]}"; do
     echo "$t: $(grep -E '^stat::number_of_executed_units' "$log" | tail -1 | awk '{print $2}') executions, $(grep -oE 'cov: [0-9]+' "$log" | tail -1)"
   else
     failed=1
-    grep -vE '^#[0-9]+|^INFO:|^stat::' "$log" | tail -40 >&2
+    # The failed property (the panic message), else the end of libFuzzer's report.
+    grep -A6 -E 'panicked at' "$log" >&2 || grep -vE '^#[0-9]+|^INFO:|^stat::' "$log" | tail -40 >&2
     for crash in "$work/$t/artifacts"/*; do
       [ -f "$crash" ] || continue
       echo "FAIL: $t: input $(basename "$crash") (hex):" >&2
