@@ -156,11 +156,15 @@ pub async fn compose(
     body: Result<Json<ComposeBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let Json(body) = body.map_err(|rejection| {
-        ApiError::bad_request(format!(
+        let mut error = ApiError::bad_request(format!(
             "the body is not a JSON object of timestamp_ms, datacenter_id, worker_id, \
              sequence and fields: {}",
             rejection.body_text()
-        ))
+        ));
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            error.status = StatusCode::PAYLOAD_TOO_LARGE;
+        }
+        error
     })?;
     let parts = Parts {
         timestamp_ms: body.timestamp_ms,
