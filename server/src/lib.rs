@@ -87,6 +87,18 @@ pub fn run(args: ServeArgs) -> ExitCode {
     }
 }
 
+/// Binds with a backlog long enough for a burst of clients (tokio's default is 1024).
+fn listen(address: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if address.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(4096)
+}
+
 /// A server holds a descriptor per client: lift the soft limit to the hard one, so a flood
 /// meets `--max-connections` before it meets the process's descriptor limit.
 fn raise_descriptor_limit() {
@@ -114,9 +126,8 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let ids = ids::Ids::new(generator, metrics, constants);
     let result = runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
-            .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+        let listener =
+            listen(args.listen).map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
         let node = ids.generator.node();
         tracing::info!(
             event = "started",

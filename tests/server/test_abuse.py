@@ -87,18 +87,21 @@ def test_connection_flood_keeps_serving_with_bounded_memory(start_server):
         time.sleep(0.5)
         assert served_quickly(s, 5.0), "not served during a flood of idle connections"
         peak = s.rss_kib()
-        # Idle connections are closed after the header timeout.
-        time.sleep(HEADER_TIMEOUT_S + 2)
-        closed = 0
-        for c in flood:
-            try:
-                if c.recv(1) == b"":
-                    closed += 1
-            except BlockingIOError:
-                pass
-            except OSError:
-                closed += 1
-        assert closed >= len(flood) * 0.9, f"only {closed} of {len(flood)} idle connections closed"
+        # Idle connections are closed after the header timeout (those still in the listen
+        # backlog a little later, once accepted).
+        open_ = set(flood)
+        deadline = time.monotonic() + HEADER_TIMEOUT_S + 15
+        while open_ and time.monotonic() < deadline:
+            time.sleep(0.5)
+            for c in list(open_):
+                try:
+                    if c.recv(1) == b"":
+                        open_.discard(c)
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    open_.discard(c)
+        assert not open_, f"{len(open_)} of {len(flood)} idle connections still open"
     finally:
         for c in flood:
             c.close()

@@ -72,7 +72,6 @@ def hammer(port, stop, answered, broken, errors):
 def test_sigterm_under_load_finishes_answers_and_releases_the_lease(start_server, tmp_path):
     lease_dir = tmp_path / "leases"
     s = start_server(env={"FLAKERY_LEASE_DIR": str(lease_dir)})
-    lock_files = list(lease_dir.rglob("*"))
     stop = threading.Event()
     answered, broken, errors = [], [], []
     threads = [threading.Thread(target=hammer, args=(s.port, stop, answered, broken, errors))
@@ -89,9 +88,12 @@ def test_sigterm_under_load_finishes_answers_and_releases_the_lease(start_server
         t.join(60)
     assert rc == 0, s.logs()
     assert not broken, broken[:5]
+    # Requests in flight when the signal came were answered in full.
+    assert any(t > sent_at for t in answered), "no request in flight at SIGTERM was answered"
     events = [e.get("fields", {}).get("event") for e in s.log_events()]
     assert events.count("started") == 1 and "stopping" in events and events[-1] == "stopped"
-    # The lease is given back: another server takes the same node ID at once.
+    # The node ID is free again: another server takes it at once (the ZooKeeper test checks
+    # that the lease is given back explicitly rather than left to expire).
     again = Server([], {"FLAKERY_LEASE_DIR": str(lease_dir)})
     try:
         _, _, body = again.get_json("/v1/layout")
@@ -99,4 +101,3 @@ def test_sigterm_under_load_finishes_answers_and_releases_the_lease(start_server
         assert body["node"]["worker_id"] == 0 and body["node"]["datacenter_id"] == 0
     finally:
         again.stop()
-    assert lock_files is not None and sent_at > 0
