@@ -154,3 +154,18 @@ pub async fn leaf_decode(params: Params) -> Json<Value> {
     });
     Json(answer.unwrap_or_else(|| json!({"errorMsg": "snowflake Id反解析发生异常!"})))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn machine_is_datacenter_and_worker_read_as_one() {
+        let twitter = Layout::twitter();
+        assert_eq!(machine_of(&twitter, 3, 7), 3 * 32 + 7);
+        assert_eq!(machine_parts(&twitter, 3 * 32 + 7), (3, 7));
+        let vesta = Layout::preset("vesta-max-peak").unwrap();
+        assert_eq!(machine_of(&vesta, 0, 1022), 1022);
+        assert_eq!(machine_parts(&vesta, 1022), (0, 1022));
+    }
+}

@@ -135,3 +135,27 @@ async fn answer(guard: &Guard, request: Request, next: Next) -> Response {
         .into_response(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_match_only_when_equal() {
+        assert!(same_secret(b"token", b"token"));
+        assert!(!same_secret(b"toke", b"token"));
+        assert!(!same_secret(b"tokenx", b"token"));
+        assert!(!same_secret(b"tokem", b"token"));
+        assert!(!same_secret(b"", b"token"));
+    }
+
+    #[test]
+    fn route_labels_stay_bounded() {
+        let any = "/flakery.v1.Ids/*rest";
+        assert_eq!(
+            route_label(any, "/flakery.v1.Ids/NextId"),
+            "/flakery.v1.Ids/NextId"
+        );
+        assert_eq!(route_label(any, "/flakery.v1.Ids/Whatever123"), any);
+    }
+}
