@@ -14,6 +14,10 @@ use crate::metrics::Metrics;
 /// Batches larger than this are made on a blocking thread: they may wait for ticks.
 const INLINE_BATCH: usize = 4096;
 
+/// Large batches made at once: each holds up to 100000 IDs and their text until answered, so
+/// this (not the request count) bounds a batch flood's memory. Others wait their turn.
+const BATCH_SLOTS: usize = 8;
+
 /// How often the identity is checked when no request has told us anything.
 const PROBE_EVERY: Duration = Duration::from_millis(250);
 
@@ -23,6 +27,7 @@ pub struct Ids {
     /// The constant fields' values given to the generator (Vesta's version, type, method).
     constants: Vec<(String, u64)>,
     ready: AtomicBool,
+    batch_slots: tokio::sync::Semaphore,
 }
 
 impl Ids {
@@ -36,6 +41,7 @@ impl Ids {
             metrics,
             constants,
             ready: AtomicBool::new(true),
+            batch_slots: tokio::sync::Semaphore::new(BATCH_SLOTS),
         })
     }
 
@@ -65,6 +71,9 @@ impl Ids {
         let result = if count <= INLINE_BATCH {
             self.generator.next_ids(count)
         } else {
+            let Ok(_slot) = self.batch_slots.acquire().await else {
+                return Err(ApiError::overloaded("the server is stopping"));
+            };
             let this = Arc::clone(self);
             match tokio::task::spawn_blocking(move || this.generator.next_ids(count)).await {
                 Ok(result) => result,
