@@ -67,11 +67,29 @@ pub async fn next_id(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let format = id_format(query.format.as_deref())?;
-    let id = format.format(ids.next_id()?)?;
+    let id = [ids.next_id()?];
     if wants_text(&headers) {
-        return Ok(text_response(id + "\n"));
+        return Ok(text_response(render_ids(&id, format, "", "", "\n", "")?));
     }
-    Ok(Json(json!({ "id": id })).into_response())
+    Ok(json_response(render_ids(
+        &id,
+        format,
+        "{\"id\":\"",
+        "",
+        "\"}",
+        "",
+    )?))
+}
+
+fn json_response(body: String) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
 }
 
 pub async fn next_ids(
@@ -94,16 +112,56 @@ pub async fn next_ids(
             })?,
     };
     let batch = ids.next_ids(count).await?;
-    let texts = batch
-        .into_iter()
-        .map(|id| format.format(id))
-        .collect::<flakery::Result<Vec<_>>>()?;
     if wants_text(&headers) {
-        let mut body = texts.join("\n");
-        body.push('\n');
-        return Ok(text_response(body));
+        return Ok(text_response(render_ids(
+            &batch, format, "", "\n", "\n", "",
+        )?));
     }
-    Ok(Json(json!({ "ids": texts })).into_response())
+    let body = render_ids(
+        &batch,
+        format,
+        "{\"ids\":[\"",
+        "\",\"",
+        "\"]}",
+        "{\"ids\":[]}",
+    )?;
+    Ok(json_response(body))
+}
+
+/// Writes IDs into one buffer, `open` + id + `between` + id ... + `close`: a batch costs one
+/// allocation, not one per ID (IDs and their text forms need no JSON escaping).
+fn render_ids(
+    ids: &[i64],
+    format: IdFormat,
+    open: &str,
+    between: &str,
+    close: &str,
+    empty: &str,
+) -> flakery::Result<String> {
+    if ids.is_empty() {
+        return Ok(empty.to_string());
+    }
+    let mut body =
+        String::with_capacity(open.len() + ids.len() * (20 + between.len()) + close.len());
+    body.push_str(open);
+    let mut decimal = itoa::Buffer::new();
+    for (i, &id) in ids.iter().enumerate() {
+        if i > 0 {
+            body.push_str(between);
+        }
+        match format {
+            IdFormat::Decimal => body.push_str(decimal.format(id)),
+            IdFormat::Base32 => body.push_str(ascii(&flakery::text::encode_base32(id)?)),
+            IdFormat::Base62 => body.push_str(ascii(&flakery::text::encode_base62(id)?)),
+        }
+    }
+    body.push_str(close);
+    Ok(body)
+}
+
+fn ascii(bytes: &[u8]) -> &str {
+    // The text forms' alphabets are ASCII.
+    std::str::from_utf8(bytes).unwrap_or_default()
 }
 
 /// The CLI's `decode --json` object, with the ID as a decimal string.
