@@ -4,7 +4,9 @@ and the lease released on SIGTERM."""
 import json
 import time
 
+import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from kazoo.client import KazooClient
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -39,6 +41,12 @@ def held_nodes(zk, namespace):
         client.close()
 
 
+def grpc_health(server):
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as ch:
+        reply = health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(), timeout=5)
+        return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+
+
 def lease_held_metric(server):
     _, _, body = server.get("/metrics")
     families = {f.name: f for f in text_string_to_metric_families(body.decode())}
@@ -61,6 +69,7 @@ def test_paused_zookeeper_gives_503_then_recovers(zk, start_server):
         assert s.get("/genid")[0] == 503 and s.get("/api/snowflake/get/k")[0] == 503
         assert s.get("/healthz")[0] == 200  # the process is up; only readiness falls
         assert lease_held_metric(s) == 0
+        wait_for("gRPC health NOT_SERVING", lambda: grpc_health(s) == "NOT_SERVING", 3)
         # Past the session timeout, still refusing.
         time.sleep(SESSION_MS / 1000 + 0.5)
         assert s.get("/v1/id")[0] == 503 and s.get("/readyz")[0] == 503
@@ -70,6 +79,7 @@ def test_paused_zookeeper_gives_503_then_recovers(zk, start_server):
     status, _, body = s.get_json("/v1/id")
     assert status == 200 and int(body["id"]) > 0
     assert lease_held_metric(s) == 1
+    wait_for("gRPC health SERVING", lambda: grpc_health(s) == "SERVING", 3)
     events = [e.get("fields", {}).get("event") for e in s.log_events()]
     assert "lease_lost" in events and "lease_held" in events
 
