@@ -4,7 +4,9 @@
 #   bash bench/run.sh                  # full run (about 5 minutes): bench/results/{latest.json,table.md,chart.svg}
 #   bash bench/run.sh --update-docs    # the same, and the results of docs/benchmarks.md
 #   bash bench/run.sh --smoke          # tiny counts, every language, no timing asserted (CI): bench/results/tmp/smoke/
-#   bash bench/run.sh --only rust,python   # some of rust, python, node, c
+#   bash bench/run.sh --only rust,python   # some of rust, python, node, c, server
+#
+# server: `flakery serve` under wrk beside nginx (bench/server/run.sh; bench/results/server.md).
 #
 # Builds flakery in release mode (the core, the Python package with `pip install .` into a
 # virtual environment under target/, the Node addon with the root `npm ci`, the C library),
@@ -26,19 +28,19 @@ mkdir -p "$FLAKERY_LEASE_DIR"
 
 smoke=0
 update_docs=0
-langs="rust,python,node,c"
+langs="rust,python,node,c,server"
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
     --update-docs) update_docs=1 ;;
     --only)
-      langs="${2:?--only needs a list: rust,python,node,c}"
+      langs="${2:?--only needs a list: rust,python,node,c,server}"
       shift
       for lang in ${langs//,/ }; do
-        case "$lang" in rust|python|node|c) ;; *) echo "unknown language: $lang" >&2; exit 2 ;; esac
+        case "$lang" in rust|python|node|c|server) ;; *) echo "unknown language: $lang" >&2; exit 2 ;; esac
       done
       ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -171,6 +173,11 @@ bench_c() {
   "$target/bench-c/bench" "${args[@]}" >"$raw/c.json" || { echo "FAIL: the C bench" >&2; failed=1; }
 }
 if want c; then bench_c; fi
+
+# ---- the server: HTTP and gRPC on loopback, beside nginx
+if want server; then
+  bash bench/server/run.sh "$raw/server.json" $smoke_flag || { echo "FAIL: the server bench" >&2; failed=1; }
+fi
 
 # ---- the table, the bar, the chart
 load_after="$(loadavg)"

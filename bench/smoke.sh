@@ -38,6 +38,15 @@ try:
     check("c", c.get("tight_borrow", {}).get("ns", 0) > 0, str(c))
 except (OSError, ValueError) as e:
     check("c", False, f"no results ({e})")
+try:
+    s = json.load(open(os.path.join(raw, "server.json")))
+    single, batch = s["single_id"]["flakery"], s["batch_route"]
+    check("server single ID", single["requests_per_s"] > 0 and single["non_2xx"] == 0, str(single))
+    check("server nginx", s["single_id"]["nginx"]["requests_per_s"] > 0, str(s["single_id"]["nginx"]))
+    check("server batch", batch["ids_per_s"] > 0 and batch["non_2xx"] == 0, str(batch))
+    check("server StreamIds", s["stream_ids"]["ids_per_s"] > 0, str(s["stream_ids"]))
+except (OSError, ValueError, KeyError) as e:
+    check("server", False, f"no results ({e})")
 for f in failed:
     print("FAIL:", f)
 print(f"bench smoke: {passed} passed, {len(failed)} failed")

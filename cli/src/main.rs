@@ -91,10 +91,16 @@ enum Command {
     },
     /// List the presets with their fields, capacity and the date each runs out.
     Layouts,
+    /// Hand out IDs over HTTP/1.1, HTTP/2 and gRPC until SIGTERM.
+    #[command(after_help = flakery_server::IDENTITY_HELP)]
+    Serve(flakery_server::ServeArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Serve(args) = cli.command {
+        return flakery_server::run(args);
+    }
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let result = run(cli.command, &mut out).and_then(|()| {
@@ -235,6 +241,7 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
             };
             writeln!(out, "{}", flakery::compose(&parts, &layout)?).map_err(write_err)?;
         }
+        Command::Serve(_) => unreachable!("served by main"),
         Command::Layouts => {
             for (name, layout) in Layout::presets() {
                 writeln!(out, "{name:<22} {}", flakery::layout::describe(&layout))

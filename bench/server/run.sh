@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# `flakery serve` under load on loopback, beside nginx answering a static body of the same
+# size in the same run (the ceiling of HTTP on this machine):
+#   - single-ID requests/s with keep-alive and p50/p99 latency (wrk), flakery and nginx;
+#   - the batch route (/v1/ids?count=100000) and gRPC StreamIds in IDs/s, against the
+#     layout's ceiling (twitter with wait: 4,096,000 IDs/s);
+#   - ratios against Vesta's REST mode (10,590 req/s) and Leaf (about 50,000 req/s);
+#   - the server's RSS under that load.
+#
+#   bash bench/server/run.sh OUT.json [--smoke]
+# The table goes to OUT.json and, for a full run, bench/results/server.md. A benchmark, not a
+# test: nothing here asserts a speed.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source tests/lib.sh
+root="$PWD"
+out="${1:?usage: bench/server/run.sh OUT.json [--smoke]}"
+smoke=0
+[ "${2:-}" = "--smoke" ] && smoke=1
+ensure_cargo
+need wrk wrk
+need nginx nginx-light
+need python3
+
+if [ "$smoke" = 1 ]; then
+  duration=1s stream_count=200000 profile=(--profile dev) dir=debug
+else
+  duration=10s stream_count=40000000 profile=(--release) dir=release
+fi
+echo "=== server: building flakery (${dir})"
+quiet cargo build --locked -q -p flakery-cli "${profile[@]}"
+bin="$(target_dir)/$dir/flakery"
+venv="$(target_dir)/bench-server-venv"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q grpcio grpcio-tools
+
+work="$(mktemp -d -t bench-server-XXXXXX)"
+server_pid="" nginx_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+port="$(free_port)"
+env -u FLAKERY_ZOOKEEPER -u FLAKERY_SERVER_TOKEN FLAKERY_LOG=warn \
+  "$bin" serve --listen "127.0.0.1:$port" --worker-id 1 --max-in-flight 100000 &
+server_pid=$!
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+body="$(curl -sf "http://127.0.0.1:$port/v1/id")"
+
+# nginx: the same body (same length), application/json, keep-alive, no logging.
+nport="$(free_port)"
+mkdir -p "$work/nginx/logs"
+cat >"$work/nginx/nginx.conf" <<CONF
+worker_processes $(nproc);
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  client_body_temp_path $work/nginx/body;
+  proxy_temp_path $work/nginx/proxy;
+  server {
+    listen 127.0.0.1:$nport;
+    location = /v1/id { default_type application/json; return 200 '$body'; }
+  }
+}
+CONF
+nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" &
+nginx_pid=$!
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$nport/v1/id" >/dev/null 2>&1 && break; sleep 0.1; done
+[ "$(curl -sf "http://127.0.0.1:$nport/v1/id" | wc -c)" = "${#body}" ] || { echo "FAIL: nginx body differs in size" >&2; exit 1; }
+
+run_wrk() { # NAME URL CONNECTIONS
+  echo "=== server: wrk $1 ($duration, $3 connections)"
+  wrk -t2 -c"$3" -d"$duration" --latency "$2" >"$work/$1.wrk" 2>&1 || { cat "$work/$1.wrk" >&2; return 1; }
+  grep -E 'Requests/sec|  50%|  99%' "$work/$1.wrk" | sed 's/^/  /'
+}
+rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$server_pid/status"; }
+rss_idle="$(rss_kib)"
+run_wrk flakery "http://127.0.0.1:$port/v1/id" 64
+rss_single="$(rss_kib)"
+run_wrk nginx "http://127.0.0.1:$nport/v1/id" 64
+run_wrk flakery-again "http://127.0.0.1:$port/v1/id" 64
+run_wrk nginx-again "http://127.0.0.1:$nport/v1/id" 64
+run_wrk batch "http://127.0.0.1:$port/v1/ids?count=100000" 4
+rss_batch="$(rss_kib)"
+
+echo "=== server: gRPC StreamIds ($stream_count IDs)"
+"$venv/bin/python" -m grpc_tools.protoc -I"$root/server/proto" --python_out="$work" \
+  --grpc_python_out="$work" flakery/v1/ids.proto
+PYTHONPATH="$work" "$venv/bin/python" - "$port" "$stream_count" >"$work/stream.json" <<'PY'
+import json, sys, time
+import grpc
+from flakery.v1 import ids_pb2, ids_pb2_grpc
+port, count = sys.argv[1], int(sys.argv[2])
+with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
+    stub = ids_pb2_grpc.IdsStub(ch)
+    best = 0.0
+    for _ in range(3):
+        started, got, last = time.perf_counter(), 0, -1
+        for msg in stub.StreamIds(ids_pb2.StreamIdsRequest(count=count)):
+            got += len(msg.ids)
+            assert msg.ids[0] > last
+            last = msg.ids[-1]
+        elapsed = time.perf_counter() - started
+        assert got == count
+        best = max(best, got / elapsed)
+print(json.dumps({"ids_per_s": best, "count": count}))
+PY
+cat "$work/stream.json" | sed 's/^/  /'
+rss_stream="$(rss_kib)"
+rss_peak="$(awk '/^VmHWM/ {print $2}' "/proc/$server_pid/status")"
+
+SERVER_BENCH_MD="$root/bench/results/server.md" python3 - "$work" "$out" "$smoke" "$body" "$rss_idle" "$rss_single" "$rss_batch" "$rss_stream" "$rss_peak" <<'PY'
+import json, os, re, sys
+work, out, smoke, body = sys.argv[1:5]
+rss = dict(zip(["idle", "single_id_load", "batch_load", "stream_load", "peak"], map(int, sys.argv[5:10])))
+def wrk(name):
+    text = open(os.path.join(work, name + ".wrk")).read()
+    def ms(label):
+        m = re.search(rf"^\s+{label}%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)
+        if not m:
+            return None
+        return float(m.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[m.group(2)]
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    return {"requests_per_s": rps, "p50_ms": ms("50"), "p99_ms": ms("99"),
+            "non_2xx": int(errors.group(1)) if errors else 0}
+best = lambda a, b: a if a["requests_per_s"] >= b["requests_per_s"] else b
+flakery, nginx = best(wrk("flakery"), wrk("flakery-again")), best(wrk("nginx"), wrk("nginx-again"))
+batch = wrk("batch")
+stream = json.load(open(os.path.join(work, "stream.json")))
+ceiling = 4_096_000
+result = {
+    "mode": "smoke" if smoke == "1" else "full",
+    "body_bytes": len(body),
+    "load_average": open("/proc/loadavg").read().split()[:3],
+    "single_id": {"flakery": flakery, "nginx": nginx,
+                  "ratio_to_nginx": flakery["requests_per_s"] / nginx["requests_per_s"],
+                  "ratio_to_vesta_rest_10590": flakery["requests_per_s"] / 10590,
+                  "ratio_to_leaf_50000": flakery["requests_per_s"] / 50000},
+    "batch_route": {**batch, "ids_per_s": batch["requests_per_s"] * 100000,
+                    "ratio_to_ceiling": batch["requests_per_s"] * 100000 / ceiling},
+    "stream_ids": {**stream, "ratio_to_ceiling": stream["ids_per_s"] / ceiling},
+    "rss_kib": rss,
+}
+json.dump(result, open(out, "w"), indent=1)
+s, b, st = result["single_id"], result["batch_route"], result["stream_ids"]
+if smoke != "1":
+    f, n = s["flakery"], s["nginx"]
+    md = f"""# `flakery serve` under load
+
+Run of {os.popen("date -u +%Y-%m-%dT%H:%M:%SZ").read().strip()} on {os.cpu_count()} cores, load average
+{" ".join(result["load_average"])} at the end (other work shared the machine: the figures are
+only as good as it was quiet). Client (wrk, 2 threads, 64 keep-alive connections, 10 s, best of
+two) and server on the same machine over loopback; nginx answers a static body of the same
+size ({result["body_bytes"]} bytes, `application/json`) in the same run. Produced by
+`bash bench/run.sh --only server`.
+
+| | requests/s | p50 | p99 | vs nginx |
+|---|--:|--:|--:|--:|
+| flakery `GET /v1/id` | {f["requests_per_s"]:,.0f} | {f["p50_ms"]} ms | {f["p99_ms"]} ms | {s["ratio_to_nginx"]:.0%} |
+| nginx, static body | {n["requests_per_s"]:,.0f} | {n["p50_ms"]} ms | {n["p99_ms"]} ms | 100% |
+
+| | IDs/s | of the layout's ceiling (4,096,000/s, twitter, wait) |
+|---|--:|--:|
+| `GET /v1/ids?count=100000` (4 connections) | {b["ids_per_s"]:,.0f} | {b["ratio_to_ceiling"]:.0%} |
+| gRPC `StreamIds` (one Python grpcio client) | {st["ids_per_s"]:,.0f} | {st["ratio_to_ceiling"]:.0%} |
+
+Published figures of the systems it replaces (their machines, not this one): Vesta's REST mode
+10,590 requests/s (client and server on one dual-core machine): flakery here
+{s["ratio_to_vesta_rest_10590"]:.1f}x; Meituan Leaf about 50,000 requests/s on 4 cores: flakery
+here {s["ratio_to_leaf_50000"]:.2f}x on 2 cores shared with the client.
+
+RSS of the server: {rss["idle"]/1024:.1f} MiB idle, {rss["single_id_load"]/1024:.1f} MiB after
+the single-ID load, {rss["batch_load"]/1024:.1f} MiB after the batch load, peak
+{rss["peak"]/1024:.1f} MiB.
+"""
+    results = os.path.join(os.path.dirname(os.path.abspath(out)), "..", "..", "server.md")
+    with open(os.environ.get("SERVER_BENCH_MD", results), "w") as fh:
+        fh.write(md)
+print(f"  single ID: flakery {s['flakery']['requests_per_s']:,.0f} req/s (p50 {s['flakery']['p50_ms']} ms, p99 {s['flakery']['p99_ms']} ms), "
+      f"nginx {s['nginx']['requests_per_s']:,.0f} req/s: {s['ratio_to_nginx']:.0%} of nginx; "
+      f"{s['ratio_to_vesta_rest_10590']:.1f}x Vesta REST, {s['ratio_to_leaf_50000']:.2f}x Leaf")
+print(f"  batch route {b['ids_per_s']:,.0f} IDs/s ({b['ratio_to_ceiling']:.0%} of 4,096,000); "
+      f"StreamIds {st['ids_per_s']:,.0f} IDs/s ({st['ratio_to_ceiling']:.0%}); RSS peak {rss['peak']/1024:.1f} MiB")
+PY

@@ -1,0 +1,317 @@
+//! The `/v1` routes: IDs as JSON (decimal strings, or `?format=base32|base62`) or bare lines
+//! with `Accept: text/plain`; decode, compose, the layout; health, readiness, metrics.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use flakery::text::IdFormat;
+use flakery::timestamp::format_rfc3339_ms;
+use flakery::{Decoded, Layout, Parts};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::error::ApiError;
+use crate::ids::Ids;
+
+/// The most IDs one request may ask for.
+pub const MAX_BATCH: usize = 100_000;
+
+#[derive(Deserialize)]
+pub struct FormatQuery {
+    format: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct IdsQuery {
+    count: Option<String>,
+    format: Option<String>,
+}
+
+fn id_format(format: Option<&str>) -> Result<IdFormat, ApiError> {
+    match format {
+        None => Ok(IdFormat::Decimal),
+        Some(text) => text.parse().map_err(|_| {
+            ApiError::bad_request(format!(
+                "format '{}' is not decimal, base32 or base62",
+                text.escape_debug()
+            ))
+        }),
+    }
+}
+
+fn wants_text(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.starts_with("text/plain"))
+}
+
+fn text_response(body: String) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        )],
+        body,
+    )
+        .into_response()
+}
+
+pub async fn next_id(
+    State(ids): State<Arc<Ids>>,
+    Query(query): Query<FormatQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let format = id_format(query.format.as_deref())?;
+    let id = [ids.next_id()?];
+    if wants_text(&headers) {
+        return Ok(text_response(render_ids(&id, format, "", "", "\n", "")?));
+    }
+    Ok(json_response(render_ids(
+        &id,
+        format,
+        "{\"id\":\"",
+        "",
+        "\"}",
+        "",
+    )?))
+}
+
+fn json_response(body: String) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
+}
+
+pub async fn next_ids(
+    State(ids): State<Arc<Ids>>,
+    Query(query): Query<IdsQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let format = id_format(query.format.as_deref())?;
+    let count = match query.count.as_deref() {
+        None => 1,
+        Some(text) => text
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=MAX_BATCH).contains(n))
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "count '{}' is not an integer from 1 to {MAX_BATCH}",
+                    text.escape_debug()
+                ))
+            })?,
+    };
+    let batch = ids.next_ids(count).await?;
+    if wants_text(&headers) {
+        return Ok(text_response(render_ids(
+            &batch, format, "", "\n", "\n", "",
+        )?));
+    }
+    let body = render_ids(
+        &batch,
+        format,
+        "{\"ids\":[\"",
+        "\",\"",
+        "\"]}",
+        "{\"ids\":[]}",
+    )?;
+    Ok(json_response(body))
+}
+
+/// Writes IDs into one buffer, `open` + id + `between` + id ... + `close`: a batch costs one
+/// allocation, not one per ID (IDs and their text forms need no JSON escaping).
+fn render_ids(
+    ids: &[i64],
+    format: IdFormat,
+    open: &str,
+    between: &str,
+    close: &str,
+    empty: &str,
+) -> flakery::Result<String> {
+    if ids.is_empty() {
+        return Ok(empty.to_string());
+    }
+    let mut body =
+        String::with_capacity(open.len() + ids.len() * (20 + between.len()) + close.len());
+    body.push_str(open);
+    let mut decimal = itoa::Buffer::new();
+    for (i, &id) in ids.iter().enumerate() {
+        if i > 0 {
+            body.push_str(between);
+        }
+        match format {
+            IdFormat::Decimal => body.push_str(decimal.format(id)),
+            IdFormat::Base32 => body.push_str(ascii(&flakery::text::encode_base32(id)?)),
+            IdFormat::Base62 => body.push_str(ascii(&flakery::text::encode_base62(id)?)),
+        }
+    }
+    body.push_str(close);
+    Ok(body)
+}
+
+fn ascii(bytes: &[u8]) -> &str {
+    // The text forms' alphabets are ASCII.
+    std::str::from_utf8(bytes).unwrap_or_default()
+}
+
+/// The CLI's `decode --json` object, with the ID as a decimal string.
+pub fn decoded_json(d: &Decoded) -> Value {
+    let fields: serde_json::Map<String, Value> = d
+        .fields
+        .iter()
+        .map(|(name, value)| (name.clone(), (*value).into()))
+        .collect();
+    json!({
+        "id": d.id.to_string(),
+        "timestamp_ms": d.timestamp_ms,
+        "time": format_rfc3339_ms(d.timestamp_ms),
+        "datacenter_id": d.datacenter_id,
+        "worker_id": d.worker_id,
+        "sequence": d.sequence,
+        "fields": fields,
+    })
+}
+
+pub async fn decode(
+    State(ids): State<Arc<Ids>>,
+    Path(text): Path<String>,
+    Query(query): Query<FormatQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let id = match query.format.as_deref() {
+        None => flakery::parse_id(&text)?,
+        format => id_format(format)?.parse(&text)?,
+    };
+    let decoded = flakery::decode(id, ids.generator.layout())?;
+    Ok(Json(decoded_json(&decoded)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ComposeBody {
+    timestamp_ms: i64,
+    #[serde(default)]
+    datacenter_id: u64,
+    #[serde(default)]
+    worker_id: u64,
+    #[serde(default)]
+    sequence: u64,
+    #[serde(default)]
+    fields: BTreeMap<String, u64>,
+}
+
+pub async fn compose(
+    State(ids): State<Arc<Ids>>,
+    body: Result<Json<ComposeBody>, axum::extract::rejection::JsonRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Json(body) = body.map_err(|rejection| {
+        let mut error = ApiError::bad_request(format!(
+            "the body is not a JSON object of timestamp_ms, datacenter_id, worker_id, \
+             sequence and fields: {}",
+            rejection.body_text()
+        ));
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            error.status = StatusCode::PAYLOAD_TOO_LARGE;
+        }
+        error
+    })?;
+    let parts = Parts {
+        timestamp_ms: body.timestamp_ms,
+        datacenter_id: body.datacenter_id,
+        worker_id: body.worker_id,
+        sequence: body.sequence,
+        fields: body.fields.into_iter().collect(),
+    };
+    let id = flakery::compose(&parts, ids.generator.layout())?;
+    Ok(Json(json!({ "id": id.to_string() })))
+}
+
+pub fn layout_json(layout: &Layout) -> Value {
+    let capacity = layout.capacity();
+    let fields: Vec<Value> = layout
+        .fields()
+        .iter()
+        .map(|f| {
+            json!({
+                "name": f.name,
+                "kind": f.kind.as_str(),
+                "bits": f.slot.bits,
+                "shift": f.slot.shift,
+                "default": f.default,
+            })
+        })
+        .collect();
+    json!({
+        "spec": layout.to_string(),
+        "preset": layout.preset_name(),
+        "epoch_ms": layout.epoch_ms(),
+        "epoch": format_rfc3339_ms(layout.epoch_ms()),
+        "unit": layout.unit().as_str(),
+        "fields": fields,
+        "capacity": {
+            "ids_per_tick": capacity.ids_per_tick,
+            "ids_per_second": capacity.ids_per_second,
+            "datacenter_ids": capacity.datacenter_ids,
+            "worker_ids": capacity.worker_ids,
+            "node_ids": capacity.node_ids,
+        },
+        "exhausted_at_ms": capacity.exhausted_at_ms,
+        "exhausted_at": format_rfc3339_ms(capacity.exhausted_at_ms),
+    })
+}
+
+pub async fn layout(State(ids): State<Arc<Ids>>) -> Json<Value> {
+    let node = ids.generator.node();
+    let mut body = layout_json(ids.generator.layout());
+    body["node"] = json!({
+        "datacenter_id": node.datacenter_id,
+        "worker_id": node.worker_id,
+        "source": ids.generator.source().as_str(),
+    });
+    Json(body)
+}
+
+pub async fn healthz() -> Json<Value> {
+    Json(json!({ "status": "up" }))
+}
+
+pub async fn readyz(State(ids): State<Arc<Ids>>) -> Result<Json<Value>, ApiError> {
+    if ids.is_ready() {
+        Ok(Json(json!({ "status": "ready" })))
+    } else {
+        Err(ApiError {
+            code: flakery::ErrorCode::LeaseLost.as_str(),
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message: "the node identity is not held: no IDs are issued until it is".into(),
+        })
+    }
+}
+
+pub async fn metrics(State(ids): State<Arc<Ids>>) -> Result<Response, ApiError> {
+    let text = ids.metrics.render().map_err(|e| ApiError {
+        code: "internal",
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        message: format!("cannot render the metrics: {e}"),
+    })?;
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        )],
+        text,
+    )
+        .into_response())
+}
+
+pub async fn not_found() -> ApiError {
+    ApiError::not_found("no such route: see /v1/id, /v1/ids, /v1/decode/{id}, /v1/layout")
+}

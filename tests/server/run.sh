@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# `flakery serve` tested as a black box: the real binary started on loopback ports by pytest
+# (tests/server/*.py), with real HTTP/1.1, HTTP/2 and gRPC clients, Prometheus's own text
+# parser, a real ZooKeeper (paused to lose the lease), SIGTERM under load, slowloris clients
+# and connection floods. A unit file for systemd is checked with `systemd-analyze verify`.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source tests/lib.sh
+unset_flakery_env
+unset FLAKERY_SERVER_TOKEN FLAKERY_LISTEN
+ensure_cargo
+need python3
+if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  apt_install python3-venv || skip_or_fail "python3-venv is not installed"
+fi
+bash tests/zookeeper/install.sh || skip_or_fail "cannot install ZooKeeper"
+need systemd-analyze systemd
+
+echo "building flakery (cargo build -p flakery-cli) ..."
+quiet cargo build -q -p flakery-cli
+export FLAKERY_BIN="$(target_dir)/debug/flakery"
+
+venv="$(target_dir)/server-test-venv"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q \
+  pytest prometheus_client grpcio grpcio-tools grpcio-health-checking kazoo
+
+echo "--- systemd unit of docs/server.md"
+bash tests/server/check_unit.sh
+
+status=0
+"$venv/bin/python" -m pytest -q -p no:cacheprovider tests/server || status=$?
+if [ "$status" -eq 5 ]; then
+  echo "FAIL: pytest collected no tests" >&2
+  exit 1
+fi
+[ "$status" -eq 0 ] || { echo "FAIL: pytest exited $status" >&2; exit "$status"; }
+echo "server: all passed"
