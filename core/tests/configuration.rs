@@ -127,7 +127,10 @@ fn a_datacenter_passed_alone_leases_the_worker_and_never_fixes_it_at_zero() {
     })
     .unwrap_err();
     assert_eq!(too_big.code(), ErrorCode::InvalidArgument);
-    assert!(too_big.message().contains("datacenter_id 32 does not fit"), "{too_big}");
+    assert!(
+        too_big.message().contains("datacenter_id 32 does not fit"),
+        "{too_big}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
