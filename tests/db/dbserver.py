@@ -54,12 +54,9 @@ KINDS = ("postgres", "mariadb")
 
 _live: "set[Server]" = set()
 
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port on `host` that was free a moment ago (bound to :0, then closed)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+# The process helpers of the ZooKeeper harness serve here too.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "zookeeper"))
+from zkserver import _is_gone, _reap, _tail, free_port  # noqa: E402
 
 
 def _pg_bin(name: str) -> str:
@@ -102,22 +99,6 @@ def _chown_tree(path: str, owner: "tuple[int, int] | None") -> None:
             os.chown(name, *owner)
 
 
-def _is_gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-        return state in ("Z", "X")
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return True
-
-
-def _reap(pid: int) -> None:
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
-
-
 def _signal(pid: int, sig: int) -> None:
     try:
         os.kill(pid, sig)
@@ -133,14 +114,6 @@ def _wait_gone(pid: int, seconds: float) -> bool:
             return True
         time.sleep(0.02)
     return _is_gone(pid)
-
-
-def _tail(path: str, lines: int = 60) -> str:
-    try:
-        with open(path, "rb") as f:
-            return "\n".join(f.read().decode("utf-8", "replace").splitlines()[-lines:])
-    except OSError as e:
-        return f"(no log: {e})"
 
 
 def _port_open(port: int) -> bool:
