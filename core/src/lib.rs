@@ -17,6 +17,7 @@ pub mod generator;
 #[cfg(unix)]
 pub mod host_lease;
 pub mod layout;
+pub mod lease;
 pub mod node;
 pub mod options;
 pub mod timestamp;

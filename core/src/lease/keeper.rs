@@ -1,0 +1,533 @@
+//! The keeper: the one state machine of every coordinator lease, with no I/O and no clock of
+//! its own. Whoever drives it (`lease::kept`'s background thread, or a test) asks it what to
+//! do now (`poll`), carries the request to a `Coordinator`, and hands the answer back
+//! (`answer`), passing the keeper's clock reading each time. Generators ask it through
+//! `grant`.
+//!
+//! Safety rests on two rules:
+//! - **The deadline.** IDs are issued only until half the coordinator's term after the
+//!   sending of the last request it answered with success (`Coordinator::term_ms`); past it
+//!   the lease is suspect and grants are refused, and a term after it the claim is taken as
+//!   lost. The other half of the term is the margin for clocks that run at different rates.
+//! - **The mark.** IDs use only time up to a high-water mark the coordinator confirmed, which
+//!   a successor reads and starts after; a write of a mark is compare-and-set, so a holder
+//!   whose index passed to another learns it on its next write.
+//!
+//! Answers are matched to requests by a sequence number: an answer to a request the keeper
+//! gave up on (its deadline passed) is ignored, whatever it says.
+
+use crate::error::{Error, ErrorCode};
+use crate::layout::Layout;
+use crate::lease::coordinator::{Claim, Coordinator, Failure};
+use crate::node::{Fence, Grant, NodeId, LOOKAHEAD_MS};
+use crate::timestamp::format_rfc3339_ms;
+
+/// The pause before a failed request is tried again.
+pub const RETRY_PAUSE_MS: i64 = 200;
+
+/// How long a claim may take past the coordinator's term (connecting, a few round trips).
+pub const CLAIM_SLACK_MS: i64 = 1500;
+
+/// The keeper's state, as tests and metrics see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// No claim yet, or leasing anew; a claim request may be in flight.
+    Acquiring,
+    /// A claim confirmed within the deadline.
+    Held,
+    /// Held, with a renewal or a mark write in flight.
+    Renewing,
+    /// The deadline passed, a request went unanswered, or the backend raised its alarm:
+    /// grants are refused while the keeper tries to confirm the claim again.
+    Suspect,
+    /// The claim is gone (or a term passed without confirmation): leasing anew after a pause.
+    Lost,
+    /// Given back; nothing more happens.
+    Released,
+}
+
+/// A request for the coordinator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    /// Claim the lowest free index of `0..count`, after forgetting `abandoned` (a claim
+    /// given up on).
+    Claim {
+        count: u64,
+        abandoned: Option<Claim>,
+    },
+    Renew(Claim),
+    WriteMark {
+        claim: Claim,
+        expected_ms: Option<i64>,
+        new_ms: i64,
+    },
+    Release {
+        claim: Claim,
+        mark_ms: Option<i64>,
+    },
+}
+
+/// A request with what the keeper needs to match its answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ticket {
+    pub seq: u64,
+    /// The keeper's clock when the request was handed out.
+    pub sent_ms: i64,
+    /// The request must be answered by then (the driver passes it to the coordinator).
+    pub deadline_ms: i64,
+    pub request: Request,
+}
+
+/// What the coordinator answered.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Claimed(Claim),
+    ClaimFailed(Error),
+    /// A renewal or write succeeded; the claim as the backend updated it.
+    Done(Claim),
+    Failed(Failure),
+}
+
+/// What the driver should do next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Next {
+    Send(Ticket),
+    /// Nothing to do before this instant of the keeper's clock (or before a grant wakes it).
+    Sleep(i64),
+    /// Released: the driver ends.
+    Finished,
+}
+
+/// Why `grant` did not grant.
+#[derive(Debug, Clone)]
+pub enum Refusal {
+    /// No IDs now: the lease may be lost.
+    Lost(Error),
+    /// The mark must move first: wake the driver and ask again when it answered.
+    NeedMark,
+}
+
+#[derive(Debug, Clone)]
+struct Holding {
+    claim: Claim,
+    /// When the last request the coordinator answered with success was sent.
+    confirmed_ms: i64,
+    /// The mark the coordinator confirmed.
+    mark_ms: Option<i64>,
+}
+
+#[derive(Debug)]
+pub struct Keeper {
+    layout: Layout,
+    describe: String,
+    term_ms: i64,
+    holding: Option<Holding>,
+    /// Set when the held claim may be lost before its deadline said so.
+    suspect: bool,
+    released: bool,
+    /// A release asked for, with the mark to leave (`None`: keep the written mark).
+    release: Option<Option<i64>>,
+    in_flight: Option<Ticket>,
+    seq: u64,
+    /// A claim given up on, to forget before the next claim.
+    abandoned: Option<Claim>,
+    /// No request before this instant (after a failure).
+    retry_at: i64,
+    /// Since when (keeper clock) and why no lease is held; the first claim's error.
+    lost: Option<(i64, Error)>,
+    /// The generator's wish for the mark (generator time).
+    want_mark_ms: i64,
+    /// The generator asked recently: keep the mark ahead of it until then.
+    busy_until: i64,
+    /// Generator time minus keeper time, at the last grant.
+    gen_offset_ms: i64,
+    fence: Option<Fence>,
+}
+
+impl Keeper {
+    /// A keeper that has not claimed yet, for `layout`'s node IDs from a coordinator described
+    /// by `describe` whose term is `term_ms`.
+    pub fn new(layout: &Layout, describe: String, term_ms: i64) -> Keeper {
+        Keeper {
+            layout: layout.clone(),
+            describe,
+            term_ms: term_ms.max(2),
+            holding: None,
+            suspect: false,
+            released: false,
+            release: None,
+            in_flight: None,
+            seq: 0,
+            abandoned: None,
+            retry_at: i64::MIN,
+            lost: None,
+            want_mark_ms: i64::MIN,
+            busy_until: i64::MIN,
+            gen_offset_ms: 0,
+            fence: None,
+        }
+    }
+
+    /// A keeper for a forked child: the same settings, no claim, nothing of this one's state.
+    pub fn after_fork(&self) -> Keeper {
+        Keeper::new(&self.layout, self.describe.clone(), self.term_ms)
+    }
+
+    pub fn state(&self) -> State {
+        if self.released {
+            return State::Released;
+        }
+        match &self.holding {
+            None if self.lost.is_some() && self.in_flight.is_none() => State::Lost,
+            None => State::Acquiring,
+            Some(_) if self.suspect => State::Suspect,
+            Some(_) if self.in_flight.is_some() => State::Renewing,
+            Some(_) => State::Held,
+        }
+    }
+
+    /// The claim held now.
+    pub fn claim(&self) -> Option<&Claim> {
+        self.holding.as_ref().map(|h| &h.claim)
+    }
+
+    /// The error of the latest failed claim (the first one is what starting reports).
+    pub fn last_error(&self) -> Option<&Error> {
+        self.lost.as_ref().map(|(_, e)| e)
+    }
+
+    /// The instant grants stop unless a request is confirmed again.
+    pub fn deadline(&self) -> Option<i64> {
+        self.holding
+            .as_ref()
+            .map(|h| h.confirmed_ms.saturating_add(self.term_ms / 2))
+    }
+
+    /// The generator's fence, closed whenever the lease may be lost.
+    /// Generator time minus keeper time, for messages until the first grant tells it.
+    pub fn set_gen_offset(&mut self, offset_ms: i64) {
+        self.gen_offset_ms = offset_ms;
+    }
+
+    pub fn attach(&mut self, fence: Fence) {
+        if self.state() != State::Held && self.state() != State::Renewing {
+            fence.close();
+        }
+        self.fence = Some(fence);
+    }
+
+    /// The backend learned that the claim may be lost (a broken connection).
+    pub fn alarm(&mut self) {
+        if self.holding.is_some() {
+            self.turn_suspect();
+        }
+    }
+
+    /// Gives the index back at the next `poll`, with the mark brought down to `mark_ms`
+    /// (never below the claim's floor), or kept when `None`.
+    pub fn release(&mut self, mark_ms: Option<i64>) {
+        self.release.get_or_insert(mark_ms);
+        self.close_fence();
+    }
+
+    fn close_fence(&self) {
+        if let Some(fence) = &self.fence {
+            fence.close();
+        }
+    }
+
+    fn turn_suspect(&mut self) {
+        self.suspect = true;
+        self.close_fence();
+    }
+
+    fn lose(&mut self, now: i64, why: Error) {
+        if let Some(held) = self.holding.take() {
+            self.abandoned = Some(held.claim);
+        }
+        self.suspect = false;
+        self.lost = Some((self.lost.as_ref().map_or(now, |l| l.0), why));
+        self.retry_at = now.saturating_add(RETRY_PAUSE_MS);
+        self.close_fence();
+    }
+
+    fn lost_error(&self, now: i64, why: &str) -> Error {
+        let since = self.lost.as_ref().map_or(now, |l| l.0);
+        Error::new(
+            ErrorCode::LeaseLost,
+            format!(
+                "no lease of a node ID from {} since {}: {why}; flakery leases one again by \
+                 itself and issues no IDs until it holds one",
+                self.describe,
+                format_rfc3339_ms(since.saturating_add(self.gen_offset_ms))
+            ),
+        )
+    }
+
+    /// Moves the state on with the time: deadlines pass, requests time out.
+    fn advance(&mut self, now: i64) {
+        if let Some(ticket) = &self.in_flight {
+            if now >= ticket.deadline_ms {
+                let ticket = ticket.clone();
+                let failure = Failure::Unanswered(format!(
+                    "no answer within {} ms",
+                    ticket.deadline_ms - ticket.sent_ms
+                ));
+                let outcome = match ticket.request {
+                    Request::Claim { .. } => {
+                        Outcome::ClaimFailed(self.unavailable(&failure.to_string()))
+                    }
+                    _ => Outcome::Failed(failure),
+                };
+                self.answer(ticket.seq, outcome, now);
+            }
+        }
+        let Some(held) = &self.holding else { return };
+        let (confirmed, index) = (held.confirmed_ms, held.claim.index);
+        if now >= confirmed.saturating_add(self.term_ms) {
+            let why = format!(
+                "node index {index} was not confirmed for {} ms, the coordinator's term: it may \
+                 belong to another holder now",
+                now - confirmed
+            );
+            let err = self.lost_error(now, &why);
+            self.lose(now, err);
+        } else if now >= confirmed.saturating_add(self.term_ms / 2) && !self.suspect {
+            self.turn_suspect();
+        }
+    }
+
+    fn unavailable(&self, why: &str) -> Error {
+        Error::new(
+            ErrorCode::CoordinatorUnavailable,
+            format!("{}: {why}", self.describe),
+        )
+    }
+
+    /// What to do at `now` (the keeper's clock).
+    pub fn poll(&mut self, now: i64) -> Next {
+        self.advance(now);
+        if self.released {
+            return Next::Finished;
+        }
+        if let Some(ticket) = &self.in_flight {
+            return Next::Sleep(ticket.deadline_ms);
+        }
+        if let Some(mark_ms) = self.release {
+            self.released = true;
+            self.close_fence();
+            let Some(held) = self.holding.take() else {
+                return Next::Finished;
+            };
+            let floor = held.claim.floor_ms;
+            let mark_ms = mark_ms.map(|m| floor.map_or(m, |f| m.max(f)));
+            // Never above what was confirmed: a mark brought down, or kept.
+            let mark_ms = mark_ms.filter(|m| held.mark_ms.is_some_and(|c| *m < c));
+            return self.send(
+                now,
+                self.term_ms / 2,
+                Request::Release {
+                    claim: held.claim,
+                    mark_ms,
+                },
+            );
+        }
+        if now < self.retry_at {
+            return Next::Sleep(self.retry_at);
+        }
+        let Some(held) = &self.holding else {
+            let abandoned = self.abandoned.take();
+            return self.send(
+                now,
+                self.term_ms + CLAIM_SLACK_MS,
+                Request::Claim {
+                    count: self.layout.capacity().node_ids,
+                    abandoned,
+                },
+            );
+        };
+        let gen_now = now.saturating_add(self.gen_offset_ms);
+        let mark = held.mark_ms.unwrap_or(i64::MIN);
+        let claim = held.claim.clone();
+        let write = |new_ms: i64| Request::WriteMark {
+            claim: claim.clone(),
+            expected_ms: held.mark_ms,
+            new_ms,
+        };
+        let busy = now < self.busy_until;
+        let request = if self.want_mark_ms > mark {
+            Some(write(self.want_mark_ms))
+        } else if busy && mark.saturating_sub(gen_now) <= LOOKAHEAD_MS / 2 {
+            Some(write(mark.max(gen_now.saturating_add(LOOKAHEAD_MS))))
+        } else if self.suspect || now >= held.confirmed_ms.saturating_add(self.term_ms / 4) {
+            Some(Request::Renew(claim.clone()))
+        } else {
+            None
+        };
+        let confirmed = held.confirmed_ms;
+        match request {
+            Some(request) => self.send(now, self.term_ms / 2, request),
+            None => {
+                let mut wake = confirmed.saturating_add(self.term_ms / 4);
+                if busy {
+                    wake = wake.min(now.saturating_add((LOOKAHEAD_MS / 4).max(1)));
+                }
+                Next::Sleep(wake)
+            }
+        }
+    }
+
+    fn send(&mut self, now: i64, within: i64, request: Request) -> Next {
+        self.seq += 1;
+        let ticket = Ticket {
+            seq: self.seq,
+            sent_ms: now,
+            deadline_ms: now.saturating_add(within.max(1)),
+            request,
+        };
+        if !matches!(ticket.request, Request::Release { .. }) {
+            self.in_flight = Some(ticket.clone());
+        }
+        Next::Send(ticket)
+    }
+
+    /// The coordinator's answer to request `seq`, arriving at `now`.
+    pub fn answer(&mut self, seq: u64, outcome: Outcome, now: i64) {
+        let Some(ticket) = self.in_flight.take_if(|t| t.seq == seq) else {
+            return; // given up on, or never sent: stale
+        };
+        match (ticket.request, outcome) {
+            (Request::Claim { .. }, Outcome::Claimed(claim)) => {
+                self.holding = Some(Holding {
+                    mark_ms: claim.floor_ms,
+                    claim,
+                    confirmed_ms: ticket.sent_ms,
+                });
+                self.suspect = false;
+                self.lost = None;
+                self.want_mark_ms = i64::MIN;
+                // Re-leased while generating: the generator asks again and gets the new floor.
+                self.close_fence();
+            }
+            (Request::Claim { abandoned, .. }, Outcome::ClaimFailed(err)) => {
+                self.abandoned = abandoned;
+                self.lose(now, err);
+            }
+            (Request::Renew(_), Outcome::Done(claim)) => {
+                self.confirmed(ticket.sent_ms, claim, None, now)
+            }
+            (Request::WriteMark { new_ms, .. }, Outcome::Done(claim)) => {
+                self.confirmed(ticket.sent_ms, claim, Some(new_ms), now)
+            }
+            (_, Outcome::Failed(Failure::Lost(why))) => {
+                let err = self.lost_error(now, &why);
+                self.lose(now, err);
+            }
+            (_, Outcome::Failed(Failure::Unanswered(_))) => {
+                // The claim may be fine or gone: refuse until a request is confirmed again.
+                self.turn_suspect();
+                self.retry_at = now.saturating_add(RETRY_PAUSE_MS);
+            }
+            // A claim answered while released, or an answer of the wrong kind: drop it.
+            (_, _) => {}
+        }
+    }
+
+    fn confirmed(&mut self, sent_ms: i64, claim: Claim, mark_ms: Option<i64>, now: i64) {
+        let half = self.term_ms / 2;
+        let Some(held) = &mut self.holding else {
+            return;
+        };
+        if held.claim.index != claim.index {
+            return;
+        }
+        held.claim = claim;
+        held.confirmed_ms = held.confirmed_ms.max(sent_ms);
+        if let Some(mark) = mark_ms {
+            held.mark_ms = Some(held.mark_ms.map_or(mark, |m| m.max(mark)));
+        }
+        if self.suspect && now < held.confirmed_ms.saturating_add(half) {
+            self.suspect = false;
+        }
+    }
+
+    /// What a generator may issue now: `want_ms` is the tick it wants (generator time),
+    /// `gen_now_ms` its clock, `now` the keeper's clock.
+    pub fn grant(&mut self, want_ms: i64, gen_now_ms: i64, now: i64) -> Result<Grant, Refusal> {
+        self.gen_offset_ms = gen_now_ms.saturating_sub(now);
+        self.busy_until = now.saturating_add(2 * LOOKAHEAD_MS);
+        self.advance(now);
+        if self.released || self.release.is_some() {
+            return Err(Refusal::Lost(Error::new(
+                ErrorCode::LeaseLost,
+                format!("the lease from {} was released", self.describe),
+            )));
+        }
+        let Some(held) = &self.holding else {
+            let why = match &self.lost {
+                Some((_, err)) => format!("leasing a node ID again ({})", err.message()),
+                None => "leasing a node ID".into(),
+            };
+            return Err(Refusal::Lost(self.lost_error(now, &why)));
+        };
+        if self.suspect {
+            let why = format!(
+                "node index {} may be lost (not confirmed since {} ms ago); issuing no IDs until \
+                 the coordinator confirms it or a new one is leased",
+                held.claim.index,
+                now - held.confirmed_ms
+            );
+            return Err(Refusal::Lost(self.lost_error(now, &why)));
+        }
+        let deadline = held.confirmed_ms.saturating_add(self.term_ms / 2);
+        let mark = held.mark_ms.unwrap_or(i64::MIN);
+        if want_ms <= mark {
+            let (datacenter_id, worker_id) = self.layout.node_of_index(held.claim.index);
+            return Ok(Grant {
+                node: NodeId {
+                    datacenter_id,
+                    worker_id,
+                },
+                floor_ms: held.claim.floor_ms.unwrap_or(i64::MIN),
+                until_ms: mark.min(gen_now_ms.saturating_add(deadline - now)),
+            });
+        }
+        let target = want_ms.max(gen_now_ms).saturating_add(LOOKAHEAD_MS);
+        self.want_mark_ms = self.want_mark_ms.max(target);
+        Err(Refusal::NeedMark)
+    }
+}
+
+/// Carries `ticket` to `coordinator` and returns its answer (`None` for a release, which is
+/// not answered).
+pub fn carry(coordinator: &mut dyn Coordinator, ticket: &Ticket) -> Option<Outcome> {
+    let deadline = ticket.deadline_ms;
+    let done = |result: Result<(), Failure>, claim: Claim| match result {
+        Ok(()) => Outcome::Done(claim),
+        Err(failure) => Outcome::Failed(failure),
+    };
+    Some(match ticket.request.clone() {
+        Request::Claim { count, abandoned } => {
+            if let Some(old) = &abandoned {
+                coordinator.abandon(old);
+            }
+            match coordinator.claim(count, deadline) {
+                Ok(claim) => Outcome::Claimed(claim),
+                Err(err) => Outcome::ClaimFailed(err),
+            }
+        }
+        Request::Renew(mut claim) => done(coordinator.renew(&mut claim, deadline), claim),
+        Request::WriteMark {
+            mut claim,
+            expected_ms,
+            new_ms,
+        } => done(
+            coordinator.write_mark(&mut claim, expected_ms, new_ms, deadline),
+            claim,
+        ),
+        Request::Release { claim, mark_ms } => {
+            coordinator.release(claim, mark_ms, deadline);
+            return None;
+        }
+    })
+}

@@ -1,0 +1,14 @@
+//! Leased node identity from a shared coordinator.
+//!
+//! - `coordinator`: the trait each backend implements (claim the lowest free node index,
+//!   renew, compare-and-set the high-water mark, release) and the contract it keeps.
+//! - `memory`: a backend in memory, for tests.
+//! - `keeper`: the one state machine every coordinator lease runs (acquiring, held, renewing,
+//!   suspect, lost, released), driven step by step with an injected clock.
+
+pub mod coordinator;
+pub mod memory;
+
+pub use coordinator::{Alarm, Claim, Coordinator, Failure, Token};
+pub use memory::{Board, MemoryCoordinator};
+pub mod keeper;

@@ -1,0 +1,106 @@
+//! A keeper driven by hand against the in-memory coordinator, on fake clocks: the keeper's
+//! (and the coordinator's) monotonic clock, and the generator's wall clock, which may step.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use flakery::lease::keeper::{carry, Keeper, Next, Outcome, Refusal, State, Ticket};
+use flakery::lease::{Board, Coordinator, MemoryCoordinator};
+use flakery::{Clock, FakeClock, Grant, Layout};
+
+pub const TERM: i64 = 10_000;
+pub const WALL0: i64 = 1_700_000_000_000;
+
+pub struct Sim {
+    pub clock: FakeClock,
+    pub board: Board,
+    pub layout: Layout,
+}
+
+pub struct Holder {
+    pub keeper: Keeper,
+    pub coordinator: Box<dyn Coordinator>,
+    /// The generator's wall clock minus the keeper's clock.
+    pub wall_offset: i64,
+}
+
+impl Sim {
+    pub fn new(layout: Layout) -> Sim {
+        let clock = FakeClock::new(0);
+        let board = Board::new(Arc::new(clock.clone()), TERM);
+        Sim {
+            clock,
+            board,
+            layout,
+        }
+    }
+
+    pub fn now(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    pub fn holder(&self) -> Holder {
+        let coordinator: MemoryCoordinator = self.board.connect();
+        Holder {
+            keeper: Keeper::new(&self.layout, "test coordinator".into(), TERM),
+            coordinator: Box::new(coordinator),
+            wall_offset: WALL0,
+        }
+    }
+}
+
+impl Holder {
+    /// One poll, and its request carried at once (answered now). Returns what poll said.
+    pub fn step(&mut self, sim: &Sim) -> Next {
+        let next = self.keeper.poll(sim.now());
+        if let Next::Send(ticket) = &next {
+            if let Some(outcome) = carry(self.coordinator.as_mut(), ticket) {
+                self.keeper.answer(ticket.seq, outcome, sim.now());
+            }
+        }
+        next
+    }
+
+    /// Steps until the keeper only sleeps.
+    pub fn settle(&mut self, sim: &Sim) {
+        for _ in 0..16 {
+            if !matches!(self.step(sim), Next::Send(_)) {
+                return;
+            }
+        }
+        panic!("the keeper kept sending requests");
+    }
+
+    /// The request poll hands out now, not yet carried.
+    pub fn take(&mut self, sim: &Sim) -> Ticket {
+        match self.keeper.poll(sim.now()) {
+            Next::Send(ticket) => ticket,
+            other => panic!("expected a request, got {other:?}"),
+        }
+    }
+
+    pub fn deliver(&mut self, ticket: &Ticket) -> Option<Outcome> {
+        carry(self.coordinator.as_mut(), ticket)
+    }
+
+    pub fn wall(&self, sim: &Sim) -> i64 {
+        sim.now() + self.wall_offset
+    }
+
+    /// A grant for the present wall tick, writing the mark first when needed.
+    pub fn grant_now(&mut self, sim: &Sim) -> Result<Grant, Refusal> {
+        let wall = self.wall(sim);
+        match self.keeper.grant(wall, wall, sim.now()) {
+            Err(Refusal::NeedMark) => {
+                self.settle(sim);
+                self.keeper.grant(wall, wall, sim.now())
+            }
+            other => other,
+        }
+    }
+
+    pub fn state(&self) -> State {
+        self.keeper.state()
+    }
+}
