@@ -12,3 +12,5 @@ pub mod memory;
 pub use coordinator::{Alarm, Claim, Coordinator, Failure, Token};
 pub use memory::{Board, MemoryCoordinator};
 pub mod keeper;
+#[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
+pub mod sql;
