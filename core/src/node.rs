@@ -167,7 +167,8 @@ impl Fence {
         self.0.limit.load(Ordering::SeqCst)
     }
 
-    pub(crate) fn closes(&self) -> u64 {
+    /// How many times the fence was closed: a limit granted before a close is void.
+    pub fn closes(&self) -> u64 {
         self.0.closes.load(Ordering::SeqCst)
     }
 

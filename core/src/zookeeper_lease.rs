@@ -46,9 +46,13 @@ use zookeeper::{Acl, CreateMode, Stat, WatchedEvent, ZkError, ZkResult, ZkState,
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, ErrorCode, Result};
 use crate::layout::Layout;
-use crate::node::{parse_mark, Fence, Grant, NodeId, NodeLease, NodeSource, LOOKAHEAD_MS};
+use crate::node::{read_mark, Fence, Grant, NodeId, NodeLease, NodeSource, LOOKAHEAD_MS};
 use crate::options::Options;
 use crate::timestamp::format_rfc3339_ms;
+
+/// The shortest session timeout that can hold a lease: IDs are issued for half of it after
+/// each answer, and the mark is written `LOOKAHEAD_MS` ahead of use.
+pub const MIN_SESSION_TIMEOUT_MS: u64 = 2 * LOOKAHEAD_MS as u64;
 
 /// How far the local clock may be behind the ZooKeeper server's at lease time.
 pub const MAX_CLOCK_BEHIND_MS: i64 = 1000;
@@ -145,9 +149,13 @@ impl Settings {
                  host:port[,host:port...][/chroot])"
             )));
         }
-        if session_timeout_ms == 0 || session_timeout_ms > 3_600_000 {
+        if !(MIN_SESSION_TIMEOUT_MS..=3_600_000).contains(&session_timeout_ms) {
             return Err(Error::invalid_argument(format!(
-                "session timeout {session_timeout_ms} ms is not between 1 ms and one hour"
+                "session timeout {session_timeout_ms} ms is not between {MIN_SESSION_TIMEOUT_MS} \
+                 ms and one hour: flakery issues IDs for half the session timeout after each \
+                 answer of the server and keeps its high-water mark {LOOKAHEAD_MS} ms ahead, so \
+                 a shorter session could never hold a lease; set session_timeout_ms \
+                 (FLAKERY_SESSION_TIMEOUT_MS) to at least {MIN_SESSION_TIMEOUT_MS}"
             )));
         }
         let namespace = crate::options::resolved_namespace(&Options {
@@ -1010,7 +1018,7 @@ fn verify(shared: &Shared, held: &mut Holding) -> std::result::Result<(), Failur
             Ok((_, stat)) if stat.version == held.hwm_version => held.pending_mark = None,
             Ok((data, stat))
                 if stat.version == held.hwm_version.wrapping_add(1)
-                    && parse_mark(&data) == pending =>
+                    && read_mark(&data) == Ok(Some(pending)) =>
             {
                 held.mark_ms = pending;
                 held.hwm_version = stat.version;
@@ -1133,69 +1141,53 @@ fn take_lease(
         crate::options::hostname().unwrap_or_default(),
         std::process::id()
     );
-    let mut index = None;
+    // The lowest free index whose mark can be read; an unreadable mark is never "no mark":
+    // that index is given back and skipped.
+    let mut unreadable = Vec::new();
+    let mut claimed = None;
     for candidate in (0..count).filter(|i| !taken.contains(i)) {
         let path = settings.node_path(candidate);
         match zk.create(&path, about.clone().into_bytes(), CreateMode::Ephemeral) {
-            Ok(_) => {
-                index = Some(candidate);
-                break;
-            }
+            Ok(_) => {}
             Err(ZkError::NodeExists) => continue,
             Err(err) => return Err(settings.failed(&format!("create {path}"), err)),
         }
+        match take_mark(settings, zk, candidate)? {
+            Ok(found) => {
+                claimed = Some((candidate, found));
+                break;
+            }
+            Err(why) => {
+                unreadable.push(format!("{} ({why})", settings.hwm_path(candidate)));
+                if let Ok(Some(stat)) = zk.exists(&path) {
+                    let _ = zk.delete(&path, stat.version);
+                }
+            }
+        }
     }
-    let Some(index) = index else {
-        return Err(Error::new(
-            ErrorCode::WorkerIdsExhausted,
-            format!(
-                "all {count} node IDs of layout '{}' are held in ZooKeeper namespace '{}' \
-                 ({} at {})",
-                settings.layout,
-                settings.namespace,
-                settings.nodes_dir(),
-                settings.address()
-            ),
-        ));
+    let Some((index, (floor_ms, stat, sent, offset))) = claimed else {
+        let mut message = format!(
+            "all {count} node IDs of layout '{}' are held in ZooKeeper namespace '{}' ({} at {})",
+            settings.layout,
+            settings.namespace,
+            settings.nodes_dir(),
+            settings.address()
+        );
+        if !unreadable.is_empty() {
+            message.push_str(&format!(
+                "; these free ones are not used because their high-water marks cannot be read \
+                 as a time (fix or delete the znodes only if no generator can have used those \
+                 node IDs since): {}",
+                unreadable.join(", ")
+            ));
+        }
+        return Err(Error::new(ErrorCode::WorkerIdsExhausted, message));
     };
     let node_path = settings.node_path(index);
     let session_id = match zk.exists(&node_path) {
         Ok(Some(stat)) => stat.ephemeral_owner,
         Ok(None) => return Err(settings.failed(&format!("read {node_path}"), ZkError::NoNode)),
         Err(err) => return Err(settings.failed(&format!("read {node_path}"), err)),
-    };
-
-    // The previous holder's mark, overwritten with itself under a version check: the answer
-    // tells the server's time (for the clock check) and proves no holder wrote in between.
-    let hwm_path = settings.hwm_path(index);
-    let mut tries = 0;
-    let (floor_ms, stat, sent, offset) = loop {
-        tries += 1;
-        if tries > 20 {
-            return Err(settings.failed(&format!("write {hwm_path}"), ZkError::BadVersion));
-        }
-        let (data, stat) = match zk.get_data(&hwm_path) {
-            Ok(found) => found,
-            Err(ZkError::NoNode) => {
-                match zk.create(&hwm_path, Vec::new(), CreateMode::Persistent) {
-                    Ok(_) | Err(ZkError::NodeExists) => continue,
-                    Err(err) => return Err(settings.failed(&format!("create {hwm_path}"), err)),
-                }
-            }
-            Err(err) => return Err(settings.failed(&format!("read {hwm_path}"), err)),
-        };
-        let before = SystemClock.now_ms();
-        let sent = Instant::now();
-        match zk.set_data(&hwm_path, data.clone(), stat.version) {
-            Ok(written) => {
-                let after = SystemClock.now_ms();
-                let local = before + (after - before) / 2;
-                let offset = written.mtime - local;
-                break (parse_mark(&data), written, sent, offset);
-            }
-            Err(ZkError::BadVersion) => continue,
-            Err(err) => return Err(settings.failed(&format!("write {hwm_path}"), err)),
-        }
     };
     if offset > MAX_CLOCK_BEHIND_MS {
         return Err(Error::new(
@@ -1227,6 +1219,48 @@ fn take_lease(
         clock_offset_ms: offset,
         leased_at: sent,
     })
+}
+
+/// The mark of `index` as a floor, with the stat of its overwrite, when that was sent, and the
+/// server's clock minus ours; `Ok(Err(why))` when the stored mark cannot be read as a time.
+#[allow(clippy::type_complexity)]
+fn take_mark(
+    settings: &Settings,
+    zk: &Client,
+    index: u64,
+) -> Result<std::result::Result<(i64, Stat, Instant, i64), String>> {
+    // The previous holder's mark, overwritten with itself under a version check: the answer
+    // tells the server's time (for the clock check) and proves no holder wrote in between.
+    let hwm_path = settings.hwm_path(index);
+    for _ in 0..20 {
+        let (data, stat) = match zk.get_data(&hwm_path) {
+            Ok(found) => found,
+            Err(ZkError::NoNode) => {
+                match zk.create(&hwm_path, Vec::new(), CreateMode::Persistent) {
+                    Ok(_) | Err(ZkError::NodeExists) => continue,
+                    Err(err) => return Err(settings.failed(&format!("create {hwm_path}"), err)),
+                }
+            }
+            Err(err) => return Err(settings.failed(&format!("read {hwm_path}"), err)),
+        };
+        let floor_ms = match read_mark(&data) {
+            Ok(mark) => mark.unwrap_or(i64::MIN),
+            Err(why) => return Ok(Err(why)),
+        };
+        let before = SystemClock.now_ms();
+        let sent = Instant::now();
+        match zk.set_data(&hwm_path, data, stat.version) {
+            Ok(written) => {
+                let after = SystemClock.now_ms();
+                let local = before + (after - before) / 2;
+                let offset = written.mtime - local;
+                return Ok(Ok((floor_ms, written, sent, offset)));
+            }
+            Err(ZkError::BadVersion) => continue,
+            Err(err) => return Err(settings.failed(&format!("write {hwm_path}"), err)),
+        }
+    }
+    Err(settings.failed(&format!("write {hwm_path}"), ZkError::BadVersion))
 }
 
 /// Creates `path` and its parents as persistent nodes (existing ones are fine).
@@ -1379,10 +1413,18 @@ mod tests {
 
     #[test]
     fn marks() {
-        assert_eq!(parse_mark(b""), i64::MIN);
-        assert_eq!(parse_mark(b"0"), 0);
-        assert_eq!(parse_mark(b"1700000000000"), 1_700_000_000_000);
         assert_eq!(mark_text(i64::MIN), b"");
-        assert_eq!(parse_mark(&mark_text(42)), 42);
+        assert_eq!(read_mark(&mark_text(i64::MIN)), Ok(None));
+        assert_eq!(read_mark(&mark_text(42)), Ok(Some(42)));
+    }
+
+    #[test]
+    fn a_session_timeout_too_short_to_hold_a_lease_is_refused() {
+        for short in [0, 1, MIN_SESSION_TIMEOUT_MS - 1] {
+            let err = Settings::parse("h:1", "a", short, &Layout::twitter()).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::InvalidArgument);
+            assert!(err.message().contains("at least 1000"), "{err}");
+        }
+        assert!(Settings::parse("h:1", "a", MIN_SESSION_TIMEOUT_MS, &Layout::twitter()).is_ok());
     }
 }

@@ -869,3 +869,57 @@ fn a_lost_connection_fences_at_once_and_the_lease_comes_back() {
     drop(server);
     let _ = std::fs::remove_dir_all(&data);
 }
+
+/// A garbled, too long or non-numeric `hwm` znode is never read as "no mark": that node ID is
+/// skipped, and when none is left the error names the unreadable znodes.
+#[test]
+fn an_unreadable_mark_skips_its_node_id_and_is_named_when_none_is_left() {
+    let _serial = serial();
+    let Some(server) = Server::start() else {
+        return;
+    };
+    // Two node IDs: both marks garbled, then one repaired.
+    let layout = Layout::parse("time:41,worker:1,sequence:12;epoch=0").unwrap();
+    let zk = server.client();
+    for path in ["/flakery", "/flakery/garbled", "/flakery/garbled/hwm"] {
+        let _ = zk.create(
+            path,
+            Vec::new(),
+            zookeeper::Acl::open_unsafe().clone(),
+            zookeeper::CreateMode::Persistent,
+        );
+    }
+    let garbage: [&[u8]; 2] = [b"not a time", &[b'7'; 100]];
+    for (index, data) in garbage.iter().enumerate() {
+        zk.create(
+            &format!("/flakery/garbled/hwm/{index}"),
+            data.to_vec(),
+            zookeeper::Acl::open_unsafe().clone(),
+            zookeeper::CreateMode::Persistent,
+        )
+        .unwrap();
+    }
+    let err = ZooKeeperLease::acquire(&server.connect, "garbled", 4000, &layout).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::WorkerIdsExhausted, "{err}");
+    for index in 0..2 {
+        let path = format!("/flakery/garbled/hwm/{index}");
+        assert!(err.message().contains(&path), "{path} not named: {err}");
+    }
+    // The failed attempt left no ephemeral node behind.
+    assert!(zk
+        .get_children("/flakery/garbled/nodes", false)
+        .unwrap()
+        .is_empty());
+    zk.set_data("/flakery/garbled/hwm/1", b"1700000000000".to_vec(), None)
+        .unwrap();
+    let lease = ZooKeeperLease::acquire(&server.connect, "garbled", 4000, &layout).unwrap();
+    assert_eq!(lease.index(), Some(1), "index 0's mark is still unreadable");
+    assert_eq!(lease.floor_ms(), Some(1_700_000_000_000));
+}
+
+#[test]
+fn a_session_timeout_too_short_to_hold_a_lease_is_refused_at_construction() {
+    let err = ZooKeeperLease::acquire("127.0.0.1:9", "short", 999, &Layout::twitter()).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidArgument);
+    assert!(err.message().contains("at least 1000"), "{err}");
+}

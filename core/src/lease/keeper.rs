@@ -311,7 +311,18 @@ impl Keeper {
             return Next::Finished;
         }
         if let Some(ticket) = &self.in_flight {
-            return Next::Sleep(ticket.deadline_ms);
+            // Wake at the deadline even while a request is out: the fence closes on time
+            // however long the coordinator takes.
+            let mut wake = ticket.deadline_ms;
+            if let Some(held) = &self.holding {
+                let next = if self.suspect {
+                    self.term_ms
+                } else {
+                    self.term_ms / 2
+                };
+                wake = wake.min(held.confirmed_ms.saturating_add(next));
+            }
+            return Next::Sleep(wake);
         }
         if let Some(mark_ms) = self.release {
             self.released = true;

@@ -12,5 +12,6 @@ pub mod memory;
 pub use coordinator::{Alarm, Claim, Coordinator, Failure, Token};
 pub use memory::{Board, MemoryCoordinator};
 pub mod keeper;
+pub mod kept;
 #[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
 pub mod sql;

@@ -1,0 +1,385 @@
+//! A `NodeLease` on any `Coordinator`: the keeper driven by two threads of its own. The
+//! keeper thread polls the keeper and sleeps until the instant it names, so the generator's
+//! fence closes at the deadline however long a request takes; the request thread carries
+//! requests to the backend one at a time and hands the answers back. `grant` never does I/O:
+//! it asks the keeper, and waits a bounded time when the mark must move first.
+
+use std::fmt;
+use std::mem::ManuallyDrop;
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::clock::{Clock, SystemClock};
+use crate::error::{Error, ErrorCode, Result};
+use crate::layout::Layout;
+use crate::lease::coordinator::{Alarm, Coordinator};
+use crate::lease::keeper::{carry, Keeper, Next, Outcome, Refusal, Request, State, Ticket};
+use crate::node::{Fence, Grant, NodeLease, NodeSource};
+
+/// How far the local clock may be behind the coordinator's at lease time.
+pub const MAX_CLOCK_BEHIND_MS: i64 = 1000;
+
+/// The longest `grant` waits for the mark to move.
+const GRANT_WAIT_MS: i64 = 1000;
+
+/// The longest `release` (and drop) waits for the index to be given back.
+const RELEASE_WAIT_MS: i64 = 2000;
+
+/// Milliseconds of a monotonic clock (`Instant`), for the keeper's deadlines: a step of the
+/// wall clock moves no deadline.
+#[derive(Debug, Clone, Copy)]
+pub struct MonotonicClock {
+    origin: Instant,
+}
+
+impl MonotonicClock {
+    pub fn new() -> MonotonicClock {
+        MonotonicClock {
+            origin: Instant::now(),
+        }
+    }
+}
+
+impl Default for MonotonicClock {
+    fn default() -> Self {
+        MonotonicClock::new()
+    }
+}
+
+impl Clock for MonotonicClock {
+    fn now_ms(&self) -> i64 {
+        self.origin.elapsed().as_millis() as i64
+    }
+}
+
+struct Shared {
+    keeper: Mutex<Keeper>,
+    /// Wakes the keeper thread (an answer, a grant that wants the mark moved, a release).
+    wake: Condvar,
+    /// Tells waiters in `grant` and `release` that the keeper changed.
+    changed: Condvar,
+    clock: Arc<dyn Clock>,
+    finished: Mutex<bool>,
+}
+
+impl Shared {
+    fn keeper(&self) -> MutexGuard<'_, Keeper> {
+        self.keeper.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn now(&self) -> i64 {
+        self.clock.now_ms()
+    }
+}
+
+/// A node ID leased from a coordinator, kept by the keeper.
+pub struct KeptLease {
+    /// Never dropped in a forked child: the parent's threads and connection are not there.
+    shared: ManuallyDrop<Arc<Shared>>,
+    /// A backend with the same settings, never connected, for a forked child to reopen.
+    template: ManuallyDrop<Mutex<Box<dyn Coordinator>>>,
+    source: NodeSource,
+    describe: String,
+    layout: Layout,
+    owner_pid: u32,
+}
+
+impl KeptLease {
+    /// Claims a node index of `layout` from `coordinator` and keeps it. Fails with the first
+    /// claim's error (`worker_ids_exhausted`, `coordinator_unavailable`, ...).
+    pub fn start(
+        mut coordinator: Box<dyn Coordinator>,
+        layout: &Layout,
+        clock: Arc<dyn Clock>,
+    ) -> Result<KeptLease> {
+        let template = coordinator.reopen()?;
+        let describe = coordinator.describe();
+        let mut keeper = Keeper::new(layout, describe.clone(), coordinator.term_ms());
+        keeper.set_gen_offset(SystemClock.now_ms() - clock.now_ms());
+        let shared = Arc::new(Shared {
+            keeper: Mutex::new(keeper),
+            wake: Condvar::new(),
+            changed: Condvar::new(),
+            clock,
+            finished: Mutex::new(false),
+        });
+        let weak = Arc::downgrade(&shared);
+        coordinator.set_alarm(Alarm::new(move || {
+            if let Some(shared) = weak.upgrade() {
+                shared.keeper().alarm();
+                shared.wake.notify_all();
+                shared.changed.notify_all();
+            }
+        }));
+        let requests = spawn_requests(Arc::clone(&shared), coordinator)?;
+        let driver = Arc::clone(&shared);
+        std::thread::Builder::new()
+            .name("flakery-keeper".into())
+            .spawn(move || drive(&driver, requests))
+            .map_err(|e| thread_error(&e))?;
+        let lease = KeptLease {
+            shared: ManuallyDrop::new(shared),
+            source: template.source(),
+            template: ManuallyDrop::new(Mutex::new(template)),
+            describe,
+            layout: layout.clone(),
+            owner_pid: std::process::id(),
+        };
+        lease.wait_for_first_claim()?;
+        Ok(lease)
+    }
+
+    fn wait_for_first_claim(&self) -> Result<()> {
+        let shared = &self.shared;
+        let mut keeper = shared.keeper();
+        loop {
+            match keeper.state() {
+                State::Held | State::Renewing | State::Suspect => return Ok(()),
+                State::Lost | State::Released => {
+                    let err = keeper.last_error().cloned().unwrap_or_else(|| {
+                        Error::new(
+                            ErrorCode::CoordinatorUnavailable,
+                            format!("{}: the first claim was not confirmed", self.describe),
+                        )
+                    });
+                    keeper.release(None);
+                    shared.wake.notify_all();
+                    return Err(err);
+                }
+                State::Acquiring => {}
+            }
+            keeper = shared
+                .changed
+                .wait(keeper)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// The node index held now (`None` while leasing anew).
+    pub fn index(&self) -> Option<u64> {
+        self.shared.keeper().claim().map(|c| c.index)
+    }
+
+    /// The previous holder's mark: IDs use time after it.
+    pub fn floor_ms(&self) -> Option<i64> {
+        self.shared.keeper().claim().and_then(|c| c.floor_ms)
+    }
+
+    pub fn state(&self) -> State {
+        self.shared.keeper().state()
+    }
+
+    fn is_owner(&self) -> bool {
+        std::process::id() == self.owner_pid
+    }
+
+    fn stop(&self, mark_ms: Option<i64>) {
+        let shared = &self.shared;
+        shared.keeper().release(mark_ms);
+        shared.wake.notify_all();
+        let until = Instant::now() + Duration::from_millis(RELEASE_WAIT_MS as u64);
+        let mut finished = shared.finished.lock().unwrap_or_else(|e| e.into_inner());
+        while !*finished {
+            let now = Instant::now();
+            if now >= until {
+                return; // the claim expires by itself; the written mark stays
+            }
+            finished = shared
+                .changed
+                .wait_timeout(finished, until - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+fn thread_error(err: &std::io::Error) -> Error {
+    Error::new(
+        ErrorCode::CoordinatorUnavailable,
+        format!("cannot start a lease thread: {err}"),
+    )
+}
+
+/// The request thread: carries each ticket to the backend and gives the answer back.
+fn spawn_requests(
+    shared: Arc<Shared>,
+    mut coordinator: Box<dyn Coordinator>,
+) -> Result<mpsc::Sender<Ticket>> {
+    let (tx, rx) = mpsc::channel::<Ticket>();
+    std::thread::Builder::new()
+        .name("flakery-lease-io".into())
+        .spawn(move || {
+            for ticket in rx {
+                let before = SystemClock.now_ms();
+                let outcome = carry(coordinator.as_mut(), &ticket);
+                let after = SystemClock.now_ms();
+                let Some(outcome) = outcome else {
+                    finish(&shared); // a release, carried: the last request
+                    return;
+                };
+                let outcome = check_clock(coordinator.as_mut(), &ticket, outcome, before, after);
+                let mut keeper = shared.keeper();
+                keeper.answer(ticket.seq, outcome, shared.now());
+                drop(keeper);
+                shared.wake.notify_all();
+                shared.changed.notify_all();
+            }
+        })
+        .map_err(|e| thread_error(&e))?;
+    Ok(tx)
+}
+
+/// A claim whose coordinator's clock is far ahead of ours is given back and refused: IDs
+/// stamped with our clock could reuse time another host used.
+fn check_clock(
+    coordinator: &mut dyn Coordinator,
+    ticket: &Ticket,
+    outcome: Outcome,
+    before: i64,
+    after: i64,
+) -> Outcome {
+    let Outcome::Claimed(claim) = outcome else {
+        return outcome;
+    };
+    let Some(server_ms) = claim.server_ms else {
+        return Outcome::Claimed(claim);
+    };
+    let behind = server_ms - (before + (after - before) / 2);
+    if behind <= MAX_CLOCK_BEHIND_MS {
+        return Outcome::Claimed(claim);
+    }
+    let describe = coordinator.describe();
+    coordinator.release(claim, None, ticket.deadline_ms);
+    Outcome::ClaimFailed(Error::new(
+        ErrorCode::ClockMovedBackwards,
+        format!(
+            "the local clock is {behind} ms behind that of {describe} (more than the \
+             {MAX_CLOCK_BEHIND_MS} ms allowed): IDs stamped with it could reuse time of another \
+             host; fix the clock (NTP) and start again"
+        ),
+    ))
+}
+
+/// The keeper thread. It ends when the keeper is released: after handing the release to the
+/// request thread (which finishes once it is carried), or at once when nothing is held.
+fn drive(shared: &Shared, requests: mpsc::Sender<Ticket>) {
+    let mut keeper = shared.keeper();
+    loop {
+        let now = shared.now();
+        let next = keeper.poll(now);
+        shared.changed.notify_all();
+        match next {
+            Next::Send(ticket) => {
+                let release = matches!(ticket.request, Request::Release { .. });
+                if requests.send(ticket).is_err() || release {
+                    return;
+                }
+            }
+            Next::Sleep(at) => {
+                let wait = Duration::from_millis(at.saturating_sub(now).clamp(1, 60_000) as u64);
+                keeper = shared
+                    .wake
+                    .wait_timeout(keeper, wait)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            Next::Finished => break,
+        }
+    }
+    drop(keeper);
+    finish(shared);
+}
+
+fn finish(shared: &Shared) {
+    *shared.finished.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    shared.changed.notify_all();
+}
+
+impl fmt::Debug for KeptLease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeptLease")
+            .field("coordinator", &self.describe)
+            .field("owner_pid", &self.owner_pid)
+            .finish()
+    }
+}
+
+impl NodeLease for KeptLease {
+    fn source(&self) -> NodeSource {
+        self.source
+    }
+
+    fn grant(&self, want_ms: i64, now_ms: i64) -> Result<Grant> {
+        let shared = &self.shared;
+        let started = shared.now();
+        let mut keeper = shared.keeper();
+        loop {
+            let now = shared.now();
+            match keeper.grant(want_ms, now_ms, now) {
+                Ok(grant) => return Ok(grant),
+                Err(Refusal::Lost(err)) => return Err(err),
+                Err(Refusal::NeedMark) => {}
+            }
+            shared.wake.notify_all();
+            let waited = now - started;
+            if waited >= GRANT_WAIT_MS {
+                return Err(Error::new(
+                    ErrorCode::LeaseLost,
+                    format!(
+                        "{} did not confirm the high-water mark within {waited} ms",
+                        self.describe
+                    ),
+                ));
+            }
+            keeper = shared
+                .changed
+                .wait_timeout(
+                    keeper,
+                    Duration::from_millis((GRANT_WAIT_MS - waited) as u64),
+                )
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    fn after_fork(&self) -> Result<Box<dyn NodeLease>> {
+        // Only the never-connected template is used: nothing of the parent's threads.
+        let coordinator = self
+            .template
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .reopen()?;
+        let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+        Ok(Box::new(KeptLease::start(
+            coordinator,
+            &self.layout,
+            clock,
+        )?))
+    }
+
+    fn attach(&self, fence: Fence) {
+        self.shared.keeper().attach(fence);
+    }
+
+    fn release(&self, last_used_ms: i64) {
+        if self.is_owner() {
+            self.stop((last_used_ms != i64::MIN).then_some(last_used_ms));
+        }
+    }
+}
+
+impl Drop for KeptLease {
+    fn drop(&mut self) {
+        if !self.is_owner() {
+            // A forked child: the threads and the connection are the parent's.
+            return;
+        }
+        self.stop(None);
+        // SAFETY: dropped once, here, and never used again.
+        unsafe {
+            ManuallyDrop::drop(&mut self.shared);
+            ManuallyDrop::drop(&mut self.template);
+        }
+    }
+}
