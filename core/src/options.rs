@@ -61,6 +61,9 @@ pub struct Options {
     /// Values of constant fields by name.
     pub fields: Vec<(String, u64)>,
     pub zookeeper: Option<String>,
+    /// `postgres://...` or `mysql://...`; its password never shows (see `DatabaseUrl`).
+    pub database_url: Option<crate::lease::sql::DatabaseUrl>,
+    pub database_mode: Option<crate::lease::sql::DatabaseMode>,
     pub namespace: Option<String>,
     pub session_timeout_ms: Option<u64>,
     pub lease_dir: Option<PathBuf>,
@@ -78,6 +81,8 @@ impl Default for Options {
             random_sequence_start: false,
             fields: Vec::new(),
             zookeeper: None,
+            database_url: None,
+            database_mode: None,
             namespace: None,
             session_timeout_ms: None,
             lease_dir: None,
@@ -171,7 +176,8 @@ pub fn node_from_env() -> Result<Option<(NodeId, NodeSource)>> {
     )))
 }
 
-/// The contract's order: explicit values, ZooKeeper, the environment, the host-local lease.
+/// The contract's order: explicit values, ZooKeeper, a database, the environment, the
+/// host-local lease.
 pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLease>> {
     if options.datacenter_id.is_some() || options.worker_id.is_some() {
         let node = NodeId {
@@ -182,6 +188,9 @@ pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLe
     }
     if let Some(connect) = resolved_zookeeper(options)? {
         return zookeeper_lease(options, &connect, layout);
+    }
+    if let Some(url) = crate::lease::sql::resolved_database_url(options)? {
+        return crate::lease::sql::database_lease(options, url, layout);
     }
     if let Some((node, source)) = node_from_env()? {
         return Ok(Box::new(FixedNode::new(node, source)));

@@ -15,7 +15,12 @@ use std::time::{Duration, Instant};
 
 use flakery::lease::sql::{BaiduWorkerNode, DatabaseUrl, SqlCoordinator};
 use flakery::lease::{Coordinator, Failure};
-use flakery::{decode, Clock, ErrorCode, Generator, Layout, SystemClock};
+use flakery::{
+    decode, Clock, ErrorCode, FakeClock, Generator, Layout, NodeSource, Options, SystemClock,
+};
+
+mod common;
+use common::ROLE;
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -599,4 +604,245 @@ fn baidu_mode_takes_consecutive_worker_ids_from_baidus_own_table() {
         assert!(err.message().contains("4194304"), "{}", err.message());
         assert!(!err.message().contains(&server.password));
     });
+}
+
+fn options(url: &str, namespace: &str, term_ms: u64) -> Options {
+    Options {
+        database_url: Some(DatabaseUrl::parse(url).unwrap()),
+        namespace: Some(namespace.to_string()),
+        session_timeout_ms: Some(term_ms),
+        ..Options::default()
+    }
+}
+
+#[test]
+fn child_entry_point() {
+    match std::env::var(ROLE).as_deref() {
+        Ok("db-streamer") => streamer_role(),
+        Ok("db-forker") => forker_role(),
+        _ => {} // an ordinary test run: nothing to do
+    }
+}
+
+/// Leases through FLAKERY_DATABASE_URL, then generates every 10 ms for
+/// FLAKERY_TEST_SECONDS, printing each ID or error code.
+fn streamer_role() {
+    let generator = Generator::new(Options::default()).unwrap();
+    assert_eq!(generator.source(), NodeSource::Database);
+    println!("READY {}", generator.worker_id());
+    let seconds: u64 = std::env::var("FLAKERY_TEST_SECONDS")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(seconds);
+    let mut out = std::io::stdout();
+    while Instant::now() < until {
+        match generator.next_id() {
+            Ok(id) => writeln!(out, "ID {id}").unwrap(),
+            Err(err) => writeln!(out, "ERR {}", err.code()).unwrap(),
+        }
+        out.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Leases, forks, and reports the worker ID the parent and the child issue under.
+fn forker_role() {
+    let generator = Generator::new(Options::default()).unwrap();
+    let parent_id = generator.next_id().unwrap();
+    let report = common::in_forked_child(|| match generator.next_id() {
+        Ok(id) => format!("{}", decode(id, generator.layout()).unwrap().worker_id),
+        Err(err) => format!("error {}: {}", err.code(), err.message()),
+    });
+    let parent = decode(parent_id, generator.layout()).unwrap().worker_id;
+    println!("FORK parent={parent} child={report}");
+}
+
+fn rerun(role: &str, url: &str, namespace: &str, term_ms: u64) -> Command {
+    let mut command = common::rerun_as(role);
+    command
+        .env("FLAKERY_DATABASE_URL", url)
+        .env("FLAKERY_NAMESPACE", namespace)
+        .env("FLAKERY_SESSION_TIMEOUT_MS", term_ms.to_string());
+    command
+}
+
+#[test]
+fn a_paused_holder_is_lease_lost_before_its_row_passes_on_and_issues_no_duplicate() {
+    each_kind(|kind| {
+        let server = shared(kind);
+        let namespace = format!("paused-holder-{}", kind.arg());
+        let term: u64 = 2000;
+        let mut child = common::spawn(
+            rerun("db-streamer", &server.url, &namespace, term)
+                .env("FLAKERY_TEST_SECONDS", "7")
+                .stdout(Stdio::piped()),
+        );
+        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+        let reader = {
+            let lines = Arc::clone(&lines);
+            let stdout = child.stdout.take().unwrap();
+            std::thread::spawn(move || {
+                for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+                    lines.lock().unwrap().push(line.unwrap());
+                }
+            })
+        };
+        let wait_for = |what: &str| {
+            let until = Instant::now() + Duration::from_secs(20);
+            while !lines.lock().unwrap().iter().any(|l| l.starts_with(what)) {
+                assert!(Instant::now() < until, "{kind:?}: no {what} from the child");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        };
+        wait_for("ID ");
+        std::thread::sleep(Duration::from_millis(500));
+        let pid = child.id() as i32;
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        let stopped_at = lines.lock().unwrap().len();
+        // Past the holder's expiry in the database's clock, a successor takes its row.
+        std::thread::sleep(Duration::from_millis(term + 500));
+        let successor = Generator::new(options(&server.url, &namespace, term)).unwrap();
+        assert_eq!(
+            successor.worker_id(),
+            0,
+            "{kind:?}: the successor takes the row"
+        );
+        let mut theirs = successor.next_ids(200).unwrap();
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+        std::thread::sleep(Duration::from_millis(1500));
+        theirs.extend(successor.next_ids(200).unwrap());
+        let status = child.wait().unwrap();
+        reader.join().unwrap();
+        assert!(status.success(), "{kind:?}: the child failed");
+        let lines = lines.lock().unwrap().clone();
+        let layout = Layout::twitter();
+        let worker = |id: i64| decode(id, &layout).unwrap().worker_id;
+        let ids = |part: &[String]| -> Vec<i64> {
+            part.iter()
+                .filter_map(|l| l.strip_prefix("ID ")?.parse().ok())
+                .collect()
+        };
+        let after = &lines[stopped_at..];
+        // Resumed, it refuses (lease_lost) before issuing under anything but a new lease.
+        let first = after
+            .iter()
+            .find(|l| l.starts_with("ID ") || l.starts_with("ERR "));
+        assert_eq!(
+            first.map(String::as_str),
+            Some("ERR lease_lost"),
+            "{kind:?}: {after:?}"
+        );
+        let mine = ids(&lines);
+        let floor = theirs.iter().min().copied().unwrap();
+        for id in ids(after) {
+            assert_ne!(
+                worker(id),
+                0,
+                "{kind:?}: issued under the row that passed on"
+            );
+        }
+        for &id in mine.iter().filter(|&&id| worker(id) == 0) {
+            assert!(
+                id < floor,
+                "{kind:?}: {id} not below the successor's {floor}"
+            );
+        }
+        assert!(
+            ids(after).iter().any(|&id| worker(id) == 1),
+            "{kind:?}: never re-leased"
+        );
+        let mut all: Vec<i64> = mine.into_iter().chain(theirs).collect();
+        let total = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), total, "{kind:?}: duplicate IDs");
+    });
+}
+
+#[test]
+fn a_restart_with_the_clock_set_back_reuses_no_time() {
+    each_kind(|kind| {
+        let server = shared(kind);
+        let namespace = format!("clock-back-{}", kind.arg());
+        let now = SystemClock.now_ms();
+        let first = Generator::builder()
+            .options(options(&server.url, &namespace, 10_000))
+            .clock(FakeClock::new(now))
+            .build()
+            .unwrap();
+        let used = first.next_ids(100).unwrap();
+        let last = *used.last().unwrap();
+        first.close(); // gives the row back with its mark at the time used
+                       // A restart whose clock is 300 ms behind: it waits past the mark.
+        let clock = FakeClock::new(now - 300);
+        let second = Generator::builder()
+            .options(options(&server.url, &namespace, 10_000))
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        assert_eq!(
+            second.worker_id(),
+            first.worker_id(),
+            "{kind:?}: the same row"
+        );
+        let next = second.next_id().unwrap();
+        assert!(next > last, "{kind:?}: {next} reuses time up to {last}");
+        second.close();
+        // A minute behind: refused, never an ID at reused time.
+        let third = Generator::builder()
+            .options(options(&server.url, &namespace, 10_000))
+            .clock(FakeClock::new(now - 60_000))
+            .build();
+        match third.map(|g| g.next_id()) {
+            Err(err) | Ok(Err(err)) => {
+                assert_eq!(
+                    err.code(),
+                    ErrorCode::ClockMovedBackwards,
+                    "{}",
+                    err.message()
+                )
+            }
+            Ok(Ok(id)) => panic!("{kind:?}: {id} issued a minute back"),
+        }
+    });
+}
+
+#[test]
+fn a_forked_child_leases_anew() {
+    each_kind(|kind| {
+        let server = shared(kind);
+        let namespace = format!("fork-{}", kind.arg());
+        let output = common::output(&mut rerun("db-forker", &server.url, &namespace, 10_000));
+        let report = common::report(&output, "FORK");
+        assert_eq!(common::field(&report, "parent"), "0", "{kind:?}: {report}");
+        assert_eq!(
+            common::child_words(&report),
+            vec!["1"],
+            "{kind:?}: {report}"
+        );
+    });
+}
+
+#[test]
+fn options_and_messages_never_show_the_password() {
+    let url = "postgres://app:pw-in-options@127.0.0.1:1/ids";
+    let shown = format!("{:?}", options(url, "x", 1000));
+    assert!(
+        !shown.contains("pw-in-options") && shown.contains("app:***@"),
+        "{shown}"
+    );
+    let err = Generator::new(options(url, "x", 1000)).unwrap_err();
+    assert_eq!(
+        err.code(),
+        ErrorCode::CoordinatorUnavailable,
+        "{}",
+        err.message()
+    );
+    assert!(err.message().contains("127.0.0.1:1"), "{}", err.message());
+    assert!(
+        !err.message().contains("pw-in-options"),
+        "{}",
+        err.message()
+    );
 }

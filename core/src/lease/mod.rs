@@ -13,5 +13,4 @@ pub use coordinator::{Alarm, Claim, Coordinator, Failure, Token};
 pub use memory::{Board, MemoryCoordinator};
 pub mod keeper;
 pub mod kept;
-#[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
 pub mod sql;

@@ -8,18 +8,31 @@
 //! - `coordinator`: the lease protocol on a dialect (the `Coordinator` the keeper drives).
 //! - `baidu`: uid-generator's `WORKER_NODE` table and its disposable worker IDs.
 
+//! - `resolve`: `database_url` / `FLAKERY_DATABASE_URL` and the mode, to a `NodeLease`.
+//!
+//! The URL and the options compile in every build; the clients only with the `postgres` and
+//! `mysql` features.
+
+#[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
 mod baidu;
+#[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
 mod coordinator;
+#[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
 mod dialect;
+#[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
 mod link;
-#[cfg(feature = "mysql")]
+#[cfg(all(unix, feature = "mysql"))]
 mod mysql;
-#[cfg(feature = "postgres")]
+#[cfg(all(unix, feature = "postgres"))]
 mod postgres;
+mod resolve;
 mod url;
 
+#[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
 pub use baidu::BaiduWorkerNode;
+#[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
 pub use coordinator::SqlCoordinator;
+pub use resolve::{database_lease, resolved_database_mode, resolved_database_url};
 pub use url::{DatabaseKind, DatabaseUrl};
 
 use std::str::FromStr;
