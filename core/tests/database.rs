@@ -5,7 +5,7 @@
 //!
 //! In CI (CI=true) missing servers are installed (tests/db/install.sh) or the test fails;
 //! elsewhere the tests skip loudly. The tests run one at a time.
-#![cfg(all(unix, feature = "postgres", feature = "mysql"))]
+#![cfg(all(unix, feature = "database-tests"))]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -699,6 +699,8 @@ fn a_paused_holder_is_lease_lost_before_its_row_passes_on_and_issues_no_duplicat
         std::thread::sleep(Duration::from_millis(500));
         let pid = child.id() as i32;
         unsafe { libc::kill(pid, libc::SIGSTOP) };
+        // What the child wrote before it stopped is read from the pipe first.
+        std::thread::sleep(Duration::from_millis(300));
         let stopped_at = lines.lock().unwrap().len();
         // Past the holder's expiry in the database's clock, a successor takes its row.
         std::thread::sleep(Duration::from_millis(term + 500));
