@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Database leases against real servers: installs Debian's postgresql and mariadb-server (and
-# faketime) when missing, then runs core/tests/database.rs, whose tests start throw-away
-# servers with tests/db/dbserver.py on 127.0.0.1 (temporary data, stopped by PID). The test
+# Database leases against real servers: installs Debian's postgresql and mariadb-server when
+# missing, then runs core/tests/database.rs, whose tests start throw-away servers with
+# tests/db/dbserver.py on 127.0.0.1 (temporary data, stopped by PID). The test
 # binary needs the core's `database-tests` feature, so the workspace's plain `cargo test`
 # (tests/rust) does not run it. In CI (CI=true) nothing may skip.
 set -euo pipefail
