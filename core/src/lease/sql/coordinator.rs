@@ -12,6 +12,7 @@
 //! replaces), extending the expiry to the database's now plus the term.
 
 use std::mem::ManuallyDrop;
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,6 +47,8 @@ pub struct SqlCoordinator {
     holder_name: String,
     /// Never dropped in a forked child: its thread is the parent's, and so is its socket.
     link: ManuallyDrop<Option<Link>>,
+    /// Connection threads alive, the given-up ones still waiting for an answer included.
+    threads: Arc<AtomicUsize>,
     owner_pid: u32,
 }
 
@@ -105,6 +108,7 @@ impl SqlCoordinator {
             holder: holder_id(),
             holder_name: format!("{}:{pid}", host_name()),
             link: ManuallyDrop::new(None),
+            threads: Arc::default(),
             owner_pid: pid,
         }
     }
@@ -134,7 +138,7 @@ impl SqlCoordinator {
                 db.ensure_lease_table()?;
                 Ok(db)
             });
-            *self.link = Some(Link::open(connect, timeout)?);
+            *self.link = Some(Link::open(connect, timeout, &self.threads)?);
         }
         let timeout = self.remaining(deadline_ms);
         let result = match self.link.as_ref() {
@@ -186,7 +190,11 @@ fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Dialect>, Str
 /// Opens a connection to `url` (for uid-generator's table), by `timeout`.
 pub(super) fn open_link(url: &DatabaseUrl, timeout: Duration) -> Result<Link, Unanswered> {
     let url = url.clone();
-    Link::open(Box::new(move || connect(&url, timeout)), timeout)
+    Link::open(
+        Box::new(move || connect(&url, timeout)),
+        timeout,
+        &Arc::default(),
+    )
 }
 
 fn mark_text(mark: Option<i64>) -> String {
