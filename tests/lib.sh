@@ -67,5 +67,6 @@ FLAKERY_STATIC_LIBS=(-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc)
 # The tests choose their own node IDs and layouts: none may come from the caller's shell.
 unset_flakery_env() {
   unset FLAKERY_LAYOUT FLAKERY_WORKER_ID FLAKERY_DATACENTER_ID FLAKERY_ZOOKEEPER \
-    FLAKERY_NAMESPACE FLAKERY_LEASE_DIR FLAKERY_SESSION_TIMEOUT_MS
+    FLAKERY_NAMESPACE FLAKERY_LEASE_DIR FLAKERY_SESSION_TIMEOUT_MS \
+    FLAKERY_DATABASE_URL FLAKERY_DATABASE_MODE
 }

@@ -15,6 +15,7 @@ areas=(
   tests/go/run.sh
   tests/zookeeper/run.sh
   tests/partition/run.sh
+  tests/db/run.sh
   tests/server/run.sh
   tests/fuzz/run.sh
   tests/docs/run.sh

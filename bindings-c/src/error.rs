@@ -81,6 +81,7 @@ pub(crate) fn source_name(source: NodeSource) -> &'static CStr {
         NodeSource::Hostname => c"hostname",
         NodeSource::ZooKeeper => c"zookeeper",
         NodeSource::HostLease => c"host_lease",
+        NodeSource::Database => c"database",
     }
 }
 
@@ -348,6 +349,7 @@ mod tests {
             NodeSource::Hostname,
             NodeSource::ZooKeeper,
             NodeSource::HostLease,
+            NodeSource::Database,
         ] {
             assert_eq!(source_name(source).to_str().unwrap(), source.as_str());
         }

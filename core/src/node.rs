@@ -21,6 +21,8 @@ pub enum NodeSource {
     ZooKeeper,
     /// Leased among the processes of this host through lock files.
     HostLease,
+    /// Leased from a table in PostgreSQL or MySQL/MariaDB.
+    Database,
 }
 
 impl NodeSource {
@@ -31,6 +33,7 @@ impl NodeSource {
             NodeSource::Hostname => "hostname",
             NodeSource::ZooKeeper => "zookeeper",
             NodeSource::HostLease => "host_lease",
+            NodeSource::Database => "database",
         }
     }
 }

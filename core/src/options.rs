@@ -61,6 +61,9 @@ pub struct Options {
     /// Values of constant fields by name.
     pub fields: Vec<(String, u64)>,
     pub zookeeper: Option<String>,
+    /// `postgres://...` or `mysql://...`; its password never shows (see `DatabaseUrl`).
+    pub database_url: Option<crate::lease::sql::DatabaseUrl>,
+    pub database_mode: Option<crate::lease::sql::DatabaseMode>,
     pub namespace: Option<String>,
     pub session_timeout_ms: Option<u64>,
     pub lease_dir: Option<PathBuf>,
@@ -78,6 +81,8 @@ impl Default for Options {
             random_sequence_start: false,
             fields: Vec::new(),
             zookeeper: None,
+            database_url: None,
+            database_mode: None,
             namespace: None,
             session_timeout_ms: None,
             lease_dir: None,
@@ -218,7 +223,8 @@ pub fn node_config_from_env() -> Result<NodeConfig> {
     Ok(node_config(datacenter_id, worker_id, source))
 }
 
-/// The contract's order: explicit values, ZooKeeper, the environment, the host-local lease.
+/// The order of sources: explicit values, ZooKeeper, a database, the environment, the
+/// host-local lease.
 /// A datacenter fixed alone (explicitly or by the environment) is kept, and the worker is
 /// leased under it on this host.
 pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLease>> {
@@ -231,6 +237,9 @@ pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLe
         NodeConfig::Unset => {
             if let Some(connect) = resolved_zookeeper(options)? {
                 return zookeeper_lease(options, &connect, layout);
+            }
+            if let Some(url) = crate::lease::sql::resolved_database_url(options)? {
+                return crate::lease::sql::database_lease(options, url, layout);
             }
             node_config_from_env()?
         }

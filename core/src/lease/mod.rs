@@ -17,5 +17,6 @@ pub use memory::{Board, MemoryCoordinator};
 pub mod keeper;
 pub mod kept;
 pub mod requests;
+pub mod sql;
 #[cfg(all(unix, feature = "zookeeper"))]
 pub mod zookeeper;

@@ -23,6 +23,8 @@ pub fn rerun_as(role: &str) -> Command {
         "FLAKERY_DATACENTER_ID",
         "FLAKERY_LAYOUT",
         "FLAKERY_ZOOKEEPER",
+        "FLAKERY_DATABASE_URL",
+        "FLAKERY_DATABASE_MODE",
         "FLAKERY_NAMESPACE",
         "FLAKERY_LEASE_DIR",
         "FLAKERY_SESSION_TIMEOUT_MS",

@@ -1,0 +1,110 @@
+//! The statements a lease of node IDs needs, each database writing them in its own SQL.
+//! Times are Unix milliseconds of the database's clock; marks are stored as text (decimal
+//! Unix ms, or empty for none) and read with `node::read_mark`, so that a garbled one is
+//! told apart from none. Errors are the client crate's messages, scrubbed by the caller.
+
+/// A row that may be claimed: free, expired, or this holder's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Candidate {
+    pub index: i64,
+    pub mark: Vec<u8>,
+}
+
+pub(crate) trait Dialect: Send {
+    /// Creates the lease table if it is missing.
+    fn ensure_lease_table(&mut self) -> Result<(), String>;
+
+    /// Starts a READ COMMITTED transaction.
+    fn begin(&mut self) -> Result<(), String>;
+    fn commit(&mut self) -> Result<(), String>;
+    fn rollback(&mut self) -> Result<(), String>;
+
+    /// The database's clock.
+    fn now_ms(&mut self) -> Result<i64, String>;
+
+    /// Up to `limit` claimable rows of `namespace` below `count`, lowest first, without
+    /// locks: free (no holder), expired (`expires_ms <= now_ms`), or `holder`'s own.
+    fn candidates(
+        &mut self,
+        namespace: &str,
+        count: i64,
+        holder: i64,
+        now_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<Candidate>, String>;
+
+    /// The lowest index of `namespace` with no row.
+    fn lowest_missing(&mut self, namespace: &str) -> Result<i64, String>;
+
+    /// Inserts the row of `index`, held by `holder` until `expires_ms`; `false` when another
+    /// transaction inserted it first.
+    fn insert_held(
+        &mut self,
+        namespace: &str,
+        index: i64,
+        holder: i64,
+        holder_name: &str,
+        expires_ms: i64,
+    ) -> Result<bool, String>;
+
+    /// Locks the row of `index` if it is still claimable (`SELECT ... FOR UPDATE SKIP
+    /// LOCKED`), returning its mark as now stored; `None` when another holder took it or
+    /// locks it.
+    fn lock_claimable(
+        &mut self,
+        namespace: &str,
+        index: i64,
+        holder: i64,
+        now_ms: i64,
+    ) -> Result<Option<Vec<u8>>, String>;
+
+    /// Sets the locked row's holder, expiry and mark.
+    fn take(
+        &mut self,
+        namespace: &str,
+        index: i64,
+        holder: i64,
+        holder_name: &str,
+        expires_ms: i64,
+        mark: &str,
+    ) -> Result<(), String>;
+
+    /// Extends the row's expiry to the database's now plus `term_ms` if `holder` holds it and
+    /// it has not expired; `false` otherwise.
+    fn renew(
+        &mut self,
+        namespace: &str,
+        index: i64,
+        holder: i64,
+        term_ms: i64,
+    ) -> Result<bool, String>;
+
+    /// As `renew`, also writing `new` as the mark, if the stored mark is `expected` or
+    /// already `new`.
+    fn write_mark(
+        &mut self,
+        namespace: &str,
+        index: i64,
+        holder: i64,
+        term_ms: i64,
+        expected: &str,
+        new: &str,
+    ) -> Result<bool, String>;
+
+    /// Frees the row if `holder` holds it, writing `mark` first when given.
+    fn release(
+        &mut self,
+        namespace: &str,
+        index: i64,
+        holder: i64,
+        mark: Option<&str>,
+    ) -> Result<(), String>;
+
+    /// Creates uid-generator's `WORKER_NODE` table if it is missing.
+    fn ensure_worker_node_table(&mut self) -> Result<(), String>;
+
+    /// Inserts a `WORKER_NODE` row as uid-generator's `DisposableWorkerIdAssigner` does and
+    /// returns its `ID`.
+    fn insert_worker_node(&mut self, host: &str, port: &str, node_type: i32)
+        -> Result<i64, String>;
+}

@@ -1,0 +1,296 @@
+//! The lease statements in MySQL / MariaDB (InnoDB; `SKIP LOCKED` needs MySQL 8.0 or
+//! MariaDB 10.6), over the `mysql` crate (rust-mysql-simple's synchronous client: blocking
+//! sockets, no runtime, so a forked child connects anew with nothing inherited).
+
+use std::time::Duration;
+
+use mysql::consts::CapabilityFlags;
+use mysql::prelude::Queryable;
+use mysql::{Conn, Opts, OptsBuilder, Value};
+
+use super::dialect::{Candidate, Dialect};
+use super::LEASE_TABLE as T;
+
+/// The database's clock in Unix ms (the session's time zone is UTC, see `connect`).
+const NOW: &str = "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)";
+
+/// MySQL's error for a duplicate key.
+const ER_DUP_ENTRY: u16 = 1062;
+
+pub(crate) struct MySql(Conn);
+
+/// Connects to `url`, giving up on the TCP connection after `timeout`. Affected-row counts
+/// are rows matched (`CLIENT_FOUND_ROWS`), so that an update that changes nothing still
+/// proves the row is ours; the session runs in UTC, so `NOW()` converts to Unix time
+/// without daylight-saving gaps.
+pub(crate) fn connect(url: &str, timeout: Duration) -> Result<Box<dyn Dialect>, String> {
+    let opts = Opts::from_url(url).map_err(|e| format!("{e}"))?;
+    let prefer_socket = url.contains("prefer_socket=true");
+    let builder = OptsBuilder::from_opts(opts)
+        .prefer_socket(prefer_socket)
+        .tcp_connect_timeout(Some(timeout))
+        .additional_capabilities(CapabilityFlags::CLIENT_FOUND_ROWS)
+        .init(vec!["SET time_zone = '+00:00'"]);
+    let conn = Conn::new(builder).map_err(|e| e.to_string())?;
+    Ok(Box::new(MySql(conn)))
+}
+
+fn text(e: mysql::Error) -> String {
+    e.to_string()
+}
+
+impl MySql {
+    fn exec(&mut self, sql: &str, params: Vec<Value>) -> Result<u64, String> {
+        self.0.exec_drop(sql, params).map_err(text)?;
+        Ok(self.0.affected_rows())
+    }
+}
+
+impl Dialect for MySql {
+    fn ensure_lease_table(&mut self) -> Result<(), String> {
+        self.0
+            .query_drop(format!(
+                "CREATE TABLE IF NOT EXISTS {T} (
+                     namespace   VARCHAR(64)    NOT NULL,
+                     node_index  BIGINT         NOT NULL,
+                     holder      BIGINT         NULL,
+                     holder_name VARCHAR(255)   NOT NULL DEFAULT '',
+                     expires_ms  BIGINT         NOT NULL DEFAULT 0,
+                     mark        VARBINARY(255) NOT NULL DEFAULT '',
+                     PRIMARY KEY (namespace, node_index)
+                 ) ENGINE = InnoDB"
+            ))
+            .map_err(text)
+    }
+
+    fn begin(&mut self) -> Result<(), String> {
+        self.0
+            .query_drop("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
+            .and_then(|()| self.0.query_drop("START TRANSACTION"))
+            .map_err(text)
+    }
+
+    fn commit(&mut self) -> Result<(), String> {
+        self.0.query_drop("COMMIT").map_err(text)
+    }
+
+    fn rollback(&mut self) -> Result<(), String> {
+        self.0.query_drop("ROLLBACK").map_err(text)
+    }
+
+    fn now_ms(&mut self) -> Result<i64, String> {
+        self.0
+            .query_first::<i64, _>(format!("SELECT {NOW}"))
+            .map_err(text)?
+            .ok_or_else(|| "no answer to SELECT NOW()".into())
+    }
+
+    fn candidates(
+        &mut self,
+        namespace: &str,
+        count: i64,
+        holder: i64,
+        now_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<Candidate>, String> {
+        let rows: Vec<(i64, Vec<u8>)> = self
+            .0
+            .exec(
+                format!(
+                    "SELECT node_index, mark FROM {T} WHERE namespace = ? AND node_index < ? \
+                     AND (holder IS NULL OR holder = ? OR expires_ms <= ?) \
+                     ORDER BY node_index LIMIT ?"
+                ),
+                (namespace, count, holder, now_ms, limit),
+            )
+            .map_err(text)?;
+        Ok(rows
+            .into_iter()
+            .map(|(index, mark)| Candidate { index, mark })
+            .collect())
+    }
+
+    fn lowest_missing(&mut self, namespace: &str) -> Result<i64, String> {
+        self.0
+            .exec_first::<Option<i64>, _, _>(
+                format!(
+                    "SELECT CASE WHEN NOT EXISTS \
+                       (SELECT 1 FROM {T} WHERE namespace = ? AND node_index = 0) THEN 0 \
+                     ELSE (SELECT MIN(a.node_index) + 1 FROM {T} a WHERE a.namespace = ? \
+                       AND NOT EXISTS (SELECT 1 FROM {T} b \
+                         WHERE b.namespace = ? AND b.node_index = a.node_index + 1)) END"
+                ),
+                (namespace, namespace, namespace),
+            )
+            .map_err(text)?
+            .flatten()
+            .ok_or_else(|| "no answer to the lowest free index".into())
+    }
+
+    fn insert_held(
+        &mut self,
+        namespace: &str,
+        index: i64,
+        holder: i64,
+        holder_name: &str,
+        expires_ms: i64,
+    ) -> Result<bool, String> {
+        let result = self.0.exec_drop(
+            format!(
+                "INSERT INTO {T} (namespace, node_index, holder, holder_name, expires_ms, mark) \
+                 VALUES (?, ?, ?, ?, ?, '')"
+            ),
+            (namespace, index, holder, holder_name, expires_ms),
+        );
+        match result {
+            Ok(()) => Ok(true),
+            Err(mysql::Error::MySqlError(e)) if e.code == ER_DUP_ENTRY => Ok(false),
+            Err(e) => Err(text(e)),
+        }
+    }
+
+    fn lock_claimable(
+        &mut self,
+        namespace: &str,
+        index: i64,
+        holder: i64,
+        now_ms: i64,
+    ) -> Result<Option<Vec<u8>>, String> {
+        self.0
+            .exec_first::<Vec<u8>, _, _>(
+                format!(
+                    "SELECT mark FROM {T} WHERE namespace = ? AND node_index = ? \
+                     AND (holder IS NULL OR holder = ? OR expires_ms <= ?) \
+                     FOR UPDATE SKIP LOCKED"
+                ),
+                (namespace, index, holder, now_ms),
+            )
+            .map_err(text)
+    }
+
+    fn take(
+        &mut self,
+        namespace: &str,
+        index: i64,
+        holder: i64,
+        holder_name: &str,
+        expires_ms: i64,
+        mark: &str,
+    ) -> Result<(), String> {
+        self.exec(
+            &format!(
+                "UPDATE {T} SET holder = ?, holder_name = ?, expires_ms = ?, mark = ? \
+                 WHERE namespace = ? AND node_index = ?"
+            ),
+            vec![
+                holder.into(),
+                holder_name.into(),
+                expires_ms.into(),
+                mark.into(),
+                namespace.into(),
+                index.into(),
+            ],
+        )
+        .map(drop)
+    }
+
+    fn renew(
+        &mut self,
+        namespace: &str,
+        index: i64,
+        holder: i64,
+        term_ms: i64,
+    ) -> Result<bool, String> {
+        let updated = self.exec(
+            &format!(
+                "UPDATE {T} SET expires_ms = {NOW} + ? WHERE namespace = ? AND node_index = ? \
+                 AND holder = ? AND expires_ms > {NOW}"
+            ),
+            vec![
+                term_ms.into(),
+                namespace.into(),
+                index.into(),
+                holder.into(),
+            ],
+        )?;
+        Ok(updated == 1)
+    }
+
+    fn write_mark(
+        &mut self,
+        namespace: &str,
+        index: i64,
+        holder: i64,
+        term_ms: i64,
+        expected: &str,
+        new: &str,
+    ) -> Result<bool, String> {
+        let updated = self.exec(
+            &format!(
+                "UPDATE {T} SET expires_ms = {NOW} + ?, mark = ? WHERE namespace = ? \
+                 AND node_index = ? AND holder = ? AND expires_ms > {NOW} AND mark IN (?, ?)"
+            ),
+            vec![
+                term_ms.into(),
+                new.into(),
+                namespace.into(),
+                index.into(),
+                holder.into(),
+                expected.into(),
+                new.into(),
+            ],
+        )?;
+        Ok(updated == 1)
+    }
+
+    fn release(
+        &mut self,
+        namespace: &str,
+        index: i64,
+        holder: i64,
+        mark: Option<&str>,
+    ) -> Result<(), String> {
+        self.exec(
+            &format!(
+                "UPDATE {T} SET holder = NULL, holder_name = '', expires_ms = 0, \
+                 mark = COALESCE(?, mark) WHERE namespace = ? AND node_index = ? AND holder = ?"
+            ),
+            vec![mark.into(), namespace.into(), index.into(), holder.into()],
+        )
+        .map(drop)
+    }
+
+    fn ensure_worker_node_table(&mut self) -> Result<(), String> {
+        // uid-generator's WORKER_NODE.sql, created only if missing.
+        self.0
+            .query_drop(
+                "CREATE TABLE IF NOT EXISTS WORKER_NODE (
+                     ID BIGINT NOT NULL AUTO_INCREMENT COMMENT 'auto increment id',
+                     HOST_NAME VARCHAR(64) NOT NULL COMMENT 'host name',
+                     PORT VARCHAR(64) NOT NULL COMMENT 'port',
+                     TYPE INT NOT NULL COMMENT 'node type: ACTUAL or CONTAINER',
+                     LAUNCH_DATE DATE NOT NULL COMMENT 'launch date',
+                     MODIFIED TIMESTAMP NOT NULL COMMENT 'modified time',
+                     CREATED TIMESTAMP NOT NULL COMMENT 'created time',
+                     PRIMARY KEY(ID)
+                 ) COMMENT = 'DB WorkerID Assigner for UID Generator', ENGINE = INNODB",
+            )
+            .map_err(text)
+    }
+
+    fn insert_worker_node(
+        &mut self,
+        host: &str,
+        port: &str,
+        node_type: i32,
+    ) -> Result<i64, String> {
+        self.0
+            .exec_drop(
+                "INSERT INTO WORKER_NODE (HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED) \
+                 VALUES (?, ?, ?, CURDATE(), NOW(), NOW())",
+                (host, port, node_type),
+            )
+            .map_err(text)?;
+        i64::try_from(self.0.last_insert_id()).map_err(|_| "WORKER_NODE.ID is out of range".into())
+    }
+}

@@ -1,0 +1,301 @@
+//! The lease statements in PostgreSQL, over the `postgres` crate (rust-postgres's synchronous
+//! client: each connection has its own single-thread runtime and socket, nothing shared by
+//! the process, so a forked child connects anew with nothing inherited).
+
+use std::time::Duration;
+
+use postgres::{Client, Config, NoTls};
+
+use super::dialect::{Candidate, Dialect};
+use super::LEASE_TABLE as T;
+
+/// The database's clock in Unix ms, at the moment the statement runs.
+const NOW: &str = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT";
+
+/// Serialises `CREATE TABLE IF NOT EXISTS` between holders starting at once (two concurrent
+/// creations of one table can fail on PostgreSQL's catalog): a transaction-scoped advisory
+/// lock on this key ("flakery" in ASCII).
+const CREATE_LOCK: i64 = 0x0066_6c61_6b65_7279;
+
+pub(crate) struct Postgres(Client);
+
+/// Connects to `url` (no TLS: see docs/databases.md), giving up on the TCP connection after
+/// `timeout`.
+pub(crate) fn connect(url: &str, timeout: Duration) -> Result<Box<dyn Dialect>, String> {
+    let mut config: Config = url.parse().map_err(|e| format!("{e}"))?;
+    config
+        .connect_timeout(timeout)
+        .keepalives(true)
+        .keepalives_idle(Duration::from_secs(5))
+        .application_name("flakery");
+    let client = config.connect(NoTls).map_err(describe)?;
+    Ok(Box::new(Postgres(client)))
+}
+
+fn describe(err: postgres::Error) -> String {
+    match std::error::Error::source(&err) {
+        Some(source) if !err.to_string().contains(&source.to_string()) => {
+            format!("{err}: {source}")
+        }
+        _ => err.to_string(),
+    }
+}
+
+impl Postgres {
+    fn exec(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<u64, String> {
+        self.0.execute(sql, params).map_err(describe)
+    }
+}
+
+impl Dialect for Postgres {
+    fn ensure_lease_table(&mut self) -> Result<(), String> {
+        self.0
+            .batch_execute(&format!(
+                "BEGIN; SELECT pg_advisory_xact_lock({CREATE_LOCK});
+                 CREATE TABLE IF NOT EXISTS {T} (
+                     namespace   VARCHAR(64)  NOT NULL,
+                     node_index  BIGINT       NOT NULL,
+                     holder      BIGINT,
+                     holder_name VARCHAR(255) NOT NULL DEFAULT '',
+                     expires_ms  BIGINT       NOT NULL DEFAULT 0,
+                     mark        TEXT         NOT NULL DEFAULT '',
+                     PRIMARY KEY (namespace, node_index));
+                 COMMIT"
+            ))
+            .map_err(describe)
+    }
+
+    fn begin(&mut self) -> Result<(), String> {
+        self.0
+            .batch_execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+            .map_err(describe)
+    }
+
+    fn commit(&mut self) -> Result<(), String> {
+        self.0.batch_execute("COMMIT").map_err(describe)
+    }
+
+    fn rollback(&mut self) -> Result<(), String> {
+        self.0.batch_execute("ROLLBACK").map_err(describe)
+    }
+
+    fn now_ms(&mut self) -> Result<i64, String> {
+        let row = self
+            .0
+            .query_one(&format!("SELECT {NOW}"), &[])
+            .map_err(describe)?;
+        row.try_get(0).map_err(describe)
+    }
+
+    fn candidates(
+        &mut self,
+        namespace: &str,
+        count: i64,
+        holder: i64,
+        now_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<Candidate>, String> {
+        let rows = self
+            .0
+            .query(
+                &format!(
+                    "SELECT node_index, mark FROM {T} WHERE namespace = $1 AND node_index < $2 \
+                     AND (holder IS NULL OR holder = $3 OR expires_ms <= $4) \
+                     ORDER BY node_index LIMIT $5"
+                ),
+                &[&namespace, &count, &holder, &now_ms, &limit],
+            )
+            .map_err(describe)?;
+        rows.iter()
+            .map(|row| {
+                Ok(Candidate {
+                    index: row.try_get(0).map_err(describe)?,
+                    mark: row.try_get::<_, String>(1).map_err(describe)?.into_bytes(),
+                })
+            })
+            .collect()
+    }
+
+    fn lowest_missing(&mut self, namespace: &str) -> Result<i64, String> {
+        let row = self
+            .0
+            .query_one(
+                &format!(
+                    "SELECT CASE WHEN NOT EXISTS \
+                       (SELECT 1 FROM {T} WHERE namespace = $1 AND node_index = 0) THEN 0 \
+                     ELSE (SELECT MIN(a.node_index) + 1 FROM {T} a WHERE a.namespace = $1 \
+                       AND NOT EXISTS (SELECT 1 FROM {T} b \
+                         WHERE b.namespace = $1 AND b.node_index = a.node_index + 1)) END"
+                ),
+                &[&namespace],
+            )
+            .map_err(describe)?;
+        row.try_get(0).map_err(describe)
+    }
+
+    fn insert_held(
+        &mut self,
+        namespace: &str,
+        index: i64,
+        holder: i64,
+        holder_name: &str,
+        expires_ms: i64,
+    ) -> Result<bool, String> {
+        let inserted = self.exec(
+            &format!(
+                "INSERT INTO {T} (namespace, node_index, holder, holder_name, expires_ms, mark) \
+                 VALUES ($1, $2, $3, $4, $5, '') ON CONFLICT DO NOTHING"
+            ),
+            &[&namespace, &index, &holder, &holder_name, &expires_ms],
+        )?;
+        Ok(inserted == 1)
+    }
+
+    fn lock_claimable(
+        &mut self,
+        namespace: &str,
+        index: i64,
+        holder: i64,
+        now_ms: i64,
+    ) -> Result<Option<Vec<u8>>, String> {
+        let row = self
+            .0
+            .query_opt(
+                &format!(
+                    "SELECT mark FROM {T} WHERE namespace = $1 AND node_index = $2 \
+                     AND (holder IS NULL OR holder = $3 OR expires_ms <= $4) \
+                     FOR UPDATE SKIP LOCKED"
+                ),
+                &[&namespace, &index, &holder, &now_ms],
+            )
+            .map_err(describe)?;
+        row.map(|row| {
+            row.try_get::<_, String>(0)
+                .map(String::into_bytes)
+                .map_err(describe)
+        })
+        .transpose()
+    }
+
+    fn take(
+        &mut self,
+        namespace: &str,
+        index: i64,
+        holder: i64,
+        holder_name: &str,
+        expires_ms: i64,
+        mark: &str,
+    ) -> Result<(), String> {
+        self.exec(
+            &format!(
+                "UPDATE {T} SET holder = $3, holder_name = $4, expires_ms = $5, mark = $6 \
+                 WHERE namespace = $1 AND node_index = $2"
+            ),
+            &[
+                &namespace,
+                &index,
+                &holder,
+                &holder_name,
+                &expires_ms,
+                &mark,
+            ],
+        )
+        .map(drop)
+    }
+
+    fn renew(
+        &mut self,
+        namespace: &str,
+        index: i64,
+        holder: i64,
+        term_ms: i64,
+    ) -> Result<bool, String> {
+        let updated = self.exec(
+            &format!(
+                "UPDATE {T} SET expires_ms = {NOW} + $4 WHERE namespace = $1 AND node_index = $2 \
+                 AND holder = $3 AND expires_ms > {NOW}"
+            ),
+            &[&namespace, &index, &holder, &term_ms],
+        )?;
+        Ok(updated == 1)
+    }
+
+    fn write_mark(
+        &mut self,
+        namespace: &str,
+        index: i64,
+        holder: i64,
+        term_ms: i64,
+        expected: &str,
+        new: &str,
+    ) -> Result<bool, String> {
+        let updated = self.exec(
+            &format!(
+                "UPDATE {T} SET expires_ms = {NOW} + $4, mark = $6 WHERE namespace = $1 \
+                 AND node_index = $2 AND holder = $3 AND expires_ms > {NOW} \
+                 AND mark IN ($5, $6)"
+            ),
+            &[&namespace, &index, &holder, &term_ms, &expected, &new],
+        )?;
+        Ok(updated == 1)
+    }
+
+    fn release(
+        &mut self,
+        namespace: &str,
+        index: i64,
+        holder: i64,
+        mark: Option<&str>,
+    ) -> Result<(), String> {
+        self.exec(
+            &format!(
+                "UPDATE {T} SET holder = NULL, holder_name = '', expires_ms = 0, \
+                 mark = COALESCE($4, mark) WHERE namespace = $1 AND node_index = $2 \
+                 AND holder = $3"
+            ),
+            &[&namespace, &index, &holder, &mark],
+        )
+        .map(drop)
+    }
+
+    fn ensure_worker_node_table(&mut self) -> Result<(), String> {
+        // uid-generator's WORKER_NODE.sql in PostgreSQL's types; unquoted names, as a
+        // hand-written PostgreSQL port of that script has them.
+        self.0
+            .batch_execute(&format!(
+                "BEGIN; SELECT pg_advisory_xact_lock({CREATE_LOCK});
+                 CREATE TABLE IF NOT EXISTS WORKER_NODE (
+                     ID          BIGSERIAL   NOT NULL,
+                     HOST_NAME   VARCHAR(64) NOT NULL,
+                     PORT        VARCHAR(64) NOT NULL,
+                     TYPE        INT         NOT NULL,
+                     LAUNCH_DATE DATE        NOT NULL,
+                     MODIFIED    TIMESTAMP   NOT NULL,
+                     CREATED     TIMESTAMP   NOT NULL,
+                     PRIMARY KEY (ID));
+                 COMMIT"
+            ))
+            .map_err(describe)
+    }
+
+    fn insert_worker_node(
+        &mut self,
+        host: &str,
+        port: &str,
+        node_type: i32,
+    ) -> Result<i64, String> {
+        let row = self
+            .0
+            .query_one(
+                "INSERT INTO WORKER_NODE (HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED) \
+                 VALUES ($1, $2, $3, CURRENT_DATE, NOW(), NOW()) RETURNING ID",
+                &[&host, &port, &node_type],
+            )
+            .map_err(describe)?;
+        row.try_get(0).map_err(describe)
+    }
+}
