@@ -19,6 +19,7 @@ pub mod host_lease;
 pub mod layout;
 pub mod node;
 pub mod options;
+pub mod text;
 pub mod timestamp;
 #[cfg(all(unix, feature = "zookeeper"))]
 pub mod zookeeper_lease;
@@ -31,3 +32,4 @@ pub use generator::{Builder, Generator};
 pub use layout::{Capacity, Field, FieldKind, Layout, Slot, TimeUnit};
 pub use node::{Fence, FixedNode, Grant, NodeId, NodeLease, NodeSource};
 pub use options::{Options, SequencePolicy};
+pub use text::IdFormat;

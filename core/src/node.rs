@@ -84,7 +84,10 @@ pub(crate) fn read_mark(data: &[u8]) -> std::result::Result<Option<i64>, String>
     }
     let digits = text.strip_prefix('-').unwrap_or(text);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("'{}' is not a decimal Unix millisecond", text.escape_debug()));
+        return Err(format!(
+            "'{}' is not a decimal Unix millisecond",
+            text.escape_debug()
+        ));
     }
     text.parse::<i64>()
         .map(Some)
@@ -238,9 +241,20 @@ mod tests {
         assert_eq!(read_mark(b""), Ok(None));
         assert_eq!(read_mark(b"   \n"), Ok(None));
         assert_eq!(read_mark(b"1700000000000"), Ok(Some(1_700_000_000_000)));
-        assert_eq!(read_mark(b"       1700000000000\n"), Ok(Some(1_700_000_000_000)));
+        assert_eq!(
+            read_mark(b"       1700000000000\n"),
+            Ok(Some(1_700_000_000_000))
+        );
         assert_eq!(read_mark(b"-5"), Ok(Some(-5)));
-        for bad in [&b"garbage"[..], b"+5", b"1e3", b"12 34", b"\xff", b"-", b"99999999999999999999"] {
+        for bad in [
+            &b"garbage"[..],
+            b"+5",
+            b"1e3",
+            b"12 34",
+            b"\xff",
+            b"-",
+            b"99999999999999999999",
+        ] {
             assert!(read_mark(bad).is_err(), "{bad:?} was read as a mark");
         }
         assert!(read_mark(&[b'1'; 65]).is_err());
