@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs the C library under a prefix: include/flakery.h, lib/libflakery.a, lib/libflakery.so
-# and the pkg-config files lib/pkgconfig/flakery.pc (shared) and flakery-static.pc (static).
+# Installs the C library under a prefix: include/flakery.h, lib/libflakery.a,
+# lib/libflakery.so.VERSION with two links to it, its SONAME (libflakery.so.0.1, see
+# bindings-c/build.rs) and libflakery.so, and the pkg-config files lib/pkgconfig/flakery.pc
+# (shared) and flakery-static.pc (static).
 # usage: bash bindings-c/install.sh [PREFIX]      (PREFIX defaults to /usr/local)
 # It builds the release library first (`cargo build --release -p flakery-c`).
 set -euo pipefail
@@ -20,7 +22,10 @@ native_libs="-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc"
 install -d "$prefix/include" "$prefix/lib/pkgconfig"
 install -m 644 "$root/include/flakery.h" "$prefix/include/flakery.h"
 install -m 644 "$target/release/libflakery.a" "$prefix/lib/libflakery.a"
-install -m 755 "$target/release/libflakery.so" "$prefix/lib/libflakery.so"
+soname="$(objdump -p "$target/release/libflakery.so" | sed -n 's/^ *SONAME *//p')"
+install -m 755 "$target/release/libflakery.so" "$prefix/lib/libflakery.so.$version"
+ln -sfn "libflakery.so.$version" "$prefix/lib/$soname"
+ln -sfn "$soname" "$prefix/lib/libflakery.so"
 for pc in flakery flakery-static; do
   sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" -e "s|@NATIVE_LIBS@|$native_libs|g" \
     "$root/bindings-c/$pc.pc.in" >"$prefix/lib/pkgconfig/$pc.pc"
