@@ -174,21 +174,11 @@ func (g *Generator) NextID() (int64, error) {
 // NextIDs returns n new IDs in increasing order. Whole runs of a tick's sequence numbers are
 // reserved at once, so this is much cheaper per ID than n calls of NextID.
 func (g *Generator) NextIDs(n int) ([]int64, error) {
-	if n < 0 {
-		return nil, invalidArgument("n must not be negative")
-	}
-	ids := make([]int64, n)
-	if n == 0 {
-		return ids, nil
-	}
-	err := call(func() C.flakery_status {
-		return C.flakery_next_ids(g.ptr, (*C.int64_t)(unsafe.Pointer(&ids[0])), C.size_t(n))
+	ids, err := nextIDs(n, func(out *C.int64_t, n C.size_t) C.flakery_status {
+		return C.flakery_next_ids(g.ptr, out, n)
 	})
 	runtime.KeepAlive(g)
-	if err != nil {
-		return nil, err
-	}
-	return ids, nil
+	return ids, err
 }
 
 // WorkerID is the generator's worker ID (0 when its layout has no worker field).
@@ -250,6 +240,13 @@ func NextID() (int64, error) {
 
 // NextIDs returns n new IDs in increasing order from the process-wide generator.
 func NextIDs(n int) ([]int64, error) {
+	return nextIDs(n, func(out *C.int64_t, n C.size_t) C.flakery_status {
+		return C.flakery_next_ids_default(out, n)
+	})
+}
+
+// nextIDs makes a slice of n IDs and has f fill it.
+func nextIDs(n int, f func(out *C.int64_t, n C.size_t) C.flakery_status) ([]int64, error) {
 	if n < 0 {
 		return nil, invalidArgument("n must not be negative")
 	}
@@ -257,10 +254,7 @@ func NextIDs(n int) ([]int64, error) {
 	if n == 0 {
 		return ids, nil
 	}
-	err := call(func() C.flakery_status {
-		return C.flakery_next_ids_default((*C.int64_t)(unsafe.Pointer(&ids[0])), C.size_t(n))
-	})
-	if err != nil {
+	if err := call(func() C.flakery_status { return f((*C.int64_t)(unsafe.Pointer(&ids[0])), C.size_t(n)) }); err != nil {
 		return nil, err
 	}
 	return ids, nil
