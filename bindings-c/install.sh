@@ -12,6 +12,8 @@ mkdir -p "$prefix"
 prefix="$(cd "$prefix" && pwd)"
 target="${CARGO_TARGET_DIR:-$root/target}"
 case "$target" in /*) ;; *) target="$root/$target" ;; esac
+# Where cargo puts the release build: under the target triple when CARGO_BUILD_TARGET is set.
+release="$target/${CARGO_BUILD_TARGET:+$CARGO_BUILD_TARGET/}release"
 
 cargo build --release --locked --manifest-path "$root/Cargo.toml" -p flakery-c
 version="$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/Cargo.toml" | head -n 1)"
@@ -21,9 +23,9 @@ native_libs="-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc"
 
 install -d "$prefix/include" "$prefix/lib/pkgconfig"
 install -m 644 "$root/include/flakery.h" "$prefix/include/flakery.h"
-install -m 644 "$target/release/libflakery.a" "$prefix/lib/libflakery.a"
-soname="$(objdump -p "$target/release/libflakery.so" | sed -n 's/^ *SONAME *//p')"
-install -m 755 "$target/release/libflakery.so" "$prefix/lib/libflakery.so.$version"
+install -m 644 "$release/libflakery.a" "$prefix/lib/libflakery.a"
+soname="$(objdump -p "$release/libflakery.so" | sed -n 's/^ *SONAME *//p')"
+install -m 755 "$release/libflakery.so" "$prefix/lib/libflakery.so.$version"
 ln -sfn "libflakery.so.$version" "$prefix/lib/$soname"
 ln -sfn "$soname" "$prefix/lib/libflakery.so"
 for pc in flakery flakery-static; do

@@ -12,6 +12,8 @@
 #                 its SONAME, pkg-config and CMake files, the Go package, licenses, README
 #
 # usage: bash dist/build.sh [python] [node] [c]        (no argument: all three)
+#        FLAKERY_DIST_GLIBC=2.17 bash dist/build.sh     (the C library and Node addon for
+#                                                      glibc 2.17 too, see below)
 #
 # Needs cargo, Python 3 with venv, Node with npm, and binutils. The Python build tools
 # (maturin, ziglang, auditwheel) are installed from PyPI into a virtual environment under the
@@ -34,6 +36,17 @@ npm_platform="linux-x64-gnu"
   exit 1
 }
 
+# FLAKERY_DIST_GLIBC=2.17: link the C library and the Node addon through zig against glibc
+# 2.17, as the wheel is (a separate release build in target/dist-glibc/, 4 to 9 minutes on
+# 2 cores; a directory of its own, so that it and the wheel's build do not undo each other). Unset, they are linked by the system linker and need the glibc
+# of this machine or newer, but reuse the release builds of the tests.
+glibc="${FLAKERY_DIST_GLIBC:-}"
+triple_release="$target/release"
+if [ -n "$glibc" ]; then
+  [[ "$glibc" =~ ^2\.[0-9]+$ ]] || { echo "dist: FLAKERY_DIST_GLIBC=$glibc is no glibc version" >&2; exit 1; }
+  triple_release="$target/dist-glibc/x86_64-unknown-linux-gnu/release"
+fi
+
 parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(python node c)
 
@@ -49,6 +62,27 @@ python_tools() {
     "$tools/bin/python" -m pip install --disable-pip-version-check -q \
       "maturin>=1.9.4,<2" "ziglang>=0.11" "auditwheel>=6"
   fi
+}
+
+# with_zig_linker COMMAND...: runs a cargo build (or bindings-c/install.sh) for
+# x86_64-unknown-linux-gnu linked through zig against glibc $glibc; without FLAKERY_DIST_GLIBC,
+# runs it as it is.
+with_zig_linker() {
+  if [ -z "$glibc" ]; then
+    "$@"
+    return
+  fi
+  python_tools
+  local wrapper="$target/dist-zig/cc-glibc$glibc.sh"
+  mkdir -p "$(dirname "$wrapper")"
+  # What cargo-zigbuild and maturin --zig use as the linker: zig cc for the old glibc.
+  printf '#!/bin/sh\nexec "%s" zig cc -- -g -fno-sanitize=all -target x86_64-linux-gnu.%s "$@"\n' \
+    "$tools/bin/maturin" "$glibc" >"$wrapper"
+  chmod +x "$wrapper"
+  CARGO_TARGET_DIR="$target/dist-glibc" CARGO_BUILD_TARGET=x86_64-unknown-linux-gnu \
+    CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER="$wrapper" \
+    CARGO_ZIGBUILD_ZIG_COMMAND="$tools/bin/python" CARGO_ZIGBUILD_ZIG_COMMAND_ARGS="-m ziglang" \
+    "$@"
 }
 
 build_python() {
@@ -71,14 +105,14 @@ build_python() {
 
 build_node() {
   echo "=== node: flakery and flakery-$npm_platform (npm pack)"
-  cargo build --release --locked -p flakery-node
+  with_zig_linker cargo build --release --locked -p flakery-node
   local stage="$out/npm/stage"
   rm -rf "$out/npm"
   mkdir -p "$stage/flakery" "$stage/$npm_platform"
 
   # The platform package: npm/<platform>/ (made by `napi create-npm-dirs`) and the addon.
   cp "npm/$npm_platform/package.json" "npm/$npm_platform/README.md" "$stage/$npm_platform/"
-  install -m 755 "$target/release/libflakery_node.so" \
+  install -m 755 "$triple_release/libflakery_node.so" \
     "$stage/$npm_platform/flakery.$npm_platform.node"
   strip --strip-debug "$stage/$npm_platform/flakery.$npm_platform.node"
 
@@ -121,12 +155,12 @@ build_c() {
   rm -rf "$out/c"
   mkdir -p "$out/c"
   local stage="$out/c/$name"
-  bash bindings-c/install.sh "$stage" # builds the release library first
+  with_zig_linker bash bindings-c/install.sh "$stage" # builds the release library first
   strip --strip-debug "$stage/lib/libflakery.a" "$stage/lib/libflakery.so.$version"
 
-  local soname glibc native_libs
+  local soname needs_glibc native_libs
   soname="$(objdump -p "$stage/lib/libflakery.so.$version" | sed -n 's/^ *SONAME *//p')"
-  glibc="$(objdump -T "$stage/lib/libflakery.so.$version" | grep -o 'GLIBC_[0-9.]*' \
+  needs_glibc="$(objdump -T "$stage/lib/libflakery.so.$version" | grep -o 'GLIBC_[0-9.]*' \
     | sed 's/GLIBC_//' | sort -V | tail -n 1)"
   native_libs="$(sed -n 's/^Libs: .*libflakery\.a //p' "$stage/lib/pkgconfig/flakery-static.pc")"
   # Relocatable pkg-config files: the prefix is where the .pc file is, two folders up.
@@ -140,7 +174,7 @@ build_c() {
       "dist/templates/c/$file.in" >"$cmake/$file"
   done
   sed -e "s|@VERSION@|$version|g" -e "s|@SONAME@|$soname|g" -e "s|@NAME@|$name|g" \
-    -e "s|@PLATFORM@|$platform|g" -e "s|@GLIBC@|$glibc|g" \
+    -e "s|@PLATFORM@|$platform|g" -e "s|@GLIBC@|$needs_glibc|g" \
     dist/templates/c/README.md >"$stage/README.md"
   cp LICENSE-MIT LICENSE-APACHE "$stage/"
   mkdir -p "$stage/go"
