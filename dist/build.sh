@@ -178,7 +178,7 @@ build_c() {
     dist/templates/c/README.md >"$stage/README.md"
   cp LICENSE-MIT LICENSE-APACHE "$stage/"
   mkdir -p "$stage/go"
-  cp go/go.mod "$stage/go/"
+  cp go/go.mod LICENSE-MIT LICENSE-APACHE "$stage/go/"
   find go -maxdepth 1 -name '*.go' ! -name '*_test.go' -exec cp {} "$stage/go/" \;
 
   tar -C "$out/c" --owner=0 --group=0 --numeric-owner -czf "$out/c/$name.tar.gz" "$name"

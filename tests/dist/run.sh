@@ -213,7 +213,8 @@ check "SONAME $soname, with links libflakery.so -> $soname -> libflakery.so.$ver
   '[ "$1" = "libflakery.so.$(cut -d. -f1-2 <<<"$2")" ] && [ "$(readlink "$3/libflakery.so")" = "$1" ] && [ "$(readlink "$3/$1")" = "libflakery.so.$2" ]' \
   _ "$soname" "$version" "$prefix/lib"
 echo "glibc needed: $(objdump -T "$so" | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -n 1)"
-check "tarball licenses and README" test -f "$prefix/LICENSE-MIT" -a -f "$prefix/LICENSE-APACHE" \
+check "tarball licenses (also in go/) and README" test -f "$prefix/LICENSE-MIT" \
+  -a -f "$prefix/LICENSE-APACHE" -a -f "$prefix/go/LICENSE-MIT" -a -f "$prefix/go/LICENSE-APACHE" \
   -a -f "$prefix/README.md"
 
 cbuild() { # cbuild NAME COMPILER SOURCE: builds with pkg-config, shared and static, and runs.
