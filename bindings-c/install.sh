@@ -25,6 +25,7 @@ install -d "$prefix/include" "$prefix/lib/pkgconfig"
 install -m 644 "$root/include/flakery.h" "$prefix/include/flakery.h"
 install -m 644 "$release/libflakery.a" "$prefix/lib/libflakery.a"
 soname="$(objdump -p "$release/libflakery.so" | sed -n 's/^ *SONAME *//p')"
+[ -n "$soname" ] || { echo "$release/libflakery.so has no SONAME (bindings-c/build.rs)" >&2; exit 1; }
 install -m 755 "$release/libflakery.so" "$prefix/lib/libflakery.so.$version"
 ln -sfn "libflakery.so.$version" "$prefix/lib/$soname"
 ln -sfn "$soname" "$prefix/lib/libflakery.so"
