@@ -1,12 +1,20 @@
 #!/usr/bin/env node
-// The package's `install` script: builds the native addon with cargo and puts it where the
-// napi-rs loader (index.js) looks for it, `<package root>/flakery.<platform>.node`.
+// The package's `install` script.
 //
-// It needs only Node and Rust (cargo), not @napi-rs/cli: a package installed as a dependency
-// (`npm install /path/to/flakery`) gets no devDependencies. `npm run build` (napi build) does
-// the same build and also regenerates index.js and index.d.ts, which are committed.
+// In a published package (no Rust sources beside it) it only checks that a prebuilt addon is
+// there: the platform package (`flakery-linux-x64-gnu`, ...) that npm installs from
+// `optionalDependencies`, or a `flakery.<platform>.node` beside index.js. When none is, it
+// fails with a message that says how to build from source, instead of leaving a package that
+// throws at `require`.
 //
-// FLAKERY_SKIP_NATIVE_BUILD=1 skips the build (for a loader pointed elsewhere with
+// In a clone of the repository (bindings-node/Cargo.toml present) it builds the native addon
+// with cargo and puts it where the napi-rs loader (index.js) looks for it,
+// `<package root>/flakery.<platform>.node`. That needs only Node and Rust (cargo), not
+// @napi-rs/cli: a package installed as a dependency gets no devDependencies. `npm run build`
+// (napi build) does the same build and also regenerates index.js and index.d.ts, which are
+// committed.
+//
+// FLAKERY_SKIP_NATIVE_BUILD=1 skips both (for a loader pointed elsewhere with
 // NAPI_RS_NATIVE_LIBRARY_PATH). CARGO and CARGO_TARGET_DIR are honoured as cargo honours them.
 'use strict'
 
@@ -55,7 +63,31 @@ function platformSuffix() {
     return `win32-${arch}-msvc`
   }
   if (platform === 'freebsd' && (arch === 'x64' || arch === 'arm64')) return `freebsd-${arch}`
-  fail(`no native build is set up for ${platform}-${arch}`)
+  return null
+}
+
+// Whether the loader will find a prebuilt addon for this platform.
+function prebuiltPresent(suffix) {
+  if (fs.existsSync(path.join(root, `flakery.${suffix}.node`))) return true
+  try {
+    require.resolve(`flakery-${suffix}/package.json`, { paths: [root] })
+    return true
+  } catch (e) {
+    return false
+  }
+}
+
+function checkPrebuilt(suffix) {
+  if (suffix && prebuiltPresent(suffix)) return
+  const platform = suffix || `${process.platform}-${process.arch}`
+  fail(
+    `no prebuilt native addon for ${platform}: the package flakery-${platform} is not ` +
+      'installed (there is none for this platform, or optional dependencies were left out, ' +
+      'as with --omit=optional or --no-optional).\n' +
+      'Build from source instead: install Rust (https://rustup.rs), clone the flakery ' +
+      'repository, and run `npm install` in the clone (it builds the addon with cargo), or ' +
+      '`npm install /path/to/the/clone` from your project.',
+  )
 }
 
 function findCargo() {
@@ -80,6 +112,11 @@ function main() {
     return
   }
   const suffix = platformSuffix()
+  if (!fs.existsSync(path.join(root, 'bindings-node', 'Cargo.toml'))) {
+    checkPrebuilt(suffix)
+    return
+  }
+  if (!suffix) fail(`no native build is set up for ${process.platform}-${process.arch}`)
   const cargo = findCargo()
   console.error(`flakery: building the native addon (cargo build --release -p ${crate}) ...`)
   const build = spawnSync(

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Go through cgo: builds the release libflakery.a and runs `go test -v ./...` in tests/go, a Go
-# module with no dependencies that includes include/flakery.h and links the static library.
+# The Go package (go/, package flakery, cgo over the C API found with pkg-config): installs
+# the release C library into a scratch prefix (bindings-c/install.sh), then in go/ runs
+# go vet, go test -race against the static library (the default) and go test against
+# libflakery.so (-tags flakery_shared).
 # In CI (CI=true) it always runs: a missing Go is installed from Debian's packages.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -10,28 +12,39 @@ ensure_cargo
 [ -x /usr/local/go/bin/go ] && export PATH="$PATH:/usr/local/go/bin"
 need go golang-go
 need cc gcc libc6-dev
+need pkg-config pkg-config
 
 root="$PWD"
 target="$(target_dir)"
+work="$target/go-test"
+mkdir -p "$work"
 
 unset_flakery_env
-export FLAKERY_LEASE_DIR="$target/go-test/leases"
+export FLAKERY_LEASE_DIR="$work/leases"
 mkdir -p "$FLAKERY_LEASE_DIR"
 
-cargo build --release --locked -p flakery-c
+prefix="$work/prefix"
+rm -rf "$prefix"
+bash bindings-c/install.sh "$prefix"
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 
 # Offline-safe: the module has no dependencies, so nothing is fetched, and no other toolchain.
 export CGO_ENABLED=1 GOTOOLCHAIN=local GOPROXY=off GOFLAGS=-mod=mod
 if [ -z "${GOCACHE:-}" ] && [ -z "${HOME:-}" ] && [ -z "${XDG_CACHE_HOME:-}" ]; then
-  export GOCACHE="$target/go-test/cache"
+  export GOCACHE="$work/cache"
 fi
 if [ -z "${GOPATH:-}" ] && [ -z "${HOME:-}" ]; then
-  export GOPATH="$target/go-test/gopath"
+  export GOPATH="$work/gopath"
 fi
-# The cgo directives link target/release/libflakery.a; a CARGO_TARGET_DIR elsewhere is added.
-export CGO_LDFLAGS="-L$target/release ${CGO_LDFLAGS:-}"
 
 go version
-cd tests/go
+cd "$root/go"
+unformatted="$(gofmt -l .)"
+[ -z "$unformatted" ] || { echo "FAIL: gofmt -l lists: $unformatted" >&2; exit 1; }
+echo "--- go vet"
 go vet ./...
-go test -count=1 -v ./...
+go vet -tags flakery_shared ./...
+echo "--- go test -race (static libflakery.a)"
+go test -race -count=1 -v ./...
+echo "--- go test (shared libflakery.so)"
+LD_LIBRARY_PATH="$prefix/lib" go test -tags flakery_shared -count=1 ./...

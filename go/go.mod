@@ -1,0 +1,3 @@
+module flakery
+
+go 1.19

@@ -1,3 +1,0 @@
-module flakery.test/cgo
-
-go 1.19
