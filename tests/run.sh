@@ -13,6 +13,7 @@ areas=(
   tests/node/run.sh
   tests/c/run.sh
   tests/go/run.sh
+  tests/dist/run.sh
   tests/zookeeper/run.sh
   tests/partition/run.sh
   tests/db/run.sh
