@@ -259,7 +259,7 @@ pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLe
 /// A datacenter fixed alone must be one the layout can hold, or no worker could be leased.
 fn check_datacenter(layout: &Layout, id: u64, explicit: &NodeConfig) -> Result<u64> {
     let max = layout.datacenter().map_or(0, |slot| slot.max());
-    if layout.datacenter().is_none() || id > max {
+    if layout.datacenter().is_none() {
         // The same words as a datacenter ID given with a worker ID.
         crate::codec::node_bits(
             layout,
@@ -268,6 +268,8 @@ fn check_datacenter(layout: &Layout, id: u64, explicit: &NodeConfig) -> Result<u
                 worker_id: 0,
             },
         )?;
+    }
+    if id > max {
         let name = if *explicit == NodeConfig::Unset {
             "FLAKERY_DATACENTER_ID"
         } else {
