@@ -1,11 +1,11 @@
 """Merges the per-language results of bench/run.sh, prints the table of ratios, checks the bar,
 and draws the chart. Standard library only.
 
-    python3 bench/report.py RAW_DIR OUT_DIR [--readme README.md]
+    python3 bench/report.py RAW_DIR OUT_DIR [--page docs/benchmarks.md]
 
 RAW_DIR holds meta.json, rust.json, python.json, node.json and c.json (any may be missing);
 OUT_DIR gets latest.json (everything, merged), table.md (the tables and the bar) and
-chart.svg. With --readme the block between `<!-- bench:results -->` and
+chart.svg. With --page the block between `<!-- bench:results -->` and
 `<!-- /bench:results -->` in that file is replaced by table.md. Never fails on a timing.
 """
 
@@ -289,7 +289,7 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     raw, out_dir = argv[1], argv[2]
-    readme = argv[argv.index("--readme") + 1] if "--readme" in argv else None
+    page = argv[argv.index("--page") + 1] if "--page" in argv else None
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
     r: dict[str, Any] = {"meta": load(os.path.join(raw, "meta.json")) or {}}
     for lang in ("rust", "python", "node", "c"):
@@ -319,7 +319,7 @@ def main(argv: list[str]) -> int:
             md += language_table(lang, r[lang], lock)
         else:
             md += [f"**{TITLES[lang]}**: not run.", ""]
-    md += ["<details><summary>How each generator was configured</summary>", "",
+    md += ["<details markdown=\"1\"><summary>How each generator was configured</summary>", "",
            "| language | generator | configuration | layout | ceiling, IDs/s | note |", "|---|---|---|---|--:|---|"]
     for lang in ("rust", "python", "node"):
         for g in (r.get(lang) or {}).get("generators", []):
@@ -344,17 +344,20 @@ def main(argv: list[str]) -> int:
     with open(os.path.join(out_dir, "chart.svg"), "w") as f:
         f.write(svg_chart(r))
     print(table)
-    if readme:
-        text = open(readme).read()
+    if page:
+        text = open(page).read()
         start, end = "<!-- bench:results -->", "<!-- /bench:results -->"
         if start in text and end in text:
             head, rest = text.split(start, 1)
             _, tail = rest.split(end, 1)
-            with open(readme, "w") as f:
+            with open(page, "w") as f:
                 f.write(head + start + "\n" + table + end + tail)
-            print(f"(updated the results in {readme})")
+            # The page shows the chart beside the tables: a copy, since the site is built from docs/.
+            with open(os.path.join(os.path.dirname(page), "benchmarks.svg"), "w") as f:
+                f.write(svg_chart(r))
+            print(f"(updated the results in {page})")
         else:
-            print(f"(no {start} block in {readme}: not updated)", file=sys.stderr)
+            print(f"(no {start} block in {page}: not updated)", file=sys.stderr)
     return 0
 
 

@@ -2,7 +2,7 @@
 # flakery beside its peers, Rust, Python, Node and the C ABI, in one run on this machine.
 #
 #   bash bench/run.sh                  # full run (about 5 minutes): bench/results/{latest.json,table.md,chart.svg}
-#   bash bench/run.sh --update-readme  # the same, and the results block of README.md
+#   bash bench/run.sh --update-docs    # the same, and the results of docs/benchmarks.md
 #   bash bench/run.sh --smoke          # tiny counts, every language, no timing asserted (CI): bench/results/tmp/smoke/
 #   bash bench/run.sh --only rust,python   # some of rust, python, node, c
 #
@@ -25,12 +25,12 @@ export FLAKERY_LEASE_DIR="${FLAKERY_LEASE_DIR:-$(target_dir)/bench-leases}"
 mkdir -p "$FLAKERY_LEASE_DIR"
 
 smoke=0
-update_readme=0
+update_docs=0
 langs="rust,python,node,c"
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
-    --update-readme) update_readme=1 ;;
+    --update-docs) update_docs=1 ;;
     --only)
       langs="${2:?--only needs a list: rust,python,node,c}"
       shift
@@ -201,9 +201,9 @@ json.dump({
     "rustc": run("rustc", "--version"), "node": run("node", "--version"), "cc": run("cc", "--version").split("\n")[0],
 }, open(out, "w"), indent=1)
 EOF
-readme_args=()
-[ "$update_readme" = 1 ] && readme_args=(--readme "$root/README.md")
+page_args=()
+[ "$update_docs" = 1 ] && page_args=(--page "$root/docs/benchmarks.md")
 echo
-python3 bench/report.py "$raw" "$out" "${readme_args[@]}"
+python3 bench/report.py "$raw" "$out" "${page_args[@]}"
 echo "bench: results in ${out#"$root"/}/ (latest.json, table.md, chart.svg); load average $load_before before, $load_after after"
 [ "$failed" -eq 0 ]

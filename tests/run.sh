@@ -6,7 +6,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export FLAKERY_REPO_ROOT="$PWD"
 
-areas=(tests/rust/run.sh tests/security/run.sh tests/python/run.sh tests/node/run.sh tests/c/run.sh tests/go/run.sh tests/zookeeper/run.sh bench/smoke.sh)
+areas=(tests/rust/run.sh tests/security/run.sh tests/python/run.sh tests/node/run.sh tests/c/run.sh tests/go/run.sh tests/zookeeper/run.sh tests/docs/run.sh bench/smoke.sh)
 passed=0
 failed=0
 failures=()

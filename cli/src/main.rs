@@ -42,7 +42,7 @@ enum Command {
     },
     /// Build the ID that decodes to the given parts.
     Compose {
-        #[arg(long)]
+        #[arg(long, default_value = "twitter")]
         layout: String,
         #[arg(long, allow_hyphen_values = true)]
         timestamp_ms: i64,

@@ -57,11 +57,28 @@ fn decoding(c: &mut Criterion) {
     });
 }
 
+fn text_forms(c: &mut Criterion) {
+    let mut group = c.benchmark_group("text");
+    group.throughput(Throughput::Elements(1));
+    let id = 1541815603606036480;
+    group.bench_function("encode_base32", |b| {
+        b.iter(|| black_box(flakery::text::encode_base32(black_box(id)).unwrap()))
+    });
+    group.bench_function("encode_base62", |b| {
+        b.iter(|| black_box(flakery::text::encode_base62(black_box(id)).unwrap()))
+    });
+    let base32 = flakery::text::to_base32(id).unwrap();
+    group.bench_function("from_base32", |b| {
+        b.iter(|| black_box(flakery::text::from_base32(black_box(&base32)).unwrap()))
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
-    targets = next_id, next_ids, decoding
+    targets = next_id, next_ids, decoding, text_forms
 }
 criterion_main!(benches);

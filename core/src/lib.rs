@@ -23,6 +23,7 @@ pub mod node;
 pub mod options;
 #[cfg(unix)]
 mod secure_dir;
+pub mod text;
 pub mod timestamp;
 #[cfg(all(unix, feature = "zookeeper"))]
 pub mod zookeeper_lease;
@@ -35,3 +36,4 @@ pub use generator::{Builder, Generator};
 pub use layout::{Capacity, Field, FieldKind, Layout, Slot, TimeUnit};
 pub use node::{Fence, FixedNode, Grant, NodeId, NodeLease, NodeSource};
 pub use options::{Options, SequencePolicy};
+pub use text::IdFormat;
