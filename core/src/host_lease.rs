@@ -206,8 +206,8 @@ fn exhausted(
         (None, None) => String::new(),
     };
     let mut message = format!(
-        "none of the {admitted} node IDs of layout '{layout}'{under} is free in the lease \
-         directory {}: {held} held by live processes",
+        "all {admitted} node IDs of layout '{layout}'{under} are taken or unusable in the \
+         lease directory {}: {held} held by live processes",
         dir.path().display()
     );
     if !foreign.is_empty() {

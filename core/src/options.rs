@@ -247,7 +247,20 @@ pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLe
     };
     let datacenter_id = match config {
         NodeConfig::Fixed(node, source) => return Ok(Box::new(FixedNode::new(node, source))),
-        NodeConfig::Datacenter(id) => Some(check_datacenter(layout, id, &explicit)?),
+        NodeConfig::Datacenter(id) => {
+            if let (NodeConfig::Datacenter(_), Some(connect)) =
+                (explicit, resolved_zookeeper(options)?)
+            {
+                // Leasing the worker on this host alone would be a silent step down from a
+                // lease that spans hosts.
+                return Err(Error::invalid_argument(format!(
+                    "datacenter_id was given without worker_id while a ZooKeeper lease is \
+                     configured ('{connect}'), which leases whole node IDs: pass both \
+                     datacenter_id and worker_id, or neither"
+                )));
+            }
+            Some(check_datacenter(layout, id, &explicit)?)
+        }
         NodeConfig::Unset => None,
     };
     let dir = match (&options.lease_dir, env_var("FLAKERY_LEASE_DIR")?) {
@@ -268,7 +281,7 @@ pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLe
 /// A datacenter fixed alone must be one the layout can hold, or no worker could be leased.
 fn check_datacenter(layout: &Layout, id: u64, explicit: &NodeConfig) -> Result<u64> {
     let max = layout.datacenter().map_or(0, |slot| slot.max());
-    if layout.datacenter().is_none() || id > max {
+    if layout.datacenter().is_none() {
         // The same words as a datacenter ID given with a worker ID.
         crate::codec::node_bits(
             layout,
@@ -277,6 +290,8 @@ fn check_datacenter(layout: &Layout, id: u64, explicit: &NodeConfig) -> Result<u
                 worker_id: 0,
             },
         )?;
+    }
+    if id > max {
         let name = if *explicit == NodeConfig::Unset {
             "FLAKERY_DATACENTER_ID"
         } else {

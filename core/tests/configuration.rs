@@ -127,9 +127,21 @@ fn a_datacenter_passed_alone_leases_the_worker_and_never_fixes_it_at_zero() {
     })
     .unwrap_err();
     assert_eq!(too_big.code(), ErrorCode::InvalidArgument);
+    assert!(too_big.message().contains("datacenter_id=32"), "{too_big}");
+
+    // Never a silent step down from a lease that spans hosts to one on this host.
+    let with_zookeeper = Generator::new(Options {
+        datacenter_id: Some(3),
+        zookeeper: Some("127.0.0.1:1".into()),
+        ..Options::default()
+    })
+    .unwrap_err();
+    assert_eq!(with_zookeeper.code(), ErrorCode::InvalidArgument);
     assert!(
-        too_big.message().contains("datacenter_id 32 does not fit"),
-        "{too_big}"
+        with_zookeeper
+            .message()
+            .contains("pass both datacenter_id and worker_id"),
+        "{with_zookeeper}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

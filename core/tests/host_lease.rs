@@ -181,7 +181,7 @@ fn all_ids_held_is_worker_ids_exhausted() {
         .collect();
     let err = Generator::new(options).unwrap_err();
     assert_eq!(err.code(), ErrorCode::WorkerIdsExhausted);
-    assert!(err.message().contains("none of the 4 node IDs"), "{err}");
+    assert!(err.message().contains("all 4 node IDs"), "{err}");
     assert!(err.message().contains("4 held by live processes"), "{err}");
     drop(held);
     let _ = std::fs::remove_dir_all(&dir);
