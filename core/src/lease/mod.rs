@@ -10,7 +10,11 @@
 //!   the protocol) and `ZooKeeperLease`.
 
 pub mod coordinator;
+#[cfg(unix)]
+pub mod host;
 pub mod memory;
+pub mod node;
+pub mod resolve;
 
 pub use coordinator::{Alarm, Claim, Coordinator, Failure, Token};
 pub use memory::{Board, MemoryCoordinator};
