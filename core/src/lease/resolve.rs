@@ -27,7 +27,7 @@ pub fn hostname_ordinal(hostname: &str) -> Result<u64> {
     })
 }
 
-pub fn hostname() -> Result<String> {
+pub(crate) fn hostname() -> Result<String> {
     let mut buf = [0u8; 256];
     // SAFETY: the buffer is writable for its whole length, which is passed.
     let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
