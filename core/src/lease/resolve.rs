@@ -115,7 +115,20 @@ pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLe
     };
     let datacenter_id = match config {
         NodeConfig::Fixed(node, source) => return Ok(Box::new(FixedNode::new(node, source))),
-        NodeConfig::Datacenter(id) => Some(check_datacenter(layout, id, &explicit)?),
+        NodeConfig::Datacenter(id) => {
+            if let (NodeConfig::Datacenter(_), Some(connect)) =
+                (explicit, resolved_zookeeper(options)?)
+            {
+                // Leasing the worker on this host alone would be a silent step down from a
+                // lease that spans hosts.
+                return Err(Error::invalid_argument(format!(
+                    "datacenter_id was given without worker_id while a ZooKeeper lease is \
+                     configured ('{connect}'), which leases whole node IDs: pass both \
+                     datacenter_id and worker_id, or neither"
+                )));
+            }
+            Some(check_datacenter(layout, id, &explicit)?)
+        }
         NodeConfig::Unset => None,
     };
     let dir = match (&options.lease_dir, env_var("FLAKERY_LEASE_DIR")?) {
