@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::layout::{FieldKind, Layout};
-use crate::node::NodeId;
+use crate::lease::node::NodeId;
 
 /// An ID taken apart. `fields` holds every field of the layout by name, in layout order, with
 /// its raw value (the time field in ticks since the epoch).

@@ -14,7 +14,7 @@ use crate::codec::{constant_bits, node_bits};
 use crate::error::{Error, ErrorCode, Result};
 use crate::fork;
 use crate::layout::Layout;
-use crate::node::{Fence, NodeId, NodeLease, NodeSource};
+use crate::lease::node::{Fence, NodeId, NodeLease, NodeSource};
 use crate::options::{Options, SequencePolicy};
 use crate::timestamp::format_rfc3339_ms;
 
@@ -179,7 +179,7 @@ impl<C: Clock> Builder<C> {
         let constant_bits = constant_bits(&layout, &options.fields)?;
         let lease = match lease {
             Some(lease) => lease,
-            None => crate::options::resolve_node(&options, &layout)?,
+            None => crate::lease::resolve::resolve_node(&options, &layout)?,
         };
         fork::install();
         let unit = layout.unit().millis() as u64;

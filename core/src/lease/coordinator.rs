@@ -53,7 +53,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::error::Error;
-use crate::node::NodeSource;
+use crate::lease::node::NodeSource;
 
 /// A node index held by this holder, as the coordinator confirmed it.
 #[derive(Debug, Clone, PartialEq, Eq)]

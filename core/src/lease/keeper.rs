@@ -19,8 +19,8 @@
 use crate::error::{Error, ErrorCode};
 use crate::layout::Layout;
 use crate::lease::coordinator::{Claim, Failure};
+use crate::lease::node::{Fence, Grant, NodeId, LOOKAHEAD_MS};
 pub use crate::lease::requests::{carry, Next, Outcome, Request, Ticket};
-use crate::node::{Fence, Grant, NodeId, LOOKAHEAD_MS};
 use crate::timestamp::format_rfc3339_ms;
 
 /// The longest the mark is written ahead of use. It stays below the generator's default

@@ -15,7 +15,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::layout::Layout;
 use crate::lease::coordinator::{Alarm, Coordinator};
 use crate::lease::keeper::{carry, Keeper, Next, Outcome, Refusal, Request, State, Ticket};
-use crate::node::{Fence, Grant, NodeLease, NodeSource};
+use crate::lease::node::{Fence, Grant, NodeLease, NodeSource};
 
 /// How far the local clock may be behind the coordinator's at lease time.
 pub const MAX_CLOCK_BEHIND_MS: i64 = 1000;

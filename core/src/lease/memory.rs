@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::clock::Clock;
 use crate::error::{Error, ErrorCode};
 use crate::lease::coordinator::{Claim, Coordinator, Failure, Token};
-use crate::node::{read_mark, NodeSource};
+use crate::lease::node::{read_mark, NodeSource};
 
 /// The coordinator's records, shared by every holder made on it.
 #[derive(Clone)]

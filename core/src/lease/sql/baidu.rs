@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, ErrorCode, Result};
 use crate::layout::Layout;
-use crate::node::{Grant, NodeId, NodeLease, NodeSource};
+use crate::lease::node::{Grant, NodeId, NodeLease, NodeSource};
 
 use super::coordinator::{host_name, open_link};
 use super::link::Unanswered;

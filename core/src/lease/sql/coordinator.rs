@@ -19,7 +19,7 @@ use std::time::Duration;
 use crate::clock::Clock;
 use crate::error::{Error, ErrorCode};
 use crate::lease::coordinator::{Claim, Coordinator, Failure, Token};
-use crate::node::{read_mark, NodeSource};
+use crate::lease::node::{read_mark, NodeSource};
 
 use super::dialect::Dialect;
 use super::link::{Link, Unanswered};
@@ -472,7 +472,7 @@ fn holder_id() -> i64 {
 }
 
 pub(super) fn host_name() -> String {
-    let mut name = crate::options::hostname().unwrap_or_default();
+    let mut name = crate::lease::resolve::hostname().unwrap_or_default();
     name.truncate(64);
     name
 }

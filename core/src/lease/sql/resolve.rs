@@ -2,11 +2,11 @@
 //! else `FLAKERY_DATABASE_URL`, `database_mode` else `FLAKERY_DATABASE_MODE` (`lease`, the
 //! default, or `baidu`), the namespace and the session timeout (the lease term) as for
 //! ZooKeeper. The source order (explicit IDs, ZooKeeper, database, environment, host lease)
-//! is `options::resolve_node`'s.
+//! is `lease::resolve::resolve_node`'s.
 
 use crate::error::Result;
 use crate::layout::Layout;
-use crate::node::NodeLease;
+use crate::lease::node::NodeLease;
 use crate::options::{env_var, Options};
 
 use super::{DatabaseMode, DatabaseUrl};
@@ -43,7 +43,7 @@ pub fn database_lease(
 
     use crate::clock::Clock;
     use crate::lease::kept::{KeptLease, MonotonicClock};
-    use crate::options::{resolved_namespace, resolved_session_timeout_ms};
+    use crate::lease::resolve::{resolved_namespace, resolved_session_timeout_ms};
 
     use super::{BaiduWorkerNode, SqlCoordinator};
 

@@ -30,7 +30,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::layout::Layout;
 use crate::lease::coordinator::{Alarm, Claim, Coordinator, Failure, Token};
 use crate::lease::kept::{KeptLease, MonotonicClock};
-use crate::node::{read_mark, Fence, Grant, NodeLease, NodeSource};
+use crate::lease::node::{read_mark, Fence, Grant, NodeLease, NodeSource};
 use settings::Settings;
 use transport::Client;
 
@@ -193,7 +193,7 @@ impl Coordinator for ZooKeeperCoordinator {
             .collect();
         let about = format!(
             "{} {}",
-            crate::options::hostname().unwrap_or_default(),
+            crate::lease::resolve::hostname().unwrap_or_default(),
             std::process::id()
         );
         // The lowest free index whose mark can be read; an unreadable mark is never "no

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::layout::Layout;
-use crate::node::LOOKAHEAD_MS;
+use crate::lease::node::LOOKAHEAD_MS;
 use crate::options::Options;
 use zookeeper::ZkError;
 
@@ -92,7 +92,7 @@ impl Settings {
                  (FLAKERY_SESSION_TIMEOUT_MS) to at least {MIN_SESSION_TIMEOUT_MS}"
             )));
         }
-        let namespace = crate::options::resolved_namespace(&Options {
+        let namespace = crate::lease::resolve::resolved_namespace(&Options {
             namespace: Some(namespace.to_string()),
             ..Options::default()
         })?;

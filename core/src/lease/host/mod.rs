@@ -15,6 +15,9 @@
 //! name (another user's, a link, a FIFO, a directory, garbage) makes it skip the index, so
 //! another user can deny an index but never share one nor make flakery write elsewhere.
 
+mod container;
+mod secure_dir;
+
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::fs::FileExt;
@@ -24,10 +27,12 @@ use std::sync::Mutex;
 use crate::error::{Error, ErrorCode, Result};
 use crate::fork;
 use crate::layout::Layout;
-use crate::node::{read_mark, Grant, NodeId, NodeLease, NodeSource, LOOKAHEAD_MS, MAX_MARK_BYTES};
+use crate::lease::node::{
+    read_mark, Grant, NodeId, NodeLease, NodeSource, LOOKAHEAD_MS, MAX_MARK_BYTES,
+};
 use crate::options::DEFAULT_BACKWARDS_TOLERANCE_MS;
-use crate::secure_dir::{c_name, euid, fstat, SecureDir};
 use crate::timestamp::format_rfc3339_ms;
+use secure_dir::{c_name, euid, fstat, SecureDir};
 
 /// The host's runtime lock directory, used when neither `FLAKERY_LEASE_DIR` nor `lease_dir`
 /// is set (and this is not a container).
@@ -53,7 +58,7 @@ pub fn implicit_lease_dir() -> Result<PathBuf> {
              FLAKERY_ZOOKEEPER or FLAKERY_DATABASE_URL"
         )));
     }
-    if let Some(sign) = crate::container::container_sign() {
+    if let Some(sign) = container::container_sign() {
         return Err(Error::invalid_argument(format!(
             "refusing the implicit host-local node ID lease: this looks like a container \
              ({sign}), and lease files in its own {DEFAULT_LEASE_DIR} are not seen by other \
