@@ -1,4 +1,4 @@
-//! How options left unset are filled from the FLAKERY_* variables (core/src/options.rs), on
+//! How options left unset are filled from the FLAKERY_* variables (core/src/lease/resolve.rs), on
 //! any values the variables can hold, checked against a model of the documented rules:
 //! unset, empty and blank are "not given"; values are trimmed; a value that is not UTF-8 is
 //! `invalid_argument` naming the variable; numbers are unsigned decimal integers; a namespace
