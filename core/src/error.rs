@@ -1,10 +1,10 @@
-//! One error type for every surface: a stable code (the contract's section 5) and a message
+//! One error type for every surface: a stable code (docs/spec.md#errors) and a message
 //! that names what was wrong.
 
 use std::borrow::Cow;
 use std::fmt;
 
-/// The stable error codes of the contract. The string of each is the same in every binding.
+/// The stable error codes (docs/spec.md#errors). The string of each is the same in every binding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(i32)]
 pub enum ErrorCode {

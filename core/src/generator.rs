@@ -82,8 +82,8 @@ impl Generator<SystemClock> {
         }
     }
 
-    /// A generator configured as the contract says: explicit options first, then the
-    /// environment (`FLAKERY_*`).
+    /// A generator configured as docs/spec.md#generator-options says: explicit options first,
+    /// then the environment (`FLAKERY_*`).
     pub fn new(options: Options) -> Result<Self> {
         Builder {
             options,
@@ -94,7 +94,7 @@ impl Generator<SystemClock> {
     }
 }
 
-/// Builds a generator; every option of the contract has a method.
+/// Builds a generator; every option of docs/spec.md#generator-options has a method.
 pub struct Builder<C: Clock> {
     options: Options,
     clock: C,

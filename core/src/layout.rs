@@ -1,5 +1,5 @@
-//! How a 64-bit ID is cut into fields: parsed from the contract's spec string, validated,
-//! printable back to a spec string, and able to tell its capacity.
+//! How a 64-bit ID is cut into fields: parsed from a spec string (docs/spec.md#layouts),
+//! validated, printable back to a spec string, and able to tell its capacity.
 
 use std::fmt;
 use std::str::FromStr;
@@ -127,7 +127,7 @@ pub struct Layout {
     total_bits: u32,
 }
 
-/// The presets of the contract, as spec strings, in the order `flakery layouts` lists them.
+/// The presets (docs/spec.md#presets), as spec strings, in the order `flakery layouts` lists them.
 pub const PRESETS: [(&str, &str); 9] = [
     (
         "twitter",
@@ -244,7 +244,7 @@ impl Layout {
         Layout::from_fields(fields, epoch, unit.unwrap_or(TimeUnit::Millis))
     }
 
-    /// One of the contract's presets by name.
+    /// One of the presets (docs/spec.md#presets) by name.
     pub fn preset(name: &str) -> Result<Layout> {
         parsed_presets()
             .iter()
@@ -258,7 +258,7 @@ impl Layout {
             })
     }
 
-    /// Every preset with its name, in the contract's order.
+    /// Every preset with its name, in the order of docs/spec.md#presets.
     pub fn presets() -> Vec<(&'static str, Layout)> {
         parsed_presets().to_vec()
     }

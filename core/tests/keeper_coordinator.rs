@@ -1,4 +1,4 @@
-//! The in-memory coordinator keeps the contract every backend keeps (see
+//! The in-memory coordinator keeps the promises every backend keeps (see
 //! `flakery::lease::coordinator`): exclusive claims of the lowest free index, expiry in the
 //! coordinator's clock, strict marks, compare-and-set writes.
 
