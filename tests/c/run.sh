@@ -2,7 +2,7 @@
 # The C ABI (bindings-c, include/flakery.h): builds libflakery, checks that the committed header
 # is what cbindgen generates, then builds and runs
 #   - tests/c/test.c  as C11 (-Wall -Wextra -Werror -pedantic) under ASan + UBSan, linked
-#     statically with the README's link line;
+#     statically with the link line of docs/c.md;
 #   - tests/c/test.cpp as C++17 (-Wall -Wextra -Werror -pedantic) under ASan + UBSan;
 #   - tests/c/test.c  again, against an installed copy through pkg-config: shared and static.
 # Closes with "c: N passed, M failed" (the sum of every run's own closing line).
@@ -29,7 +29,7 @@ cargo build --release --locked -p flakery-c
 echo "--- cargo test -p flakery-c (include/flakery.h is what cbindgen generates)"
 cargo test --locked -p flakery-c
 
-# The link line of the README: the archive, then FLAKERY_STATIC_LIBS.
+# The link line of docs/c.md: the archive, then FLAKERY_STATIC_LIBS.
 sanitize=(-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all)
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"

@@ -441,7 +441,7 @@ static void test_options_pass_through(void) {
     opts.field_names = names;
     opts.field_values = values;
     opts.field_count = 2;
-    /* Lease options: an explicit worker ID wins over them, as the contract orders. */
+    /* Lease options: an explicit worker ID wins over them, as docs/spec.md#node-identity orders. */
     opts.zookeeper = "127.0.0.1:1/flakery-c-test";
     opts.namespace_ = "c-test";
     opts.session_timeout_ms = 2000;

@@ -16,7 +16,7 @@ import (
 	"unsafe"
 )
 
-// Error is a failed call: Code is the contract's code string ("invalid_layout", ...).
+// Error is a failed call: Code is the code string of docs/spec.md#errors ("invalid_layout", ...).
 type Error struct {
 	Status  int
 	Code    string
@@ -48,7 +48,7 @@ func call(f func() C.flakery_status) error {
 // Generator wraps a flakery_generator; it is safe for concurrent use by many goroutines.
 type Generator struct{ ptr *C.flakery_generator }
 
-// Options are the generator options of the contract; nil pointers mean "not given".
+// Options are the generator options of docs/spec.md#generator-options; nil pointers mean "not given".
 type Options struct {
 	Layout       string
 	DatacenterID *uint64

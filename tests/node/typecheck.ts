@@ -67,7 +67,7 @@ const fromInfo = new Generator({ layout: twitter, workerId: 1 })
 const custom: LayoutInfo = layoutInfoOf('time:41,worker:10,sequence:12;epoch=1288834974657')
 const name: string | null = custom.name
 
-// Errors carry the contract's code.
+// Errors carry their code (docs/spec.md#errors).
 try {
   decode(2 ** 60)
 } catch (error) {
