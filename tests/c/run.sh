@@ -24,6 +24,20 @@ unset_flakery_env
 export FLAKERY_LEASE_DIR="$work/leases"
 mkdir -p "$FLAKERY_LEASE_DIR"
 
+# test.c leases from a real PostgreSQL (Debian's package), started here and stopped on exit.
+# Without one (outside CI only) test.c skips that test loudly and runs the rest.
+json_field() { python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+if bash tests/db/install.sh && db="$(python3 tests/db/dbserver.py start postgres)"; then
+  db_dir="$(json_field dir <<<"$db")"
+  trap 'python3 tests/db/dbserver.py stop "$db_dir" >/dev/null 2>&1 || true' EXIT
+  C_TEST_DATABASE_URL="$(json_field url <<<"$db")"
+  C_TEST_DATABASE_PASSWORD="$(json_field password <<<"$db")"
+  export C_TEST_DATABASE_URL C_TEST_DATABASE_PASSWORD
+elif [ "${CI:-}" = "true" ]; then
+  echo "FAIL: cannot install or start PostgreSQL (CI=true: no test may be skipped)" >&2
+  exit 1
+fi
+
 echo "--- cargo build --release -p flakery-c"
 cargo build --release --locked -p flakery-c
 echo "--- cargo test -p flakery-c (include/flakery.h is what cbindgen generates)"
