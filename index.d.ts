@@ -92,6 +92,14 @@ export interface GeneratorOptions {
   sessionTimeoutMs?: number
   /** Directory of the host-local lease files. */
   leaseDir?: string
+  /**
+   * Database for leased node IDs: `postgres://user:password@host:5432/db` or
+   * `mysql://...` (`mariadb://` is read as `mysql://`). Its password never appears in an
+   * error message.
+   */
+  databaseUrl?: string
+  /** `'lease'` (flakery's table, the default) or `'baidu'` (uid-generator's `WORKER_NODE`). */
+  databaseMode?: 'lease' | 'baidu'
 }
 
 /** The parts of `compose()`. */
@@ -188,8 +196,8 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  */
 export declare class Generator {
   /**
-   * Options not given come from the `FLAKERY_*` environment, then the contract's defaults;
-   * an unconfigured generator leases its node ID (see the README).
+   * Options not given come from the `FLAKERY_*` environment, then the defaults of docs/spec.md#generator-options;
+   * an unconfigured generator leases its node ID (see docs/identity.md).
    */
   constructor(options?: GeneratorOptions)
   /** The layout as its canonical spec string (a preset's name where it is one). */
@@ -197,10 +205,10 @@ export declare class Generator {
   get datacenterId(): number
   get workerId(): number
   /**
-   * Where the node ID came from: `explicit`, `environment`, `hostname`, `zookeeper` or
-   * `host_lease`.
+   * Where the node ID came from: `explicit`, `environment`, `hostname`, `zookeeper`,
+   * `database` or `host_lease`.
    */
-  get source(): 'explicit' | 'environment' | 'hostname' | 'zookeeper' | 'host_lease'
+  get source(): 'explicit' | 'environment' | 'hostname' | 'zookeeper' | 'database' | 'host_lease'
   /** Whether `close()` was called. */
   get closed(): boolean
   /** Releases the node ID lease now; every later call fails with `lease_lost`. */
@@ -236,7 +244,7 @@ export declare function fromBase62(text: string): bigint
  */
 export declare function layoutInfoOf(spec: string): LayoutInfo
 
-/** The presets of the contract, in its order, with their fields and capacity. */
+/** The presets of docs/spec.md#layouts, in its order, with their fields and capacity. */
 export declare function layouts(): LayoutInfo[]
 
 /**

@@ -92,6 +92,14 @@ export interface GeneratorOptions {
   sessionTimeoutMs?: number
   /** Directory of the host-local lease files. */
   leaseDir?: string
+  /**
+   * Database for leased node IDs: `postgres://user:password@host:5432/db` or
+   * `mysql://...` (`mariadb://` is read as `mysql://`). Its password never appears in an
+   * error message.
+   */
+  databaseUrl?: string
+  /** `'lease'` (flakery's table, the default) or `'baidu'` (uid-generator's `WORKER_NODE`). */
+  databaseMode?: 'lease' | 'baidu'
 }
 
 /** The parts of `compose()`. */

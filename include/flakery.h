@@ -2,11 +2,11 @@
  * flakery.h: Snowflake-style 64-bit unique IDs, the C API of flakery (C, C++ and Go via cgo).
  *
  * Link with libflakery.a or libflakery.so built by `cargo build --release -p flakery-c`; the
- * README gives the exact commands (static, shared, pkg-config).
+ * docs/c.md gives the exact commands (static, shared, pkg-config).
  *
  * Conventions
  *  - Every fallible function returns a flakery_status: FLAKERY_STATUS_OK (0) on success,
- *    otherwise one of the contract's error codes (flakery_status_message gives its code string,
+ *    otherwise one of the error codes of docs/spec.md#errors (flakery_status_message gives its code string,
  *    such as "invalid_layout"). Out-pointers are written only on success.
  *  - The detailed message of the last failure on the calling thread is flakery_last_error()
  *    (or flakery_last_error_message() to copy it). Successful calls do not clear it.
@@ -50,7 +50,7 @@
 
 /**
  * What a fallible function did. `FLAKERY_STATUS_OK` is 0; each other value is one of the
- * contract's error codes, with the same number as the Rust core's `ErrorCode`, and
+ * error codes of docs/spec.md#errors, with the same number as the Rust core's `ErrorCode`, and
  * `flakery_status_message` gives its code string ("invalid_layout", ...). The detailed
  * message of the last failure on the calling thread is `flakery_last_error()`.
  *
@@ -146,13 +146,13 @@ typedef int32_t flakery_sequence_policy;
 typedef struct flakery_generator flakery_generator;
 
 /**
- * The options of `flakery_generator_new`, one member per option of the contract.
+ * The options of `flakery_generator_new`, one member per option of docs/spec.md#generator-options.
  *
  * Always fill it with `flakery_options_init` first, then set what you need: that sets
  * `struct_size` and every default, so a program keeps working when a later version adds
  * members. Strings are borrowed only during `flakery_generator_new`; NULL means "not given".
  * Unset options are taken from the environment (`FLAKERY_LAYOUT`, `FLAKERY_WORKER_ID`,
- * `FLAKERY_DATACENTER_ID`, `FLAKERY_ZOOKEEPER`, ...) as the contract says.
+ * `FLAKERY_DATACENTER_ID`, `FLAKERY_ZOOKEEPER`, ...) as docs/spec.md#node-identity says.
  */
 typedef struct flakery_options {
     /**
@@ -209,7 +209,7 @@ typedef struct flakery_options {
      */
     const char *zookeeper;
     /**
-     * The ZooKeeper namespace of the leases (the contract's `namespace`; C++ reserves the
+     * The ZooKeeper namespace of the leases (`namespace` in docs/spec.md#generator-options; C++ reserves the
      * word). NULL: `FLAKERY_NAMESPACE`, else "default".
      */
     const char *namespace_;
@@ -222,6 +222,17 @@ typedef struct flakery_options {
      * directory.
      */
     const char *lease_dir;
+    /**
+     * Database for leased node IDs: "postgres://user:password@host:5432/db" or
+     * "mysql://..." ("mariadb://" is read as "mysql://"). NULL: `FLAKERY_DATABASE_URL`. Its
+     * password never appears in an error message.
+     */
+    const char *database_url;
+    /**
+     * "lease" (flakery's table, the default) or "baidu" (uid-generator's `WORKER_NODE`).
+     * NULL: `FLAKERY_DATABASE_MODE`, else "lease".
+     */
+    const char *database_mode;
 } flakery_options;
 
 /**
@@ -302,12 +313,12 @@ const char *flakery_version(void);
 
 /**
  * Makes a generator from `opts` (NULL: every option at its default, that is, from the
- * `FLAKERY_*` environment variables or the contract's defaults) and stores it in `*out`.
+ * `FLAKERY_*` environment variables or the defaults of docs/spec.md#generator-options) and stores it in `*out`.
  *
  * `opts` must have been filled by `flakery_options_init` before its fields were set. On
  * failure `*out` is left unchanged; errors: `FLAKERY_STATUS_INVALID_LAYOUT`,
  * `FLAKERY_STATUS_INVALID_ARGUMENT` (a NULL `out`, a value that does not fit its field, an
- * unknown constant field, ...), and the node-identity errors of the contract
+ * unknown constant field, ...), and the node-identity errors of docs/spec.md#node-identity
  * (`FLAKERY_STATUS_COORDINATOR_UNAVAILABLE`, `FLAKERY_STATUS_WORKER_IDS_EXHAUSTED`).
  * Free the generator with `flakery_generator_free`.
  */
@@ -371,7 +382,7 @@ flakery_status flakery_generator_datacenter_id(const struct flakery_generator *g
 
 /**
  * Where the generator's node ID came from, as a static string into `*out`: "explicit",
- * "environment", "hostname", "zookeeper" or "host_lease". Never free it.
+ * "environment", "hostname", "zookeeper", "database" or "host_lease". Never free it.
  */
 flakery_status flakery_generator_source(const struct flakery_generator *generator,
                                         const char **out);

@@ -9,7 +9,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use flakery_core::{Error, ErrorCode, NodeSource};
 
 /// What a fallible function did. `FLAKERY_STATUS_OK` is 0; each other value is one of the
-/// contract's error codes, with the same number as the Rust core's `ErrorCode`, and
+/// error codes of docs/spec.md#errors, with the same number as the Rust core's `ErrorCode`, and
 /// `flakery_status_message` gives its code string ("invalid_layout", ...). The detailed
 /// message of the last failure on the calling thread is `flakery_last_error()`.
 ///
@@ -55,7 +55,7 @@ impl From<ErrorCode> for flakery_status {
     }
 }
 
-/// The code string of a status, NUL-terminated for C. The strings are the contract's (and
+/// The code string of a status, NUL-terminated for C. The strings are docs/spec.md#errors' (and
 /// `ErrorCode::as_str`'s); a unit test keeps them equal.
 pub(crate) fn status_name(status: i32) -> &'static CStr {
     match status {

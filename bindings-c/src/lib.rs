@@ -50,12 +50,12 @@ pub extern "C" fn flakery_version() -> *const c_char {
 }
 
 /// Makes a generator from `opts` (NULL: every option at its default, that is, from the
-/// `FLAKERY_*` environment variables or the contract's defaults) and stores it in `*out`.
+/// `FLAKERY_*` environment variables or the defaults of docs/spec.md#generator-options) and stores it in `*out`.
 ///
 /// `opts` must have been filled by `flakery_options_init` before its fields were set. On
 /// failure `*out` is left unchanged; errors: `FLAKERY_STATUS_INVALID_LAYOUT`,
 /// `FLAKERY_STATUS_INVALID_ARGUMENT` (a NULL `out`, a value that does not fit its field, an
-/// unknown constant field, ...), and the node-identity errors of the contract
+/// unknown constant field, ...), and the node-identity errors of docs/spec.md#node-identity
 /// (`FLAKERY_STATUS_COORDINATOR_UNAVAILABLE`, `FLAKERY_STATUS_WORKER_IDS_EXHAUSTED`).
 /// Free the generator with `flakery_generator_free`.
 #[no_mangle]
@@ -201,7 +201,7 @@ pub unsafe extern "C" fn flakery_generator_datacenter_id(
 }
 
 /// Where the generator's node ID came from, as a static string into `*out`: "explicit",
-/// "environment", "hostname", "zookeeper" or "host_lease". Never free it.
+/// "environment", "hostname", "zookeeper", "database" or "host_lease". Never free it.
 #[no_mangle]
 pub unsafe extern "C" fn flakery_generator_source(
     generator: *const flakery_generator,

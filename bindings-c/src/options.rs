@@ -1,8 +1,9 @@
-//! `flakery_options`: every generator option of the contract, read into the core's `Options`.
+//! `flakery_options`: every generator option of docs/spec.md#generator-options, read into the core's `Options`.
 
 use std::ffi::{c_char, OsStr};
 use std::path::PathBuf;
 
+use flakery_core::lease::sql::{DatabaseMode, DatabaseUrl};
 use flakery_core::options::{
     DEFAULT_BACKWARDS_TOLERANCE_MS, DEFAULT_MAX_BORROW_MS, DEFAULT_SESSION_TIMEOUT_MS,
 };
@@ -21,13 +22,13 @@ pub enum flakery_sequence_policy {
     Borrow = 1,
 }
 
-/// The options of `flakery_generator_new`, one member per option of the contract.
+/// The options of `flakery_generator_new`, one member per option of docs/spec.md#generator-options.
 ///
 /// Always fill it with `flakery_options_init` first, then set what you need: that sets
 /// `struct_size` and every default, so a program keeps working when a later version adds
 /// members. Strings are borrowed only during `flakery_generator_new`; NULL means "not given".
 /// Unset options are taken from the environment (`FLAKERY_LAYOUT`, `FLAKERY_WORKER_ID`,
-/// `FLAKERY_DATACENTER_ID`, `FLAKERY_ZOOKEEPER`, ...) as the contract says.
+/// `FLAKERY_DATACENTER_ID`, `FLAKERY_ZOOKEEPER`, ...) as docs/spec.md#node-identity says.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct flakery_options {
@@ -64,7 +65,7 @@ pub struct flakery_options {
     /// ZooKeeper connect string with optional chroot ("127.0.0.1:2181/flakery"). NULL:
     /// `FLAKERY_ZOOKEEPER`.
     pub zookeeper: *const c_char,
-    /// The ZooKeeper namespace of the leases (the contract's `namespace`; C++ reserves the
+    /// The ZooKeeper namespace of the leases (`namespace` in docs/spec.md#generator-options; C++ reserves the
     /// word). NULL: `FLAKERY_NAMESPACE`, else "default".
     pub namespace_: *const c_char,
     /// ZooKeeper session timeout. 0: `FLAKERY_SESSION_TIMEOUT_MS`, else 10000.
@@ -72,6 +73,13 @@ pub struct flakery_options {
     /// Directory of the host-local lease files. NULL: `FLAKERY_LEASE_DIR`, else a runtime
     /// directory.
     pub lease_dir: *const c_char,
+    /// Database for leased node IDs: "postgres://user:password@host:5432/db" or
+    /// "mysql://..." ("mariadb://" is read as "mysql://"). NULL: `FLAKERY_DATABASE_URL`. Its
+    /// password never appears in an error message.
+    pub database_url: *const c_char,
+    /// "lease" (flakery's table, the default) or "baidu" (uid-generator's `WORKER_NODE`).
+    /// NULL: `FLAKERY_DATABASE_MODE`, else "lease".
+    pub database_mode: *const c_char,
 }
 
 impl Default for flakery_options {
@@ -94,6 +102,8 @@ impl Default for flakery_options {
             namespace_: std::ptr::null(),
             session_timeout_ms: 0,
             lease_dir: std::ptr::null(),
+            database_url: std::ptr::null(),
+            database_mode: std::ptr::null(),
         }
     }
 }
@@ -176,6 +186,12 @@ pub(crate) unsafe fn read(opts: *const flakery_options) -> Result<Options, Error
         if !c.lease_dir.is_null() {
             let bytes = std::ffi::CStr::from_ptr(c.lease_dir).to_bytes();
             options.lease_dir = Some(PathBuf::from(os_str(bytes)));
+        }
+        if let Some(url) = opt_string(c.database_url, "opts->database_url")? {
+            options.database_url = Some(DatabaseUrl::parse(&url)?);
+        }
+        if let Some(mode) = opt_string(c.database_mode, "opts->database_mode")? {
+            options.database_mode = Some(mode.parse::<DatabaseMode>()?);
         }
     }
     options.session_timeout_ms = (c.session_timeout_ms != 0).then_some(c.session_timeout_ms);

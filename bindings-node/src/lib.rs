@@ -12,6 +12,7 @@
 
 use std::sync::Arc;
 
+use flakery::lease::sql::{DatabaseMode, DatabaseUrl};
 use flakery::{Layout, Options, SequencePolicy};
 use napi::bindgen_prelude::This;
 use napi::{sys, Env, JsValue, Unknown, ValueType};
@@ -38,7 +39,7 @@ fn default_generator(env: napi::sys::napi_env) -> JsResult<&'static flakery::Gen
 // ---------------------------------------------------------------------------------------------
 // Generators
 
-const GENERATOR_KEYS: [&str; 12] = [
+const GENERATOR_KEYS: [&str; 14] = [
     "layout",
     "datacenterId",
     "workerId",
@@ -51,6 +52,8 @@ const GENERATOR_KEYS: [&str; 12] = [
     "namespace",
     "sessionTimeoutMs",
     "leaseDir",
+    "databaseUrl",
+    "databaseMode",
 ];
 
 fn generator_options(env: sys::napi_env, value: sys::napi_value) -> JsResult<Options> {
@@ -66,6 +69,12 @@ fn generator_options(env: sys::napi_env, value: sys::napi_value) -> JsResult<Opt
         lease_dir: o.string("leaseDir")?.map(Into::into),
         ..Options::default()
     };
+    if let Some(url) = o.string("databaseUrl")? {
+        options.database_url = Some(DatabaseUrl::parse(&url).or_throw(env)?);
+    }
+    if let Some(mode) = o.string("databaseMode")? {
+        options.database_mode = Some(mode.parse::<DatabaseMode>().or_throw(env)?);
+    }
     if let Some(policy) = o.string("sequencePolicy")? {
         options.sequence_policy = policy.parse::<SequencePolicy>().or_throw(env)?;
     }
@@ -90,8 +99,8 @@ pub struct Generator {
 
 #[napi]
 impl Generator {
-    /// Options not given come from the `FLAKERY_*` environment, then the contract's defaults;
-    /// an unconfigured generator leases its node ID (see the README).
+    /// Options not given come from the `FLAKERY_*` environment, then the defaults of docs/spec.md#generator-options;
+    /// an unconfigured generator leases its node ID (see docs/identity.md).
     #[napi(catch_unwind, constructor, ts_args_type = "options?: GeneratorOptions")]
     pub fn new(env: Env, this: This, options: Unknown) -> napi::Result<Self, &'static str> {
         let env = env.raw();
@@ -120,12 +129,12 @@ impl Generator {
         new_field_value(env.raw(), self.inner.worker_id(), bits).map(Raw)
     }
 
-    /// Where the node ID came from: `explicit`, `environment`, `hostname`, `zookeeper` or
-    /// `host_lease`.
+    /// Where the node ID came from: `explicit`, `environment`, `hostname`, `zookeeper`,
+    /// `database` or `host_lease`.
     #[napi(
         catch_unwind,
         getter,
-        ts_return_type = "'explicit' | 'environment' | 'hostname' | 'zookeeper' | 'host_lease'"
+        ts_return_type = "'explicit' | 'environment' | 'hostname' | 'zookeeper' | 'database' | 'host_lease'"
     )]
     pub fn source(&self) -> &'static str {
         self.inner.source().as_str()
@@ -292,7 +301,7 @@ fn layout_info(
     Ok(out.finish())
 }
 
-/// The presets of the contract, in its order, with their fields and capacity.
+/// The presets of docs/spec.md#layouts, in its order, with their fields and capacity.
 #[napi(catch_unwind, ts_return_type = "LayoutInfo[]")]
 pub fn layouts(env: Env) -> napi::Result<Raw, &'static str> {
     let env = env.raw();

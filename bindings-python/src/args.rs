@@ -159,7 +159,7 @@ fn twitter() -> Arc<Layout> {
     TWITTER.get_or_init(|| Arc::new(Layout::twitter())).clone()
 }
 
-/// A layout given as a spec string or a `flakery.Layout`; `None` is the contract's default
+/// A layout given as a spec string or a `flakery.Layout`; `None` is the default of docs/spec.md#generator-options
 /// for decoding and composing, `twitter`.
 pub fn layout_or_twitter(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Arc<Layout>> {
     match obj {

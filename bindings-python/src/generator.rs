@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use flakery::lease::sql::{DatabaseMode, DatabaseUrl};
 use flakery::{Generator, Layout, Options};
 use pyo3::exceptions::PyMemoryError;
 use pyo3::ffi;
@@ -152,12 +153,13 @@ impl PyGenerator {
         signature = (
             *, layout=None, datacenter_id=None, worker_id=None, sequence_policy=None,
             max_borrow_ms=None, backwards_tolerance_ms=None, random_sequence_start=None,
-            fields=None, zookeeper=None, namespace=None, session_timeout_ms=None, lease_dir=None
+            fields=None, zookeeper=None, namespace=None, session_timeout_ms=None, lease_dir=None,
+            database_url=None, database_mode=None
         ),
         text_signature = "(*, layout=None, datacenter_id=None, worker_id=None, \
             sequence_policy='wait', max_borrow_ms=1000, backwards_tolerance_ms=1000, \
             random_sequence_start=False, fields=None, zookeeper=None, namespace=None, \
-            session_timeout_ms=None, lease_dir=None)"
+            session_timeout_ms=None, lease_dir=None, database_url=None, database_mode=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn py_new(
@@ -174,6 +176,8 @@ impl PyGenerator {
         namespace: Option<&Bound<'_, PyAny>>,
         session_timeout_ms: Option<&Bound<'_, PyAny>>,
         lease_dir: Option<&Bound<'_, PyAny>>,
+        database_url: Option<&Bound<'_, PyAny>>,
+        database_mode: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mut options = Options::default();
         if let Some(layout) = layout.filter(|l| !l.is_none()) {
@@ -201,6 +205,12 @@ impl PyGenerator {
         options.namespace = args::opt_string(namespace, "namespace")?;
         options.session_timeout_ms = args::opt_u64_arg(session_timeout_ms, "session_timeout_ms")?;
         options.lease_dir = args::opt_path(lease_dir, "lease_dir")?;
+        if let Some(url) = args::opt_string(database_url, "database_url")? {
+            options.database_url = Some(DatabaseUrl::parse(&url).py()?);
+        }
+        if let Some(mode) = args::opt_string(database_mode, "database_mode")? {
+            options.database_mode = Some(mode.parse::<DatabaseMode>().py()?);
+        }
         let generator = py.detach(|| Generator::new(options)).py()?;
         Ok(PyGenerator {
             layout: Arc::new(generator.layout().clone()),
@@ -247,7 +257,7 @@ impl PyGenerator {
     }
 
     /// Where the node ID came from: `"explicit"`, `"environment"`, `"hostname"`,
-    /// `"zookeeper"` or `"host_lease"`.
+    /// `"zookeeper"`, `"database"` or `"host_lease"`.
     #[getter]
     fn source(&self) -> &'static str {
         self.generator().source().as_str()

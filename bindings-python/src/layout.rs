@@ -100,14 +100,14 @@ impl PyLayout {
         Ok(PyLayout::new(Arc::new(Layout::parse(&spec).py()?)))
     }
 
-    /// One of the contract's presets by name.
+    /// One of the presets of docs/spec.md#layouts by name.
     #[classmethod]
     fn preset(_cls: &Bound<'_, PyType>, name: &Bound<'_, PyAny>) -> PyResult<Self> {
         let name = args::string(name, "name")?;
         Ok(PyLayout::new(Arc::new(Layout::preset(&name).py()?)))
     }
 
-    /// Every preset by name, in the contract's order.
+    /// Every preset by name, in the order of docs/spec.md#layouts.
     #[classmethod]
     fn presets<'py>(cls: &Bound<'py, PyType>) -> PyResult<Bound<'py, PyDict>> {
         let dict = PyDict::new(cls.py());

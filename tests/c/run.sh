@@ -2,7 +2,7 @@
 # The C ABI (bindings-c, include/flakery.h): builds libflakery, checks that the committed header
 # is what cbindgen generates, then builds and runs
 #   - tests/c/test.c  as C11 (-Wall -Wextra -Werror -pedantic) under ASan + UBSan, linked
-#     statically with the README's link line;
+#     statically with the link line of docs/c.md;
 #   - tests/c/test.cpp as C++17 (-Wall -Wextra -Werror -pedantic) under ASan + UBSan;
 #   - tests/c/test.c  again, against an installed copy through pkg-config: shared and static.
 # Closes with "c: N passed, M failed" (the sum of every run's own closing line).
@@ -24,12 +24,26 @@ unset_flakery_env
 export FLAKERY_LEASE_DIR="$work/leases"
 mkdir -p "$FLAKERY_LEASE_DIR"
 
+# test.c leases from a real PostgreSQL (Debian's package), started here and stopped on exit.
+# Without one (outside CI only) test.c skips that test loudly and runs the rest.
+json_field() { python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+if bash tests/db/install.sh && db="$(python3 tests/db/dbserver.py start postgres)"; then
+  db_dir="$(json_field dir <<<"$db")"
+  trap 'python3 tests/db/dbserver.py stop "$db_dir" >/dev/null 2>&1 || true' EXIT
+  C_TEST_DATABASE_URL="$(json_field url <<<"$db")"
+  C_TEST_DATABASE_PASSWORD="$(json_field password <<<"$db")"
+  export C_TEST_DATABASE_URL C_TEST_DATABASE_PASSWORD
+elif [ "${CI:-}" = "true" ]; then
+  echo "FAIL: cannot install or start PostgreSQL (CI=true: no test may be skipped)" >&2
+  exit 1
+fi
+
 echo "--- cargo build --release -p flakery-c"
 cargo build --release --locked -p flakery-c
 echo "--- cargo test -p flakery-c (include/flakery.h is what cbindgen generates)"
 cargo test --locked -p flakery-c
 
-# The link line of the README: the archive, then FLAKERY_STATIC_LIBS.
+# The link line of docs/c.md: the archive, then FLAKERY_STATIC_LIBS.
 sanitize=(-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all)
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"

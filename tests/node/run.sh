@@ -26,6 +26,8 @@ node -e 'require("flakery").nextId()' # the addon loads
 
 # tests/node/zookeeper.test.mjs runs against a real ZooKeeper (Debian's package).
 bash tests/zookeeper/install.sh || skip_or_fail "cannot install ZooKeeper"
+# tests/node/database.test.mjs runs against a real MariaDB (Debian's package).
+bash tests/db/install.sh || skip_or_fail "cannot install PostgreSQL and MariaDB"
 echo "--- node --test"
 node --test tests/node/*.test.mjs tests/node/*.test.cjs
 

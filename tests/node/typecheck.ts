@@ -39,7 +39,8 @@ const ownText: string = generator.nextIdString()
 const ownBatch: BigInt64Array = generator.nextIds(10)
 const spec: string = generator.layout
 const node: number = generator.datacenterId + generator.workerId
-const source: 'explicit' | 'environment' | 'hostname' | 'zookeeper' | 'host_lease' = generator.source
+const source: 'explicit' | 'environment' | 'hostname' | 'zookeeper' | 'database' | 'host_lease' =
+  generator.source
 generator.close()
 const closed: boolean = generator.closed
 
@@ -64,10 +65,14 @@ const twitter = presets[0]!
 const perSecond: number = twitter.idsPerSecond
 const runsOut: Date | null = twitter.exhaustedAt
 const fromInfo = new Generator({ layout: twitter, workerId: 1 })
+const fromDatabase: GeneratorOptions = {
+  databaseUrl: 'postgres://app@127.0.0.1:5432/app',
+  databaseMode: 'baidu',
+}
 const custom: LayoutInfo = layoutInfoOf('time:41,worker:10,sequence:12;epoch=1288834974657')
 const name: string | null = custom.name
 
-// Errors carry the contract's code.
+// Errors carry their code (docs/spec.md#errors).
 try {
   decode(2 ** 60)
 } catch (error) {
@@ -83,13 +88,15 @@ nextIds('3')
 decode(true)
 // @ts-expect-error: unknown sequence policy
 new Generator({ sequencePolicy: 'sometimes' })
+// @ts-expect-error: unknown database mode
+new Generator({ databaseUrl: 'postgres://app@127.0.0.1/app', databaseMode: 'leaf' })
 // @ts-expect-error: compose needs timestampMs
 compose({ workerId: 1 })
 // @ts-expect-error: an ID is a bigint, not a number
 const wrong: number = nextId()
 
 console.log(id, text, batch, own, ownText, ownBatch, spec, node, source, closed, when, ms, field)
-console.log(again, perSecond, runsOut, fromInfo, name, wrong)
+console.log(again, perSecond, runsOut, fromInfo, fromDatabase, name, wrong)
 
 // Text forms.
 const b32: string = toBase32(id)

@@ -25,6 +25,8 @@ py="$venv/bin/python"
 echo "python: $("$py" --version)"
 # tests/python/test_zookeeper.py runs against a real ZooKeeper (Debian's package).
 bash "$root/tests/zookeeper/install.sh" || skip_or_fail "cannot install ZooKeeper"
+# tests/python/test_database.py runs against a real PostgreSQL (Debian's package).
+bash "$root/tests/db/install.sh" || skip_or_fail "cannot install PostgreSQL and MariaDB"
 quiet "$py" -m pip install --disable-pip-version-check -q pytest mypy
 echo "building and installing the package (pip install .) ..."
 quiet "$py" -m pip install --disable-pip-version-check -v "$root"

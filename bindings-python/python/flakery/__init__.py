@@ -7,7 +7,7 @@
     with flakery.Generator(worker_id=7, sequence_policy="borrow") as generator:
         ids = generator.next_ids(1000)
 
-See the README's Python section for configuration, errors and fork behaviour.
+See docs/python.md for configuration, errors and fork behaviour.
 """
 
 import os

@@ -1,6 +1,6 @@
-"""The exceptions of flakery: one class per error code of the contract.
+"""The exceptions of flakery: one class per error code of docs/spec.md#errors.
 
-Every exception flakery raises is a :class:`FlakeryError` whose ``code`` is the contract's
+Every exception flakery raises is a :class:`FlakeryError` whose ``code`` is the
 stable string (the same in every binding) and whose message is the Rust core's.
 """
 
@@ -21,7 +21,7 @@ __all__ = [
 
 
 class FlakeryError(Exception):
-    """Base class of every flakery error; ``code`` is the contract's error code."""
+    """Base class of every flakery error; ``code`` is its error code (docs/spec.md#errors)."""
 
     code: ClassVar[str] = ""
 

@@ -136,7 +136,7 @@ class Generator:
     """Makes unique, increasing IDs; safe to share between threads.
 
     Arguments left out take the environment's value (FLAKERY_LAYOUT, FLAKERY_WORKER_ID,
-    FLAKERY_DATACENTER_ID, ...) or the contract's default.
+    FLAKERY_DATACENTER_ID, ...) or the default of docs/spec.md#generator-options.
     """
 
     def __new__(
@@ -154,6 +154,8 @@ class Generator:
         namespace: str | None = None,
         session_timeout_ms: int | None = None,
         lease_dir: str | os.PathLike[str] | None = None,
+        database_url: str | None = None,
+        database_mode: Literal["lease", "baidu"] | None = None,
     ) -> Generator: ...
     def next_id(self) -> int: ...
     def next_ids(self, n: int) -> list[int]: ...
@@ -165,7 +167,9 @@ class Generator:
     @property
     def worker_id(self) -> int: ...
     @property
-    def source(self) -> Literal["explicit", "environment", "hostname", "zookeeper", "host_lease"]: ...
+    def source(self) -> Literal[
+        "explicit", "environment", "hostname", "zookeeper", "database", "host_lease"
+    ]: ...
     @property
     def sequence_policy(self) -> Literal["wait", "borrow"]: ...
     @property
