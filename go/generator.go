@@ -22,8 +22,8 @@ const (
 )
 
 // Options configure New. The zero value is every default: the layout from FLAKERY_LAYOUT
-// (else "twitter") and the node identity from the environment, ZooKeeper or a host-local
-// lease, in that order of what is configured. Pointer fields are "not given" when nil (see
+// (else "twitter") and the node identity from ZooKeeper, a database, the environment or a
+// host-local lease, in that order of what is configured. Pointer fields are "not given" when nil (see
 // Uint64); empty strings and zero numbers are "not given" too.
 type Options struct {
 	// Layout is a preset name ("twitter", "discord;epoch=2015-01-01T00:00:00Z") or a field
@@ -54,6 +54,12 @@ type Options struct {
 	SessionTimeoutMs uint64
 	// LeaseDir is the directory of host-local lease files (default FLAKERY_LEASE_DIR).
 	LeaseDir string
+	// DatabaseURL leases the node ID from PostgreSQL or MySQL/MariaDB ("postgres://...",
+	// "mysql://..."; default FLAKERY_DATABASE_URL). Its password never appears in an error.
+	DatabaseURL string
+	// DatabaseMode is "lease" (the default) or "baidu": one new row of Baidu's WORKER_NODE
+	// table per start, its ID the worker ID (default FLAKERY_DATABASE_MODE).
+	DatabaseMode string
 }
 
 // Uint64 returns a pointer to v, for the optional fields of Options.
@@ -141,6 +147,12 @@ func New(o Options) (*Generator, error) {
 	if o.LeaseDir != "" {
 		opts.lease_dir = strs.add(o.LeaseDir)
 	}
+	if o.DatabaseURL != "" {
+		opts.database_url = strs.add(o.DatabaseURL)
+	}
+	if o.DatabaseMode != "" {
+		opts.database_mode = strs.add(o.DatabaseMode)
+	}
 
 	var ptr *C.flakery_generator
 	if err := call(func() C.flakery_status { return C.flakery_generator_new(&opts, &ptr) }); err != nil {
@@ -198,7 +210,7 @@ func (g *Generator) DatacenterID() uint64 {
 }
 
 // Source says where the node ID came from: "explicit", "environment", "hostname",
-// "zookeeper" or "host_lease".
+// "zookeeper", "database" or "host_lease".
 func (g *Generator) Source() string {
 	var out *C.char
 	_ = call(func() C.flakery_status { return C.flakery_generator_source(g.ptr, &out) })
