@@ -127,7 +127,12 @@ fn a_datacenter_passed_alone_leases_the_worker_and_never_fixes_it_at_zero() {
     })
     .unwrap_err();
     assert_eq!(too_big.code(), ErrorCode::InvalidArgument);
-    assert!(too_big.message().contains("datacenter_id=32"), "{too_big}");
+    // Named as the caller spelled it, with the value and the range it must fit.
+    let message = too_big.message();
+    assert!(
+        message.contains("datacenter_id") && message.contains("32") && message.contains("31"),
+        "{too_big}"
+    );
 
     // Never a silent step down from a lease that spans hosts to one on this host.
     let with_zookeeper = Generator::new(Options {
