@@ -210,7 +210,7 @@ impl Coordinator for MemoryCoordinator {
         let mut found = None;
         for index in 0..count {
             let slot = records.slot_mut(index);
-            let free = slot.holder.map_or(true, |(_, expires)| expires <= now);
+            let free = slot.holder.is_none_or(|(_, expires)| expires <= now);
             if !free {
                 continue;
             }

@@ -93,8 +93,7 @@ impl Default for Scope {
 
 impl Scope {
     fn admits(&self, node: (u64, u64)) -> bool {
-        self.datacenter_id.map_or(true, |d| d == node.0)
-            && self.worker_id.map_or(true, |w| w == node.1)
+        self.datacenter_id.is_none_or(|d| d == node.0) && self.worker_id.is_none_or(|w| w == node.1)
     }
 
     /// The lock file name of node index `index`.
