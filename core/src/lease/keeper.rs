@@ -19,14 +19,29 @@
 use crate::error::{Error, ErrorCode};
 use crate::layout::Layout;
 use crate::lease::coordinator::{Claim, Failure};
-use crate::lease::node::{Fence, Grant, NodeId, LOOKAHEAD_MS};
+use crate::lease::node::{Fence, Grant, NodeId};
 pub use crate::lease::requests::{carry, Next, Outcome, Request, Ticket};
 use crate::timestamp::format_rfc3339_ms;
 
-/// The longest the mark is written ahead of use. It stays below the generator's default
-/// backwards tolerance (1 s), so that a holder taking back its own node ID right after losing
-/// it waits for the mark instead of failing.
-pub const MAX_AHEAD_MS: i64 = 900;
+/// How far ahead of use the mark is written, plus the recent round trip, at most
+/// `MAX_AHEAD_MS`. A coordinator hands a node ID to a successor only a term after its
+/// holder's last request, by when the mark has passed, so the look-ahead costs a successor
+/// nothing. The mark moves only while the claim is held and not suspect, at least half a term
+/// before the claim can be lost, so a holder that takes back its own node ID after losing it
+/// finds its mark at most `MAX_AHEAD_MS` less half a term (and the retry pause) ahead: within
+/// the generator's default backwards tolerance (1 s) for any term, so it waits, never fails.
+pub const AHEAD_MS: i64 = 1100;
+
+/// The longest look-ahead.
+pub const MAX_AHEAD_MS: i64 = 1500;
+
+/// A busy generator's mark is written again when it is this close to use, or the recent round
+/// trip and a margin when that is longer: a round trip that grows suddenly from nothing to
+/// half the look-ahead costs nothing, and a steady one up to about 750 ms neither.
+pub const MIN_LEAD_MS: i64 = 800;
+
+/// What the keeper thread's wake-up and a loaded machine may add to a round trip.
+const LEAD_MARGIN_MS: i64 = 100;
 
 /// The pause before a failed request is tried again.
 pub const RETRY_PAUSE_MS: i64 = 200;
@@ -154,10 +169,18 @@ impl Keeper {
         self.lost.as_ref().map(|(_, e)| e)
     }
 
-    /// How far ahead of use the mark is written: `LOOKAHEAD_MS`, or twice the recent round
-    /// trip when that is longer, at most `MAX_AHEAD_MS`.
+    /// How far ahead of use the mark is written: far enough that a write sent when it is
+    /// `lead_ms` short, and the one after it, come back before the generator gets there.
     pub fn ahead_ms(&self) -> i64 {
-        (2 * self.rtt_ms + 100).clamp(LOOKAHEAD_MS, MAX_AHEAD_MS)
+        AHEAD_MS.saturating_add(self.rtt_ms).min(MAX_AHEAD_MS)
+    }
+
+    /// How close to use a busy generator's mark is written again: early enough that the
+    /// answer arrives before the generator gets there, at the recent round trip.
+    pub fn lead_ms(&self) -> i64 {
+        self.rtt_ms
+            .saturating_add(LEAD_MARGIN_MS)
+            .clamp(MIN_LEAD_MS, self.ahead_ms())
     }
 
     /// The instant grants stop unless a request is confirmed again.
@@ -331,11 +354,15 @@ impl Keeper {
         };
         let busy = now < self.busy_until;
         let ahead = self.ahead_ms();
-        let request = if self.want_mark_ms > mark {
+        let lead = self.lead_ms();
+        let request = if self.suspect {
+            // Only confirm: the mark never moves while the claim may be lost (see AHEAD_MS).
+            Some(Request::Renew(claim.clone()))
+        } else if self.want_mark_ms > mark {
             Some(write(self.want_mark_ms))
-        } else if busy && mark.saturating_sub(gen_now) <= ahead / 2 {
+        } else if busy && mark.saturating_sub(gen_now) <= lead {
             Some(write(mark.max(gen_now.saturating_add(ahead))))
-        } else if self.suspect || now >= held.confirmed_ms.saturating_add(self.term_ms / 4) {
+        } else if now >= held.confirmed_ms.saturating_add(self.term_ms / 4) {
             // A busy generator's renewal moves the mark too (any answered request of this
             // holder confirms the claim), so that no renewal delays the write it needs next.
             Some(if busy {
@@ -352,7 +379,12 @@ impl Keeper {
             None => {
                 let mut wake = confirmed.saturating_add(self.term_ms / 4);
                 if busy {
-                    wake = wake.min(now.saturating_add((LOOKAHEAD_MS / 4).max(1)));
+                    // The instant the mark comes within the lead of the generator.
+                    let due = mark
+                        .saturating_sub(self.gen_offset_ms)
+                        .saturating_sub(lead)
+                        .max(now.saturating_add(1));
+                    wake = wake.min(due);
                 }
                 Next::Sleep(wake)
             }
@@ -438,10 +470,11 @@ impl Keeper {
     }
 
     /// What a generator may issue now: `want_ms` is the tick it wants (generator time),
-    /// `gen_now_ms` its clock, `now` the keeper's clock.
+    /// `gen_now_ms` its clock now (not as read before a wait: the keeper learns from it where
+    /// the generator is), `now` the keeper's clock.
     pub fn grant(&mut self, want_ms: i64, gen_now_ms: i64, now: i64) -> Result<Grant, Refusal> {
         self.gen_offset_ms = gen_now_ms.saturating_sub(now);
-        self.busy_until = now.saturating_add(2 * LOOKAHEAD_MS);
+        self.busy_until = now.saturating_add(2 * AHEAD_MS);
         self.advance(now);
         if self.released || self.release.is_some() {
             return Err(Refusal::Lost(Error::new(

@@ -346,7 +346,9 @@ impl NodeLease for KeptLease {
         let mut keeper = shared.keeper();
         loop {
             let now = shared.now();
-            match keeper.grant(want_ms, now_ms, now) {
+            // The generator's clock moved on while this call waited.
+            let gen_now_ms = now_ms.saturating_add(now - started);
+            match keeper.grant(want_ms, gen_now_ms, now) {
                 Ok(grant) => return Ok(grant),
                 Err(Refusal::Lost(err)) => return Err(err),
                 Err(Refusal::NeedMark) => {}

@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::layout::Layout;
-use crate::lease::node::LOOKAHEAD_MS;
 use crate::options::Options;
 use zookeeper::ZkError;
 
 /// The shortest session timeout that can hold a lease: IDs are issued for half of it after
-/// each answer, and the mark is written `LOOKAHEAD_MS` ahead of use.
-pub const MIN_SESSION_TIMEOUT_MS: u64 = 2 * LOOKAHEAD_MS as u64;
+/// each answer, and it is renewed a quarter of it after each, so a shorter one would renew
+/// faster than a server answers across a data centre.
+pub const MIN_SESSION_TIMEOUT_MS: u64 = 1000;
 
 /// What a lease was made with; a forked child leases anew with the same.
 #[derive(Debug, Clone)]
@@ -87,7 +87,7 @@ impl Settings {
             return Err(Error::invalid_argument(format!(
                 "session timeout {session_timeout_ms} ms is not between {MIN_SESSION_TIMEOUT_MS} \
                  ms and one hour: flakery issues IDs for half the session timeout after each \
-                 answer of the server and keeps its high-water mark {LOOKAHEAD_MS} ms ahead, so \
+                 answer of the server and renews it a quarter of it after each, so \
                  a shorter session could never hold a lease; set session_timeout_ms \
                  (FLAKERY_SESSION_TIMEOUT_MS) to at least {MIN_SESSION_TIMEOUT_MS}"
             )));
