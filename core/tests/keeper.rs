@@ -479,3 +479,85 @@ fn slow_answers_write_the_mark_sooner_but_never_further_ahead() {
     assert_eq!(a.keeper.ahead_ms(), MAX_AHEAD_MS);
     assert_eq!(a.keeper.lead_ms(), MAX_AHEAD_MS);
 }
+
+/// A busy holder on a link with round trip `rtt` whose connection breaks at `break_at`: the
+/// answers are lost from then until the claim is, when the link heals. Returns how far ahead
+/// of the generator's clock the floor is when the holder has taken its node ID back.
+fn floor_ahead_after_taking_back(term: i64, rtt: i64, break_at: i64) -> i64 {
+    use flakery::lease::keeper::{carry, Keeper};
+    use flakery::lease::Board;
+    use flakery::{Clock, FakeClock};
+    use std::sync::Arc;
+    let clock = FakeClock::new(0);
+    let board = Board::new(Arc::new(clock.clone()), term);
+    let mut coordinator = board.connect();
+    let mut keeper = Keeper::new(&Layout::twitter(), "test".into(), term);
+    let wall = |clock: &FakeClock| clock.now_ms() + keeper_sim::WALL0;
+    // Requests the keeper gave up on still land.
+    let mut in_flight: Vec<(Ticket, i64)> = Vec::new();
+    let mut wake_at = 0;
+    let mut was_lost = false;
+    for _ in 0..20_000 {
+        let now = clock.now_ms();
+        let lossy = now >= break_at && !was_lost;
+        let mut poll = now >= wake_at;
+        if now == break_at {
+            keeper.alarm();
+            poll = true;
+        }
+        for (ticket, _) in in_flight.extract_if(.., |(_, due)| now >= *due) {
+            let outcome = carry(&mut coordinator, &ticket).expect("an answer");
+            if !lossy {
+                keeper.answer(ticket.seq, outcome, now);
+                poll = true;
+            }
+        }
+        was_lost |= keeper.state() == State::Lost;
+        match keeper.grant(wall(&clock), wall(&clock), now) {
+            Ok(grant) if was_lost => {
+                assert_eq!(grant.node.worker_id, 0, "took its own node ID back");
+                return grant.floor_ms - wall(&clock);
+            }
+            Ok(_) => {}
+            Err(_) => poll = true,
+        }
+        while poll {
+            match keeper.poll(now) {
+                Next::Send(ticket) => {
+                    let rtt = if was_lost { 1 } else { rtt };
+                    in_flight.push((ticket, now + rtt));
+                }
+                Next::Sleep(at) => {
+                    wake_at = at;
+                    poll = false;
+                }
+                Next::Finished => panic!("finished"),
+            }
+        }
+        clock.advance(1);
+    }
+    panic!("never took its node ID back");
+}
+
+#[test]
+fn a_holder_taking_back_its_own_node_id_finds_its_mark_within_the_backwards_tolerance() {
+    use flakery::lease::keeper::RETRY_PAUSE_MS;
+    use flakery::options::DEFAULT_BACKWARDS_TOLERANCE_MS;
+    // The shortest term a lease may have; round trips up to what it allows, breaks at any
+    // phase of the writes. The mark that landed last is the floor when the holder takes its
+    // node ID back (at once: as in a SQL table, a holder's own claim is its to take again).
+    let term = 1000;
+    let mut worst = i64::MIN;
+    for rtt in [1, 100, 200, 250, 300, 400] {
+        for break_at in (3_000..3_400).step_by(7) {
+            let ahead = floor_ahead_after_taking_back(term, rtt, break_at);
+            assert!(
+                ahead <= MAX_AHEAD_MS - term / 2 - RETRY_PAUSE_MS
+                    && ahead < DEFAULT_BACKWARDS_TOLERANCE_MS as i64,
+                "round trip {rtt} ms, broken at {break_at}: the floor is {ahead} ms ahead"
+            );
+            worst = worst.max(ahead);
+        }
+    }
+    eprintln!("the floor was at most {worst} ms ahead");
+}

@@ -210,7 +210,10 @@ impl Coordinator for MemoryCoordinator {
         let mut found = None;
         for index in 0..count {
             let slot = records.slot_mut(index);
-            let free = slot.holder.is_none_or(|(_, expires)| expires <= now);
+            // As in a SQL table, a claim this holder gave up on is its own to take again.
+            let free = slot
+                .holder
+                .is_none_or(|(holder, expires)| expires <= now || holder == self.holder);
             if !free {
                 continue;
             }
