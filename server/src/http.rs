@@ -67,7 +67,7 @@ pub async fn next_id(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let format = id_format(query.format.as_deref())?;
-    let id = [ids.next_id()?];
+    let id = [ids.next_id().await?];
     if wants_text(&headers) {
         return Ok(text_response(render_ids(&id, format, "", "", "\n", "")?));
     }
@@ -297,6 +297,7 @@ pub async fn readyz(State(ids): State<Arc<Ids>>) -> Result<Json<Value>, ApiError
 }
 
 pub async fn metrics(State(ids): State<Arc<Ids>>) -> Result<Response, ApiError> {
+    ids.sync_slow_path_counts();
     let text = ids.metrics.render().map_err(|e| ApiError {
         code: "internal",
         status: StatusCode::INTERNAL_SERVER_ERROR,

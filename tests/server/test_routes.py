@@ -154,6 +154,28 @@ def test_metrics_parse_and_count(server):
     assert later["flakery_ids_issued"].samples[0].value == issued  # /metrics issues nothing
 
 
+def slow_path_counts(server):
+    _, _, body = server.get("/metrics")
+    families = {f.name: f for f in text_string_to_metric_families(body.decode())}
+    return (families["flakery_sequence_waits"].samples[0].value,
+            families["flakery_ticks_borrowed"].samples[0].value)
+
+
+@pytest.mark.parametrize("policy", ["wait", "borrow"])
+def test_metrics_count_the_used_up_ticks(start_server, policy):
+    # 100,000 IDs need at least 25 ticks of 4,096 (twitter): one request uses up 24 of them,
+    # which the wait policy waits out and the borrow policy takes ahead of the clock.
+    s = start_server("--worker-id", "1", "--sequence-policy", policy)
+    assert slow_path_counts(s) == (0, 0)
+    status, _, body = s.get_json("/v1/ids?count=100000")
+    assert status == 200 and len(set(body["ids"])) == 100_000
+    waits, borrowed = slow_path_counts(s)
+    if policy == "wait":
+        assert waits >= 5 and borrowed == 0, (waits, borrowed)
+    else:
+        assert borrowed >= 5 and waits == 0, (waits, borrowed)
+
+
 def test_token_guards_all_but_health(start_server):
     s = start_server("--worker-id", "1", env={"FLAKERY_SERVER_TOKEN": "s3cret-token-value"})
     for path in ["/v1/id", "/v1/ids?count=2", "/v1/layout", "/metrics", "/genid",
