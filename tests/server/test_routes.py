@@ -42,6 +42,22 @@ def test_batch_is_increasing_and_capped(server):
         assert "count" in body["error"]["message"]
 
 
+def test_batches_that_straddle_a_tick_stay_whole_and_increasing(start_server):
+    # A batch of up to 4096 takes what the current tick has left on the fast path and the
+    # rest on a blocking thread: asked back to back, most of these straddle a tick.
+    s = start_server("--worker-id", "1")
+    c = s.conn()
+    every = []
+    for count in [4096, 3000, 4096, 1, 4095, 4096, 2048, 4096] * 4:
+        c.request("GET", f"/v1/ids?count={count}")
+        r = c.getresponse()
+        ids = [int(x) for x in json.loads(r.read())["ids"]]
+        assert r.status == 200 and len(ids) == count
+        every += ids
+    c.close()
+    assert all(a < b for a, b in zip(every, every[1:])), "IDs went down or repeated"
+
+
 def test_text_plain_gives_bare_lines(server):
     status, headers, body = server.get("/v1/ids?count=5", {"Accept": "text/plain"})
     assert status == 200 and headers["content-type"].startswith("text/plain")
