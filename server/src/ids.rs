@@ -20,6 +20,12 @@ const INLINE_BATCH: usize = 4096;
 /// this (not the request count) bounds a batch flood's memory. Others wait their turn.
 const BATCH_SLOTS: usize = 8;
 
+/// Requests on the slow path at once (a used-up tick, the lease asked for time, the identity
+/// lost). They serialise on the generator's identity lock anyway; the bound keeps a flood
+/// while the lease is lost from holding a blocking thread per request. Others wait their turn
+/// without a thread.
+const SLOW_SLOTS: usize = 4;
+
 /// How often the identity is checked when no request has told us anything.
 const PROBE_EVERY: Duration = Duration::from_millis(250);
 
@@ -30,6 +36,7 @@ pub struct Ids {
     constants: Vec<(String, u64)>,
     ready: AtomicBool,
     batch_slots: tokio::sync::Semaphore,
+    slow_slots: tokio::sync::Semaphore,
     /// Serialises copying the core's slow-path counts into the Prometheus counters.
     slow_path_synced: Mutex<()>,
 }
@@ -46,6 +53,7 @@ impl Ids {
             constants,
             ready: AtomicBool::new(true),
             batch_slots: tokio::sync::Semaphore::new(BATCH_SLOTS),
+            slow_slots: tokio::sync::Semaphore::new(SLOW_SLOTS),
             slow_path_synced: Mutex::new(()),
         })
     }
@@ -63,15 +71,20 @@ impl Ids {
     /// block (a used-up tick's wait, the lease asked for more time) runs on a blocking thread,
     /// so that a slow lease write never stalls the other requests of a worker.
     pub async fn next_id(self: &Arc<Self>) -> Result<i64, ApiError> {
-        let result = match self.generator.try_next_id_fast() {
-            Some(id) => Ok(id),
-            None => {
-                let this = Arc::clone(self);
-                match tokio::task::spawn_blocking(move || this.generator.next_id()).await {
-                    Ok(result) => result,
-                    Err(_) => return Err(ApiError::overloaded("the request was cancelled")),
-                }
-            }
+        if let Some(id) = self.generator.try_next_id_fast() {
+            return self.account(Ok((id, 1)));
+        }
+        let Ok(_slot) = self.slow_slots.acquire().await else {
+            return Err(ApiError::overloaded("the server is stopping"));
+        };
+        // The tick may have turned, or the lease been renewed, while this waited its turn.
+        if let Some(id) = self.generator.try_next_id_fast() {
+            return self.account(Ok((id, 1)));
+        }
+        let this = Arc::clone(self);
+        let result = match tokio::task::spawn_blocking(move || this.generator.next_id()).await {
+            Ok(result) => result,
+            Err(_) => return Err(ApiError::overloaded("the request was cancelled")),
         };
         self.account(result.map(|id| (id, 1)))
     }
@@ -91,13 +104,13 @@ impl Ids {
         let result = if ids.len() == count {
             Ok(ids)
         } else {
-            let _slot = if count > INLINE_BATCH {
-                match self.batch_slots.acquire().await {
-                    Ok(slot) => Some(slot),
-                    Err(_) => return Err(ApiError::overloaded("the server is stopping")),
-                }
+            let slots = if count > INLINE_BATCH {
+                &self.batch_slots
             } else {
-                None
+                &self.slow_slots
+            };
+            let Ok(_slot) = slots.acquire().await else {
+                return Err(ApiError::overloaded("the server is stopping"));
             };
             let this = Arc::clone(self);
             let made = tokio::task::spawn_blocking(move || {
