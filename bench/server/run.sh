@@ -157,6 +157,8 @@ result = {
 }
 json.dump(result, open(out, "w"), indent=1)
 s, b, st = result["single_id"], result["batch_route"], result["stream_ids"]
+def ms_text(ms):
+    return "n/a" if ms is None else f"{round(ms, 3):g} ms"
 if smoke != "1":
     f, n = s["flakery"], s["nginx"]
     md = f"""# `flakery serve` under load
@@ -170,8 +172,8 @@ size ({result["body_bytes"]} bytes, `application/json`) in the same run. Produce
 
 | | requests/s | p50 | p99 | vs nginx |
 |---|--:|--:|--:|--:|
-| flakery `GET /v1/id` | {f["requests_per_s"]:,.0f} | {f["p50_ms"]} ms | {f["p99_ms"]} ms | {s["ratio_to_nginx"]:.0%} |
-| nginx, static body | {n["requests_per_s"]:,.0f} | {n["p50_ms"]} ms | {n["p99_ms"]} ms | 100% |
+| flakery `GET /v1/id` | {f["requests_per_s"]:,.0f} | {ms_text(f["p50_ms"])} | {ms_text(f["p99_ms"])} | {s["ratio_to_nginx"]:.0%} |
+| nginx, static body | {n["requests_per_s"]:,.0f} | {ms_text(n["p50_ms"])} | {ms_text(n["p99_ms"])} | 100% |
 
 | | IDs/s | of the layout's ceiling (4,096,000/s, twitter, wait) |
 |---|--:|--:|
