@@ -43,7 +43,8 @@ try:
     single, batch = s["single_id"]["flakery"], s["batch_route"]
     check("server single ID", single["requests_per_s"] > 0 and single["non_2xx"] == 0, str(single))
     check("server nginx", s["single_id"]["nginx"]["requests_per_s"] > 0, str(s["single_id"]["nginx"]))
-    check("server batch", batch["ids_per_s"] > 0 and batch["non_2xx"] == 0, str(batch))
+    # batch_load fails the run on any answer that is not a 200 with exactly its IDs.
+    check("server batch", batch["ids_per_s"] > 0 and batch["ids"] > 0, str(batch))
     check("server StreamIds", s["stream_ids"]["ids_per_s"] > 0, str(s["stream_ids"]))
 except (OSError, ValueError, KeyError) as e:
     check("server", False, f"no results ({e})")

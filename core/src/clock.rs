@@ -33,16 +33,23 @@ pub struct SystemClock;
 
 #[cfg(target_os = "linux")]
 fn read_clock(id: libc::clockid_t) -> i64 {
+    let ts = read_timespec(id);
+    // time_t and long are 32 bits on some targets: the casts are not no-ops everywhere.
+    #[allow(clippy::unnecessary_cast)]
+    let ms = ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000;
+    ms
+}
+
+#[cfg(target_os = "linux")]
+#[inline(always)]
+fn read_timespec(id: libc::clockid_t) -> libc::timespec {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: `ts` is a valid, writable timespec; both clock ids exist on every Linux since 2.6.32.
     unsafe { libc::clock_gettime(id, &mut ts) };
-    // time_t and long are 32 bits on some targets: the casts are not no-ops everywhere.
-    #[allow(clippy::unnecessary_cast)]
-    let ms = ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000;
-    ms
+    ts
 }
 
 impl Clock for SystemClock {
@@ -63,6 +70,24 @@ impl Clock for SystemClock {
     #[inline]
     fn now_ms_coarse(&self) -> i64 {
         read_clock(libc::CLOCK_REALTIME_COARSE)
+    }
+
+    /// Sleeps until the millisecond starts instead of spinning to it: a spinning waiter holds
+    /// a core for the rest of the tick, and on a machine with few cores that starves the
+    /// threads that would use the IDs (a server's network threads, its clients). The sleep
+    /// wakes some tens of microseconds late, well inside the new tick, so a waiter still
+    /// takes every tick's sequence numbers.
+    #[cfg(target_os = "linux")]
+    fn wait_until_ms(&self, target_ms: i64) {
+        let ts = read_timespec(libc::CLOCK_REALTIME);
+        #[allow(clippy::unnecessary_cast)]
+        let now_ns = ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128;
+        let left_ns = i128::from(target_ms) * 1_000_000 - now_ns;
+        if left_ns > 0 {
+            std::thread::sleep(Duration::from_nanos(
+                u64::try_from(left_ns).unwrap_or(u64::MAX),
+            ));
+        }
     }
 }
 

@@ -52,6 +52,20 @@ pub struct Generator<C: Clock = SystemClock> {
     random_key: u64,
     clock: C,
     identity: Mutex<Identity>,
+    /// Slow-path events, counted where they happen (never on the hot path).
+    sequence_waits: AtomicU64,
+    ticks_borrowed: AtomicU64,
+}
+
+/// How often a generator ran out of a tick's sequence numbers since it was built: how close
+/// its callers come to the layout's ceiling.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SlowPathCounts {
+    /// Calls that found the tick used up and waited for the clock's next one (`wait`
+    /// policy, or `borrow` at its bound).
+    pub sequence_waits: u64,
+    /// Ticks taken ahead of the clock (`borrow` policy).
+    pub ticks_borrowed: u64,
 }
 
 #[derive(Debug)]
@@ -217,6 +231,8 @@ impl<C: Clock> Builder<C> {
                 node: NodeId::default(),
                 closed: false,
             }),
+            sequence_waits: AtomicU64::new(0),
+            ticks_borrowed: AtomicU64::new(0),
         };
         generator.adopt_first_grant()?;
         generator
@@ -245,6 +261,15 @@ impl<C: Clock> Generator<C> {
             Some(id) => Ok(Some(id)),
             None => self.next_id_slow(false),
         }
+    }
+
+    /// The hot path alone: an ID if one can be had with the cheap clock and one
+    /// compare-and-swap, else `None` (a new grant from the lease, a used-up tick, a fork). It
+    /// never blocks, waits or calls the lease, so an async runtime can call it on its own
+    /// threads and send only a `None` to a thread that may block (`next_id`).
+    #[inline]
+    pub fn try_next_id_fast(&self) -> Option<i64> {
+        self.next_id_fast()
     }
 
     #[inline(always)]
@@ -355,6 +380,7 @@ impl<C: Clock> Generator<C> {
     /// many, and the node bits to pair them with. `None` when it would have to wait and
     /// `may_wait` is false.
     fn reserve(&self, want: u64, may_wait: bool) -> Result<Option<(u64, u64, u64)>> {
+        let mut waited = false;
         loop {
             if fork::generation() != self.fork_generation.load(SeqCst) {
                 self.lease_after_fork()?;
@@ -375,6 +401,7 @@ impl<C: Clock> Generator<C> {
             let node = self.node_bits.load(SeqCst);
             let limit = self.limit.limit();
             let cur_tick = cur >> self.seq_bits;
+            let mut borrows = false;
             let first = if now > cur_tick {
                 (now << self.seq_bits) | self.start_sequence(now)
             } else {
@@ -385,8 +412,13 @@ impl<C: Clock> Generator<C> {
                 if cur & self.seq_mask != self.seq_mask {
                     cur + 1
                 } else if self.policy == SequencePolicy::Borrow && ahead < self.max_borrow_ticks {
+                    borrows = true;
                     ((cur_tick + 1) << self.seq_bits) | self.start_sequence(cur_tick + 1)
                 } else if may_wait {
+                    if !waited {
+                        waited = true;
+                        self.sequence_waits.fetch_add(1, Relaxed);
+                    }
                     // Wait only as long as the bound demands: in borrow mode, until taking the
                     // next tick keeps the generator within max_borrow of the clock.
                     let target = (cur_tick + 1).saturating_sub(self.max_borrow_ticks);
@@ -409,6 +441,9 @@ impl<C: Clock> Generator<C> {
                 .compare_exchange(cur, last, SeqCst, SeqCst)
                 .is_ok()
             {
+                if borrows {
+                    self.ticks_borrowed.fetch_add(1, Relaxed);
+                }
                 return Ok(Some((first, count, node)));
             }
         }
@@ -576,6 +611,15 @@ impl<C: Clock> Generator<C> {
 
     pub fn sequence_policy(&self) -> SequencePolicy {
         self.policy
+    }
+
+    /// The slow path's counts so far (relaxed reads: each is exact, the pair is not a
+    /// snapshot).
+    pub fn slow_path_counts(&self) -> SlowPathCounts {
+        SlowPathCounts {
+            sequence_waits: self.sequence_waits.load(Relaxed),
+            ticks_borrowed: self.ticks_borrowed.load(Relaxed),
+        }
     }
 
     /// Releases the node ID lease now; every later call fails with `lease_lost`.

@@ -31,7 +31,7 @@ pub use clock::{Clock, FakeClock, SystemClock};
 pub use codec::{compose, decode, out_of_range, parse_id, Decoded, Parts};
 pub use default_generator::{default_generator, next_id, next_ids};
 pub use error::{Error, ErrorCode, Result};
-pub use generator::{Builder, Generator};
+pub use generator::{Builder, Generator, SlowPathCounts};
 pub use layout::{Capacity, Field, FieldKind, Layout, Slot, TimeUnit};
 pub use lease::node::{Fence, FixedNode, Grant, NodeId, NodeLease, NodeSource};
 pub use options::{Options, SequencePolicy};

@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 
-use flakery::{decode, ErrorCode, FakeClock, Generator, Layout, SequencePolicy};
+use flakery::{decode, ErrorCode, FakeClock, Generator, Layout, SequencePolicy, SlowPathCounts};
 
 const T0: i64 = 1_700_000_000_000;
 
@@ -126,6 +126,18 @@ fn wait_policy_waits_for_the_next_tick() {
     assert_eq!(clock.waits(), vec![1, 1]);
     let last = decode(*ids.last().unwrap(), generator.layout()).unwrap();
     assert_eq!((last.timestamp_ms, last.sequence), (T0 + 2, 4095));
+    assert_eq!(
+        generator.slow_path_counts(),
+        SlowPathCounts {
+            sequence_waits: 2,
+            ticks_borrowed: 0
+        }
+    );
+    // One call that waits is one wait, however long; one that need not wait is none.
+    generator.next_id().unwrap();
+    clock.advance(1);
+    generator.next_id().unwrap();
+    assert_eq!(generator.slow_path_counts().sequence_waits, 3);
 }
 
 #[test]
@@ -141,9 +153,23 @@ fn borrow_policy_uses_future_ticks_up_to_its_bound() {
     assert!(clock.waits().is_empty(), "waited: {:?}", clock.waits());
     let last = decode(*ids.last().unwrap(), generator.layout()).unwrap();
     assert_eq!(last.timestamp_ms, T0 + 5);
-    // The next one is past the bound: it waits for the clock.
+    assert_eq!(
+        generator.slow_path_counts(),
+        SlowPathCounts {
+            sequence_waits: 0,
+            ticks_borrowed: 5
+        }
+    );
+    // The next one is past the bound: it waits for the clock, then borrows again.
     generator.next_id().unwrap();
     assert_eq!(clock.waits(), vec![1]);
+    assert_eq!(
+        generator.slow_path_counts(),
+        SlowPathCounts {
+            sequence_waits: 1,
+            ticks_borrowed: 6
+        }
+    );
 }
 
 #[test]
@@ -424,8 +450,30 @@ fn try_next_id_does_not_block() {
     }
     assert_eq!(generator.try_next_id().unwrap(), None);
     assert!(clock.waits().is_empty());
+    assert_eq!(generator.slow_path_counts(), SlowPathCounts::default());
     clock.advance(1);
     assert!(generator.try_next_id().unwrap().is_some());
+}
+
+#[test]
+fn try_next_id_fast_never_takes_the_slow_path() {
+    let clock = FakeClock::new(T0);
+    let generator = fake(&clock).build().unwrap();
+    // Nothing granted yet: only the slow path asks the lease.
+    assert_eq!(generator.try_next_id_fast(), None);
+    let first = generator.next_id().unwrap();
+    let mut ids = vec![first];
+    while let Some(id) = generator.try_next_id_fast() {
+        ids.push(id);
+    }
+    assert_eq!(ids.len(), 4096, "the rest of the tick, then None");
+    assert_increasing(&ids);
+    assert!(clock.waits().is_empty());
+    clock.advance(1);
+    let next = generator
+        .try_next_id_fast()
+        .expect("a new tick is the hot path");
+    assert!(next > *ids.last().unwrap());
 }
 
 /// A lease that, on its second grant, closes the generator's fence while answering: as a

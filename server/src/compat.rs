@@ -58,14 +58,14 @@ fn machine_parts(layout: &Layout, machine: u64) -> (u64, u64) {
 
 /// `GET /genid` and `GET /api/snowflake/get/{key}`: the bare ID.
 pub async fn genid(State(ids): State<Arc<Ids>>) -> Result<String, ApiError> {
-    Ok(ids.next_id()?.to_string())
+    Ok(ids.next_id().await?.to_string())
 }
 
 pub async fn leaf_get(
     State(ids): State<Arc<Ids>>,
     Path(_key): Path<String>,
 ) -> Result<String, ApiError> {
-    Ok(ids.next_id()?.to_string())
+    Ok(ids.next_id().await?.to_string())
 }
 
 /// `GET /expid?id=`: `{"genMethod","machine","seq","time","type","version"}`, the time in

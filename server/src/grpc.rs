@@ -48,7 +48,7 @@ impl proto::ids_server::Ids for IdsService {
         &self,
         _request: Request<NextIdRequest>,
     ) -> Result<Response<NextIdResponse>, Status> {
-        let id = self.ids.next_id().map_err(status)?;
+        let id = self.ids.next_id().await.map_err(status)?;
         Ok(Response::new(NextIdResponse { id }))
     }
 

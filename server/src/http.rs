@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts as RequestParts;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -43,6 +44,22 @@ fn id_format(format: Option<&str>) -> Result<IdFormat, ApiError> {
     }
 }
 
+/// Whether the client asked for bare lines (`Accept: text/plain`). An extractor of its own
+/// because taking the `HeaderMap` would copy every header of every request.
+pub struct WantsText(bool);
+
+#[axum::async_trait]
+impl<S: Send + Sync> FromRequestParts<S> for WantsText {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut RequestParts,
+        _state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(WantsText(wants_text(&parts.headers)))
+    }
+}
+
 fn wants_text(headers: &HeaderMap) -> bool {
     headers
         .get(header::ACCEPT)
@@ -64,11 +81,11 @@ fn text_response(body: String) -> Response {
 pub async fn next_id(
     State(ids): State<Arc<Ids>>,
     Query(query): Query<FormatQuery>,
-    headers: HeaderMap,
+    WantsText(text): WantsText,
 ) -> Result<Response, ApiError> {
     let format = id_format(query.format.as_deref())?;
-    let id = [ids.next_id()?];
-    if wants_text(&headers) {
+    let id = [ids.next_id().await?];
+    if text {
         return Ok(text_response(render_ids(&id, format, "", "", "\n", "")?));
     }
     Ok(json_response(render_ids(
@@ -95,7 +112,7 @@ fn json_response(body: String) -> Response {
 pub async fn next_ids(
     State(ids): State<Arc<Ids>>,
     Query(query): Query<IdsQuery>,
-    headers: HeaderMap,
+    WantsText(text): WantsText,
 ) -> Result<Response, ApiError> {
     let format = id_format(query.format.as_deref())?;
     let count = match query.count.as_deref() {
@@ -112,7 +129,7 @@ pub async fn next_ids(
             })?,
     };
     let batch = ids.next_ids(count).await?;
-    if wants_text(&headers) {
+    if text {
         return Ok(text_response(render_ids(
             &batch, format, "", "\n", "\n", "",
         )?));
@@ -297,6 +314,7 @@ pub async fn readyz(State(ids): State<Arc<Ids>>) -> Result<Json<Value>, ApiError
 }
 
 pub async fn metrics(State(ids): State<Arc<Ids>>) -> Result<Response, ApiError> {
+    ids.sync_slow_path_counts();
     let text = ids.metrics.render().map_err(|e| ApiError {
         code: "internal",
         status: StatusCode::INTERNAL_SERVER_ERROR,

@@ -2,7 +2,7 @@
 //! it can issue now (for `/readyz` and the metrics), and a log line whenever that changes.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use flakery::{ErrorCode, Generator, NodeId};
@@ -11,12 +11,20 @@ use tokio::sync::watch;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 
-/// Batches larger than this are made on a blocking thread: they may wait for ticks.
+/// Batches up to this size are first tried on the async threads through the generator's
+/// lock-free hot path (about 10 ns an ID); the rest of a batch, and every larger one, is made
+/// on a blocking thread, where waiting for a tick or asking the lease for time may block.
 const INLINE_BATCH: usize = 4096;
 
 /// Large batches made at once: each holds up to 100000 IDs and their text until answered, so
 /// this (not the request count) bounds a batch flood's memory. Others wait their turn.
 const BATCH_SLOTS: usize = 8;
+
+/// Requests on the slow path at once (a used-up tick, the lease asked for time, the identity
+/// lost). They serialise on the generator's identity lock anyway; the bound keeps a flood
+/// while the lease is lost from holding a blocking thread per request. Others wait their turn
+/// without a thread.
+const SLOW_SLOTS: usize = 4;
 
 /// How often the identity is checked when no request has told us anything.
 const PROBE_EVERY: Duration = Duration::from_millis(250);
@@ -28,6 +36,9 @@ pub struct Ids {
     constants: Vec<(String, u64)>,
     ready: AtomicBool,
     batch_slots: tokio::sync::Semaphore,
+    slow_slots: tokio::sync::Semaphore,
+    /// Serialises copying the core's slow-path counts into the Prometheus counters.
+    slow_path_synced: Mutex<()>,
 }
 
 impl Ids {
@@ -42,6 +53,8 @@ impl Ids {
             constants,
             ready: AtomicBool::new(true),
             batch_slots: tokio::sync::Semaphore::new(BATCH_SLOTS),
+            slow_slots: tokio::sync::Semaphore::new(SLOW_SLOTS),
+            slow_path_synced: Mutex::new(()),
         })
     }
 
@@ -54,37 +67,79 @@ impl Ids {
         self.ready.load(Relaxed)
     }
 
-    pub fn next_id(&self) -> Result<i64, ApiError> {
-        let result = match self.generator.try_next_id() {
-            Ok(Some(id)) => Ok(id),
-            Ok(None) => {
-                self.metrics.waits.inc();
-                self.generator.next_id()
-            }
-            Err(error) => Err(error),
+    /// One ID. The async threads only take the generator's lock-free hot path; what may
+    /// block (a used-up tick's wait, the lease asked for more time) runs on a blocking thread,
+    /// so that a slow lease write never stalls the other requests of a worker.
+    pub async fn next_id(self: &Arc<Self>) -> Result<i64, ApiError> {
+        if let Some(id) = self.generator.try_next_id_fast() {
+            return self.account(Ok((id, 1)));
+        }
+        let Ok(_slot) = self.slow_slots.acquire().await else {
+            return Err(ApiError::overloaded("the server is stopping"));
+        };
+        // The tick may have turned, or the lease been renewed, while this waited its turn.
+        if let Some(id) = self.generator.try_next_id_fast() {
+            return self.account(Ok((id, 1)));
+        }
+        let this = Arc::clone(self);
+        let result = match tokio::task::spawn_blocking(move || this.generator.next_id()).await {
+            Ok(result) => result,
+            Err(_) => return Err(ApiError::overloaded("the request was cancelled")),
         };
         self.account(result.map(|id| (id, 1)))
     }
 
-    /// `count` increasing IDs; a large batch is made off the async threads.
+    /// `count` increasing IDs. A small batch comes from the hot path when the current tick
+    /// has room; the rest is made off the async threads.
     pub async fn next_ids(self: &Arc<Self>, count: usize) -> Result<Vec<i64>, ApiError> {
-        let result = if count <= INLINE_BATCH {
-            self.generator.next_ids(count)
+        let mut ids = Vec::with_capacity(count);
+        if count <= INLINE_BATCH {
+            while ids.len() < count {
+                match self.generator.try_next_id_fast() {
+                    Some(id) => ids.push(id),
+                    None => break,
+                }
+            }
+        }
+        let result = if ids.len() == count {
+            Ok(ids)
         } else {
-            let Ok(_slot) = self.batch_slots.acquire().await else {
+            let slots = if count > INLINE_BATCH {
+                &self.batch_slots
+            } else {
+                &self.slow_slots
+            };
+            let Ok(_slot) = slots.acquire().await else {
                 return Err(ApiError::overloaded("the server is stopping"));
             };
             let this = Arc::clone(self);
-            match tokio::task::spawn_blocking(move || this.generator.next_ids(count)).await {
+            let made = tokio::task::spawn_blocking(move || {
+                let done = ids.len();
+                ids.resize(count, 0);
+                this.generator.fill(&mut ids[done..]).map(|()| ids)
+            });
+            match made.await {
                 Ok(result) => result,
                 Err(_) => return Err(ApiError::overloaded("the batch was cancelled")),
             }
         };
-        let ids = self.account(result.map(|ids| {
+        self.account(result.map(|ids| {
             let n = ids.len() as u64;
             (ids, n)
-        }))?;
-        Ok(ids)
+        }))
+    }
+
+    /// Brings the core's slow-path counts (sequence waits, borrowed ticks) into the
+    /// Prometheus counters, just before they are rendered.
+    pub fn sync_slow_path_counts(&self) {
+        let Ok(_serial) = self.slow_path_synced.lock() else {
+            return;
+        };
+        let counts = self.generator.slow_path_counts();
+        let waits = &self.metrics.sequence_waits;
+        waits.inc_by(counts.sequence_waits.saturating_sub(waits.get()));
+        let borrowed = &self.metrics.ticks_borrowed;
+        borrowed.inc_by(counts.ticks_borrowed.saturating_sub(borrowed.get()));
     }
 
     fn account<T>(&self, result: flakery::Result<(T, u64)>) -> Result<T, ApiError> {

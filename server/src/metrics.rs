@@ -10,8 +10,10 @@ pub struct Metrics {
     pub ids_issued: IntCounter,
     pub requests: IntCounterVec,
     pub latency: HistogramVec,
-    /// Single-ID requests that found the current tick used up and waited for the next.
-    pub waits: IntCounter,
+    /// The generator's calls that found the current tick used up and waited for the next.
+    pub sequence_waits: IntCounter,
+    /// Ticks the generator took ahead of the clock (`borrow` policy).
+    pub ticks_borrowed: IntCounter,
     pub clock_backwards: IntCounter,
     pub lease_held: IntGauge,
     pub lease_changes: IntCounter,
@@ -43,9 +45,15 @@ impl Metrics {
             ]),
             &["route"],
         )?;
-        let waits = IntCounter::new(
+        let sequence_waits = IntCounter::new(
             "flakery_sequence_waits_total",
-            "Single-ID requests that waited for the next tick (sequence used up)",
+            "Calls of the generator that found the tick's sequence used up and waited for the \
+             clock's next tick",
+        )?;
+        let ticks_borrowed = IntCounter::new(
+            "flakery_ticks_borrowed_total",
+            "Ticks taken ahead of the clock because the current one's sequence was used up \
+             (borrow policy)",
         )?;
         let clock_backwards = IntCounter::new(
             "flakery_clock_backwards_total",
@@ -70,7 +78,8 @@ impl Metrics {
         registry.register(Box::new(ids_issued.clone()))?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(latency.clone()))?;
-        registry.register(Box::new(waits.clone()))?;
+        registry.register(Box::new(sequence_waits.clone()))?;
+        registry.register(Box::new(ticks_borrowed.clone()))?;
         registry.register(Box::new(clock_backwards.clone()))?;
         registry.register(Box::new(lease_held.clone()))?;
         registry.register(Box::new(lease_changes.clone()))?;
@@ -83,7 +92,8 @@ impl Metrics {
             ids_issued,
             requests,
             latency,
-            waits,
+            sequence_waits,
+            ticks_borrowed,
             clock_backwards,
             lease_held,
             lease_changes,

@@ -42,6 +42,22 @@ def test_batch_is_increasing_and_capped(server):
         assert "count" in body["error"]["message"]
 
 
+def test_batches_that_straddle_a_tick_stay_whole_and_increasing(start_server):
+    # A batch of up to 4096 takes what the current tick has left on the fast path and the
+    # rest on a blocking thread: asked back to back, most of these straddle a tick.
+    s = start_server("--worker-id", "1")
+    c = s.conn()
+    every = []
+    for count in [4096, 3000, 4096, 1, 4095, 4096, 2048, 4096] * 4:
+        c.request("GET", f"/v1/ids?count={count}")
+        r = c.getresponse()
+        ids = [int(x) for x in json.loads(r.read())["ids"]]
+        assert r.status == 200 and len(ids) == count
+        every += ids
+    c.close()
+    assert all(a < b for a, b in zip(every, every[1:])), "IDs went down or repeated"
+
+
 def test_text_plain_gives_bare_lines(server):
     status, headers, body = server.get("/v1/ids?count=5", {"Accept": "text/plain"})
     assert status == 200 and headers["content-type"].startswith("text/plain")
@@ -152,6 +168,28 @@ def test_metrics_parse_and_count(server):
     _, _, again = server.get("/metrics")
     later = {f.name: f for f in text_string_to_metric_families(again.decode())}
     assert later["flakery_ids_issued"].samples[0].value == issued  # /metrics issues nothing
+
+
+def slow_path_counts(server):
+    _, _, body = server.get("/metrics")
+    families = {f.name: f for f in text_string_to_metric_families(body.decode())}
+    return (families["flakery_sequence_waits"].samples[0].value,
+            families["flakery_ticks_borrowed"].samples[0].value)
+
+
+@pytest.mark.parametrize("policy", ["wait", "borrow"])
+def test_metrics_count_the_used_up_ticks(start_server, policy):
+    # 100,000 IDs need at least 25 ticks of 4,096 (twitter): one request uses up 24 of them,
+    # which the wait policy waits out and the borrow policy takes ahead of the clock.
+    s = start_server("--worker-id", "1", "--sequence-policy", policy)
+    assert slow_path_counts(s) == (0, 0)
+    status, _, body = s.get_json("/v1/ids?count=100000")
+    assert status == 200 and len(set(body["ids"])) == 100_000
+    waits, borrowed = slow_path_counts(s)
+    if policy == "wait":
+        assert waits >= 5 and borrowed == 0, (waits, borrowed)
+    else:
+        assert borrowed >= 5 and waits == 0, (waits, borrowed)
 
 
 def test_token_guards_all_but_health(start_server):

@@ -1,7 +1,9 @@
-"""A ZooKeeper-leased server: 503 and /readyz 503 while the lease may be lost, recovery after,
-and the lease released on SIGTERM."""
+"""A ZooKeeper-leased server: 503 and /readyz 503 while the lease may be lost, recovery after;
+a stalled renewal holding up neither /healthz nor the thread count; the lease released on
+SIGTERM."""
 
 import json
+import threading
 import time
 
 import grpc
@@ -82,6 +84,49 @@ def test_paused_zookeeper_gives_503_then_recovers(zk, start_server):
     wait_for("gRPC health SERVING", lambda: grpc_health(s) == "SERVING", 3)
     events = [e.get("fields", {}).get("event") for e in s.log_events()]
     assert "lease_lost" in events and "lease_held" in events
+
+
+def threads_of(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("Threads:"))
+
+
+def test_a_stalled_lease_stalls_neither_health_nor_threads(zk, start_server):
+    s = start_server(env={"FLAKERY_ZOOKEEPER": zk.connect, "FLAKERY_NAMESPACE": "server-stall",
+                          "FLAKERY_SESSION_TIMEOUT_MS": str(SESSION_MS)})
+    assert s.get("/v1/id")[0] == 200
+    threads_before = threads_of(s.pid)
+    zk.pause()
+    statuses, worst, peak = [], 0.0, threads_before
+    try:
+        until = time.time() + 2 * SESSION_MS / 1000
+
+        def ask():
+            while time.time() < until:
+                try:
+                    statuses.append(s.get("/v1/id")[0])
+                except OSError as e:
+                    statuses.append(repr(e))
+        askers = [threading.Thread(target=ask) for _ in range(32)]
+        for a in askers:
+            a.start()
+        while time.time() < until:
+            started = time.time()
+            assert s.get("/healthz")[0] == 200
+            worst = max(worst, time.time() - started)
+            peak = max(peak, threads_of(s.pid))
+            time.sleep(0.02)
+        for a in askers:
+            a.join(30)
+    finally:
+        zk.resume()
+    print(f"statuses {sorted(set(map(str, statuses)))}, /healthz worst {worst:.3f} s, "
+          f"threads {threads_before} -> peak {peak}")
+    assert 503 in statuses, "the lease was never lost: the test saw no stall"
+    # Renewing blocks (up to a quarter of the session timeout, waiting for ZooKeeper): on a
+    # blocking thread, a few at a time, never on the threads that answer everything else.
+    assert worst < 0.25, f"/healthz took {worst:.3f} s while the lease stalled"
+    assert peak <= threads_before + 16, f"threads {threads_before} -> {peak}"
 
 
 def test_sigterm_releases_the_zookeeper_lease(zk, start_server):
