@@ -10,7 +10,8 @@ non-root system user when started as root (PostgreSQL refuses root; MariaDB is t
 As a module::
 
     import dbserver
-    with dbserver.start("postgres") as db:     # or "mariadb"
+    with dbserver.start("postgres") as db:     # or "mariadb"; tls_dir=DIR: TLS with DIR's
+                                               # server.crt and server.key (see make_certs)
         db.url                                 # postgres://flakery:PASSWORD@127.0.0.1:PORT/flakery
         db.sql("SELECT 1")                     # through psql / mariadb, as the superuser
         db.pause(); db.resume()                # SIGSTOP / SIGCONT
@@ -20,6 +21,8 @@ As a module::
 As a CLI (for shell scripts and Rust tests); `start` prints one JSON object::
 
     python3 tests/db/dbserver.py start postgres|mariadb   # {"kind","pid","port","url","password","dir"}
+    python3 tests/db/dbserver.py start KIND --tls CERTS   # the same, serving TLS with CERTS's cert
+    python3 tests/db/dbserver.py certs CERTS              # make CERTS/{ca.pem,other-ca.pem,server.*}
     python3 tests/db/dbserver.py kill DIR                 # SIGKILL (the data stays)
     python3 tests/db/dbserver.py restart DIR              # start again on the same data and port
     python3 tests/db/dbserver.py pause DIR | resume DIR   # SIGSTOP / SIGCONT
@@ -127,8 +130,10 @@ def _port_open(port: int) -> bool:
 class Server:
     """A running server. Attributes: kind, pid, port, url, password, dir, data_dir, log_path."""
 
-    def __init__(self, kind: str, dir: str, port: int, password: str):
+    def __init__(self, kind: str, dir: str, port: int, password: str, tls: bool = False):
         self.kind = kind
+        # TLS with the certificate and key copied to DIR/tls (see make_certs).
+        self.tls = tls
         self.dir = dir
         self.port = port
         self.password = password
@@ -149,7 +154,7 @@ class Server:
 
     def info(self) -> dict:
         return {"kind": self.kind, "pid": self.pid, "port": self.port, "url": self.url,
-                "password": self.password, "dir": self.dir}
+                "password": self.password, "dir": self.dir, "tls": self.tls}
 
     def _save(self) -> None:
         with open(os.path.join(self.dir, "server.json"), "w") as f:
@@ -159,13 +164,16 @@ class Server:
     def load(dir: str) -> "Server":
         with open(os.path.join(dir, "server.json")) as f:
             info = json.load(f)
-        srv = Server(info["kind"], info["dir"], info["port"], info["password"])
+        srv = Server(info["kind"], info["dir"], info["port"], info["password"],
+                     info.get("tls", False))
         srv.pid = info["pid"]
         return srv
 
     # --- the server process ---------------------------------------------------------
     def _command(self) -> "list[str]":
+        cert, key = (os.path.join(self.dir, "tls", name) for name in ("server.crt", "server.key"))
         if self.kind == "postgres":
+            tls = ["-c", "ssl=on", "-c", f"ssl_cert_file={cert}", "-c", f"ssl_key_file={key}"]
             return [
                 _pg_bin("postgres"), "-D", self.data_dir, "-h", "127.0.0.1",
                 "-p", str(self.port), "-k", self.socket_dir,
@@ -174,6 +182,7 @@ class Server:
                 "-c", "fsync=off", "-c", "synchronous_commit=on",
                 "-c", "full_page_writes=off", "-c", "max_connections=200",
                 "-c", "shared_buffers=16MB", "-c", "log_min_messages=warning",
+                *(tls if self.tls else []),
             ]
         return [
             _which("mariadbd", "mysqld"), "--no-defaults", f"--datadir={self.data_dir}",
@@ -183,6 +192,7 @@ class Server:
             "--innodb-buffer-pool-size=16M", "--innodb-log-file-size=8M",
             "--max-connections=300", "--log-error=" + self.error_log_path,
             *(["--user=mysql"] if os.geteuid() == 0 else []),
+            *([f"--ssl-cert={cert}", f"--ssl-key={key}"] if self.tls else []),
         ]
 
     def _spawn(self) -> None:
@@ -375,18 +385,56 @@ def _create_user(srv: Server) -> None:
                 f" GRANT ALL ON {DATABASE}.* TO '{USER}'@'%'", database="mysql")
 
 
-def start(kind: str, *, timeout: float = START_TIMEOUT_S, detached: bool = False) -> Server:
+def make_certs(dir: str) -> None:
+    """Writes a test CA and a server certificate signed by it, with `openssl`, into `dir`:
+    ca.pem (the CA), server.crt and server.key (for the name `localhost` only, so that a
+    connection to 127.0.0.1 passes a chain check but not a name check), and other-ca.pem (a
+    CA that signed nothing here). P-256 keys, valid for two days."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        raise RuntimeError("openssl not found (Debian's openssl package)")
+    os.makedirs(dir, exist_ok=True)
+
+    def run(*args: str) -> None:
+        done = subprocess.run([openssl, *args], capture_output=True, text=True, cwd=dir,
+                              stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            raise RuntimeError(f"openssl {args[0]} failed: {done.stderr.strip()}")
+
+    key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    for name in ("ca", "other-ca"):
+        run("req", "-x509", *key, "-keyout", f"{name}.key", "-out", f"{name}.pem", "-days", "2",
+            "-subj", f"/CN=flakery test {name}",
+            "-addext", "basicConstraints=critical,CA:TRUE",
+            "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    run("req", *key, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost")
+    with open(os.path.join(dir, "server.ext"), "w") as f:
+        f.write("subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n"
+                "basicConstraints=CA:FALSE\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "server.ext")
+
+
+def start(kind: str, *, timeout: float = START_TIMEOUT_S, detached: bool = False,
+          tls_dir: "str | None" = None) -> Server:
     """Starts a fresh server of `kind` ("postgres" or "mariadb"); returns when it answers SQL.
 
-    detached: not stopped when this Python process exits (the CLI uses this)."""
+    detached: not stopped when this Python process exits (the CLI uses this).
+    tls_dir: serve TLS with tls_dir's server.crt and server.key (see make_certs)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
     last = ""
     for _ in range(3):  # a picked free port can be raced: retry with another
         dir = tempfile.mkdtemp(prefix="sql-flakery-db-")
         os.chmod(dir, 0o755)
-        srv = Server(kind, dir, free_port(), secrets.token_hex(12))
+        srv = Server(kind, dir, free_port(), secrets.token_hex(12), tls=tls_dir is not None)
         os.makedirs(srv.socket_dir)
+        if tls_dir is not None:
+            # Copied: the server's user must own its key, and PostgreSQL wants it 0600.
+            os.makedirs(os.path.join(dir, "tls"))
+            for name in ("server.crt", "server.key"):
+                shutil.copy(os.path.join(tls_dir, name), os.path.join(dir, "tls", name))
+            os.chmod(os.path.join(dir, "tls", "server.key"), 0o600)
         try:
             if kind == "postgres":
                 _init_postgres(srv)
@@ -427,6 +475,12 @@ def _main(argv: "list[str]") -> int:
     try:
         if cmd == "start" and len(args) == 1:
             print(json.dumps(start(args[0], detached=True).info()), flush=True)
+            return 0
+        if cmd == "start" and len(args) == 3 and args[1] == "--tls":
+            print(json.dumps(start(args[0], detached=True, tls_dir=args[2]).info()), flush=True)
+            return 0
+        if cmd == "certs" and len(args) == 1:
+            make_certs(args[0])
             return 0
         if cmd == "closed-port" and not args:
             print(free_port())

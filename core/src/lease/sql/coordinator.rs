@@ -176,9 +176,9 @@ impl SqlCoordinator {
 fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Dialect>, String> {
     match url.kind() {
         #[cfg(feature = "postgres")]
-        DatabaseKind::Postgres => super::postgres::connect(url.secret(), timeout),
+        DatabaseKind::Postgres => super::postgres::connect(url, timeout),
         #[cfg(feature = "mysql")]
-        DatabaseKind::MySql => super::mysql::connect(url.secret(), timeout),
+        DatabaseKind::MySql => super::mysql::connect(url, timeout),
         #[allow(unreachable_patterns)]
         _ => {
             let _ = timeout;

@@ -7,7 +7,8 @@
 //! - `dialect`: the statements a lease needs, which `postgres` and `mysql` write in their SQL.
 //! - `coordinator`: the lease protocol on a dialect (the `Coordinator` the keeper drives).
 //! - `baidu`: uid-generator's `WORKER_NODE` table and its disposable worker IDs.
-
+//! - `tls`: the TLS a URL asks for (`sslmode`, `ssl-mode`, the CA file).
+//! - `tls_config`: that request as PostgreSQL's rustls client configuration (no OpenSSL).
 //! - `resolve`: `database_url` / `FLAKERY_DATABASE_URL` and the mode, to a `NodeLease`.
 //!
 //! The URL and the options compile in every build; the clients only with the `postgres` and
@@ -26,6 +27,9 @@ mod mysql;
 #[cfg(all(unix, feature = "postgres"))]
 mod postgres;
 mod resolve;
+mod tls;
+#[cfg(all(unix, feature = "postgres"))]
+mod tls_config;
 mod url;
 
 #[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]

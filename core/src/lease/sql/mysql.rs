@@ -6,9 +6,11 @@ use std::time::Duration;
 
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;
-use mysql::{Conn, Opts, OptsBuilder, Value};
+use mysql::{Conn, Opts, OptsBuilder, SslOpts, Value};
 
 use super::dialect::{Candidate, Dialect};
+use super::tls::{Roots, TlsMode, TlsRequest};
+use super::url::DatabaseUrl;
 use super::LEASE_TABLE as T;
 
 /// The database's clock in Unix ms (the session's time zone is UTC, see `connect`).
@@ -19,20 +21,54 @@ const ER_DUP_ENTRY: u16 = 1062;
 
 pub(crate) struct MySql(Conn);
 
-/// Connects to `url`, giving up on the TCP connection after `timeout`. Affected-row counts
-/// are rows matched (`CLIENT_FOUND_ROWS`), so that an update that changes nothing still
-/// proves the row is ours; the session runs in UTC, so `NOW()` converts to Unix time
-/// without daylight-saving gaps.
-pub(crate) fn connect(url: &str, timeout: Duration) -> Result<Box<dyn Dialect>, String> {
-    let opts = Opts::from_url(url).map_err(|e| format!("{e}"))?;
-    let prefer_socket = url.contains("prefer_socket=true");
-    let builder = OptsBuilder::from_opts(opts)
+/// Connects to `url` with the TLS its `ssl-mode` and `ssl-ca` ask for, giving up on the TCP
+/// connection after `timeout`. Affected-row counts are rows matched (`CLIENT_FOUND_ROWS`),
+/// so that an update that changes nothing still proves the row is ours; the session runs
+/// in UTC, so `NOW()` converts to Unix time without daylight-saving gaps.
+pub(crate) fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Dialect>, String> {
+    let opts = Opts::from_url(url.client_url()).map_err(|e| format!("{e}"))?;
+    let prefer_socket = url.client_url().contains("prefer_socket=true");
+    let mut builder = OptsBuilder::from_opts(opts);
+    if !url.tls().crate_parameters {
+        builder = builder.ssl_opts(ssl_opts(url.tls()));
+    }
+    ensure_tls_provider();
+    let builder = builder
         .prefer_socket(prefer_socket)
         .tcp_connect_timeout(Some(timeout))
         .additional_capabilities(CapabilityFlags::CLIENT_FOUND_ROWS)
         .init(vec!["SET time_zone = '+00:00'"]);
-    let conn = Conn::new(builder).map_err(|e| e.to_string())?;
+    let conn = Conn::new(builder).map_err(|e| super::tls::with_hint(e.to_string()))?;
     Ok(Box::new(MySql(conn)))
+}
+
+/// The mysql crate's TLS options for `ssl-mode` and `ssl-ca`: any options make it require
+/// TLS, trusting webpki-roots (Mozilla's CAs) and the CA file.
+fn ssl_opts(tls: &TlsRequest) -> Option<SslOpts> {
+    let with_ca = |opts: SslOpts| match &tls.roots {
+        Roots::File(path) => opts.with_root_cert_path(Some(path.clone())),
+        Roots::Unnamed | Roots::System => opts,
+    };
+    match (tls.mode, &tls.roots) {
+        (TlsMode::Disable | TlsMode::Prefer, _) => None,
+        (TlsMode::Require, Roots::Unnamed | Roots::System) => {
+            Some(SslOpts::default().with_danger_accept_invalid_certs(true))
+        }
+        // REQUIRED with a CA checks the chain, as libpq's `require` does.
+        (TlsMode::Require | TlsMode::VerifyCa, _) => {
+            Some(with_ca(SslOpts::default()).with_danger_skip_domain_validation(true))
+        }
+        (TlsMode::VerifyFull, _) => Some(with_ca(SslOpts::default())),
+    }
+}
+
+/// Makes ring the process's default rustls provider unless the program chose one: the
+/// mysql crate asks rustls for the default, which panics when the program's dependencies
+/// enable two providers and none was chosen.
+fn ensure_tls_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
 }
 
 fn text(e: mysql::Error) -> String {

@@ -4,9 +4,13 @@
 
 use std::time::Duration;
 
-use postgres::{Client, Config, NoTls};
+use postgres::config::SslMode;
+use postgres::{Client, Config};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::dialect::{Candidate, Dialect};
+use super::tls::TlsMode;
+use super::url::DatabaseUrl;
 use super::LEASE_TABLE as T;
 
 /// The database's clock in Unix ms, at the moment the statement runs.
@@ -19,16 +23,26 @@ const CREATE_LOCK: i64 = 0x0066_6c61_6b65_7279;
 
 pub(crate) struct Postgres(Client);
 
-/// Connects to `url` (no TLS: see docs/databases.md), giving up on the TCP connection after
-/// `timeout`.
-pub(crate) fn connect(url: &str, timeout: Duration) -> Result<Box<dyn Dialect>, String> {
-    let mut config: Config = url.parse().map_err(|e| format!("{e}"))?;
+/// Connects to `url` with the TLS its `sslmode` and `sslrootcert` ask for (see
+/// `tls_config`), giving up on the TCP connection after `timeout`.
+pub(crate) fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Dialect>, String> {
+    let mut config: Config = url.client_url().parse().map_err(|e| format!("{e}"))?;
+    let tls = url.tls();
     config
         .connect_timeout(timeout)
         .keepalives(true)
         .keepalives_idle(Duration::from_secs(5))
-        .application_name("flakery");
-    let client = config.connect(NoTls).map_err(describe)?;
+        .application_name("flakery")
+        .ssl_mode(match tls.mode {
+            TlsMode::Disable => SslMode::Disable,
+            TlsMode::Prefer => SslMode::Prefer,
+            // The certificate checks are the rustls configuration's.
+            TlsMode::Require | TlsMode::VerifyCa | TlsMode::VerifyFull => SslMode::Require,
+        });
+    let connector = MakeRustlsConnect::new(super::tls_config::postgres_config(tls)?);
+    let client = config
+        .connect(connector)
+        .map_err(|e| super::tls::with_hint(describe(e)))?;
     Ok(Box::new(Postgres(client)))
 }
 
