@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use crate::clock::Clock;
 use crate::error::{Error, ErrorCode};
+use crate::layout::Layout;
 use crate::lease::coordinator::{Claim, Coordinator, Failure, Token};
 use crate::lease::node::{read_mark, NodeSource};
 
@@ -38,6 +39,17 @@ struct Settings {
     namespace: String,
     term_ms: i64,
     clock: Arc<dyn Clock>,
+    datacenter: Option<Datacenter>,
+}
+
+/// A datacenter fixed alone: the node indexes of its workers, `from` to below `to`, in the
+/// namespace's one sequence of rows (so holders of whole node IDs and holders under a
+/// fixed datacenter never hold the same node ID).
+#[derive(Clone, Copy, Debug)]
+struct Datacenter {
+    id: u64,
+    from: i64,
+    to: i64,
 }
 
 /// One holder's connection to the lease table (see the module's documentation).
@@ -98,7 +110,24 @@ impl SqlCoordinator {
             namespace: namespace.to_string(),
             term_ms,
             clock,
+            datacenter: None,
         }))
+    }
+
+    /// Leases only worker IDs of datacenter `id` of `layout` (a datacenter the layout holds:
+    /// `lease::resolve` checks it).
+    pub fn within_datacenter(mut self, id: u64, layout: &Layout) -> SqlCoordinator {
+        let worker_bits = layout.worker().map_or(0, |slot| slot.bits);
+        let index = |datacenter: u64| {
+            i64::try_from(datacenter.checked_shl(worker_bits).unwrap_or(u64::MAX))
+                .unwrap_or(i64::MAX)
+        };
+        self.settings.datacenter = Some(Datacenter {
+            id,
+            from: index(id),
+            to: index(id.saturating_add(1)),
+        });
+        self
     }
 
     fn with_settings(settings: Settings) -> SqlCoordinator {
@@ -201,10 +230,11 @@ fn mark_text(mark: Option<i64>) -> String {
     mark.map(|ms| ms.to_string()).unwrap_or_default()
 }
 
-/// What a claim asks for: an index below `count` of `namespace` for `holder`.
+/// What a claim asks for: an index from `from` to below `to` of `namespace` for `holder`.
 struct ClaimRequest {
     namespace: String,
-    count: i64,
+    from: i64,
+    to: i64,
     holder: i64,
     holder_name: String,
     term_ms: i64,
@@ -213,17 +243,17 @@ struct ClaimRequest {
 /// One attempt of a claim, inside a transaction; `None` when another holder's claim
 /// collided with it.
 fn try_claim(db: &mut dyn Dialect, ask: &ClaimRequest) -> Result<Option<Claimed>, String> {
-    let (namespace, count, holder, holder_name) = (
+    let (namespace, to, holder, holder_name) = (
         ask.namespace.as_str(),
-        ask.count,
+        ask.to,
         ask.holder,
         ask.holder_name.as_str(),
     );
     let term_ms = ask.term_ms;
     let now_ms = db.now_ms()?;
     let expires_ms = now_ms.saturating_add(term_ms);
-    let candidates = db.candidates(namespace, count, holder, now_ms, CANDIDATES)?;
-    let missing = db.lowest_missing(namespace)?;
+    let candidates = db.candidates(namespace, ask.from, to, holder, now_ms, CANDIDATES)?;
+    let missing = db.lowest_missing(namespace, ask.from)?;
     let mut unreadable = Vec::new();
     let insert_missing = |db: &mut dyn Dialect| -> Result<Option<Claimed>, String> {
         Ok(db
@@ -235,7 +265,7 @@ fn try_claim(db: &mut dyn Dialect, ask: &ClaimRequest) -> Result<Option<Claimed>
             }))
     };
     for candidate in candidates {
-        if missing < candidate.index && missing < count {
+        if missing < candidate.index && missing < to {
             return insert_missing(db);
         }
         if let Err(why) = read_mark(&candidate.mark) {
@@ -264,7 +294,7 @@ fn try_claim(db: &mut dyn Dialect, ask: &ClaimRequest) -> Result<Option<Claimed>
             Err(why) => unreadable.push(format!("node index {}: {why}", candidate.index)),
         }
     }
-    if missing < count {
+    if missing < to {
         return insert_missing(db);
     }
     Ok(Some(Claimed::Exhausted { unreadable }))
@@ -300,6 +330,7 @@ impl std::fmt::Debug for SqlCoordinator {
             .field("url", &self.settings.url)
             .field("namespace", &self.settings.namespace)
             .field("term_ms", &self.settings.term_ms)
+            .field("datacenter", &self.settings.datacenter.map(|d| d.id))
             .field("holder", &self.holder)
             .finish()
     }
@@ -311,8 +342,13 @@ impl Coordinator for SqlCoordinator {
     }
 
     fn describe(&self) -> String {
+        let datacenter = self
+            .settings
+            .datacenter
+            .map(|d| format!(", datacenter {}", d.id))
+            .unwrap_or_default();
         format!(
-            "{} at {} (namespace '{}')",
+            "{} at {} (namespace '{}'{datacenter})",
             self.settings.url.kind().name(),
             self.settings.url.host(),
             self.settings.namespace
@@ -326,9 +362,15 @@ impl Coordinator for SqlCoordinator {
     fn claim(&mut self, count: u64, deadline_ms: i64) -> Result<Claim, Error> {
         let started_ms = self.settings.clock.now_ms();
         let holder = self.holder;
+        let count = i64::try_from(count).unwrap_or(i64::MAX);
+        let (from, to) = match self.settings.datacenter {
+            Some(d) => (d.from, d.to.min(count)),
+            None => (0, count),
+        };
         let ask = ClaimRequest {
             namespace: self.settings.namespace.clone(),
-            count: i64::try_from(count).unwrap_or(i64::MAX),
+            from,
+            to,
             holder,
             holder_name: self.holder_name.clone(),
             term_ms: self.settings.term_ms,
@@ -353,8 +395,12 @@ impl Coordinator for SqlCoordinator {
                 token: Token { holder, version: 0 },
             }),
             Claimed::Exhausted { unreadable } => {
+                let what = match self.settings.datacenter {
+                    Some(d) => format!("all {} worker IDs of datacenter {}", to - from, d.id),
+                    None => format!("all {count} node IDs"),
+                };
                 let mut message = format!(
-                    "all {count} node IDs are held in {} (table {})",
+                    "{what} are held in {} (table {})",
                     self.describe(),
                     super::LEASE_TABLE
                 );

@@ -124,7 +124,8 @@ impl Dialect for MySql {
     fn candidates(
         &mut self,
         namespace: &str,
-        count: i64,
+        from: i64,
+        to: i64,
         holder: i64,
         now_ms: i64,
         limit: i64,
@@ -133,11 +134,11 @@ impl Dialect for MySql {
             .0
             .exec(
                 format!(
-                    "SELECT node_index, mark FROM {T} WHERE namespace = ? AND node_index < ? \
-                     AND (holder IS NULL OR holder = ? OR expires_ms <= ?) \
+                    "SELECT node_index, mark FROM {T} WHERE namespace = ? AND node_index >= ? \
+                     AND node_index < ? AND (holder IS NULL OR holder = ? OR expires_ms <= ?) \
                      ORDER BY node_index LIMIT ?"
                 ),
-                (namespace, count, holder, now_ms, limit),
+                (namespace, from, to, holder, now_ms, limit),
             )
             .map_err(text)?;
         Ok(rows
@@ -146,17 +147,17 @@ impl Dialect for MySql {
             .collect())
     }
 
-    fn lowest_missing(&mut self, namespace: &str) -> Result<i64, String> {
+    fn lowest_missing(&mut self, namespace: &str, from: i64) -> Result<i64, String> {
         self.0
             .exec_first::<Option<i64>, _, _>(
                 format!(
                     "SELECT CASE WHEN NOT EXISTS \
-                       (SELECT 1 FROM {T} WHERE namespace = ? AND node_index = 0) THEN 0 \
+                       (SELECT 1 FROM {T} WHERE namespace = ? AND node_index = ?) THEN ? \
                      ELSE (SELECT MIN(a.node_index) + 1 FROM {T} a WHERE a.namespace = ? \
-                       AND NOT EXISTS (SELECT 1 FROM {T} b \
+                       AND a.node_index >= ? AND NOT EXISTS (SELECT 1 FROM {T} b \
                          WHERE b.namespace = ? AND b.node_index = a.node_index + 1)) END"
                 ),
-                (namespace, namespace, namespace),
+                (namespace, from, from, namespace, from, namespace),
             )
             .map_err(text)?
             .flatten()

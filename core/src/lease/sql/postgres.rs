@@ -108,7 +108,8 @@ impl Dialect for Postgres {
     fn candidates(
         &mut self,
         namespace: &str,
-        count: i64,
+        from: i64,
+        to: i64,
         holder: i64,
         now_ms: i64,
         limit: i64,
@@ -117,11 +118,11 @@ impl Dialect for Postgres {
             .0
             .query(
                 &format!(
-                    "SELECT node_index, mark FROM {T} WHERE namespace = $1 AND node_index < $2 \
-                     AND (holder IS NULL OR holder = $3 OR expires_ms <= $4) \
-                     ORDER BY node_index LIMIT $5"
+                    "SELECT node_index, mark FROM {T} WHERE namespace = $1 AND node_index >= $2 \
+                     AND node_index < $3 AND (holder IS NULL OR holder = $4 OR expires_ms <= $5) \
+                     ORDER BY node_index LIMIT $6"
                 ),
-                &[&namespace, &count, &holder, &now_ms, &limit],
+                &[&namespace, &from, &to, &holder, &now_ms, &limit],
             )
             .map_err(describe)?;
         rows.iter()
@@ -134,18 +135,18 @@ impl Dialect for Postgres {
             .collect()
     }
 
-    fn lowest_missing(&mut self, namespace: &str) -> Result<i64, String> {
+    fn lowest_missing(&mut self, namespace: &str, from: i64) -> Result<i64, String> {
         let row = self
             .0
             .query_one(
                 &format!(
                     "SELECT CASE WHEN NOT EXISTS \
-                       (SELECT 1 FROM {T} WHERE namespace = $1 AND node_index = 0) THEN 0 \
+                       (SELECT 1 FROM {T} WHERE namespace = $1 AND node_index = $2) THEN $2 \
                      ELSE (SELECT MIN(a.node_index) + 1 FROM {T} a WHERE a.namespace = $1 \
-                       AND NOT EXISTS (SELECT 1 FROM {T} b \
+                       AND a.node_index >= $2 AND NOT EXISTS (SELECT 1 FROM {T} b \
                          WHERE b.namespace = $1 AND b.node_index = a.node_index + 1)) END"
                 ),
-                &[&namespace],
+                &[&namespace, &from],
             )
             .map_err(describe)?;
         row.try_get(0).map_err(describe)
