@@ -4,7 +4,8 @@
 //!   shown without the password masked.
 //! - `link`: one connection on a thread of its own, so that every request has a deadline
 //!   (a paused server accepts TCP connections and never answers).
-//! - `dialect`: the statements a lease needs, which `postgres` and `mysql` write in their SQL.
+//! - `dialect`: the statements a lease needs, which `postgres` and `mysql` write in their SQL
+//!   (`statements`: those they write alike).
 //! - `coordinator`: the lease protocol on a dialect (the `Coordinator` the keeper drives).
 //! - `baidu`: uid-generator's `WORKER_NODE` table and its disposable worker IDs.
 //! - `tls`: the TLS a URL asks for (`sslmode`, `ssl-mode`, the CA file).
@@ -27,6 +28,8 @@ mod mysql;
 #[cfg(all(unix, feature = "postgres"))]
 mod postgres;
 mod resolve;
+#[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
+mod statements;
 mod tls;
 #[cfg(all(unix, feature = "postgres"))]
 mod tls_config;

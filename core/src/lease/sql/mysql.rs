@@ -2,6 +2,7 @@
 //! MariaDB 10.6), over the `mysql` crate (rust-mysql-simple's synchronous client: blocking
 //! sockets, no runtime, so a forked child connects anew with nothing inherited).
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use mysql::consts::CapabilityFlags;
@@ -9,12 +10,16 @@ use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, SslOpts, Value};
 
 use super::dialect::{Candidate, Dialect};
+use super::statements::Statements;
 use super::tls::{Roots, TlsMode, TlsRequest};
 use super::url::DatabaseUrl;
 use super::LEASE_TABLE as T;
 
 /// The database's clock in Unix ms (the session's time zone is UTC, see `connect`).
 const NOW: &str = "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)";
+
+/// The statements both databases run alike (see `statements`).
+static SQL: LazyLock<Statements> = LazyLock::new(|| Statements::new(NOW, false));
 
 /// MySQL's error for a duplicate key.
 const ER_DUP_ENTRY: u16 = 1062;
@@ -133,11 +138,7 @@ impl Dialect for MySql {
         let rows: Vec<(i64, Vec<u8>)> = self
             .0
             .exec(
-                format!(
-                    "SELECT node_index, mark FROM {T} WHERE namespace = ? AND node_index >= ? \
-                     AND node_index < ? AND (holder IS NULL OR holder = ? OR expires_ms <= ?) \
-                     ORDER BY node_index LIMIT ?"
-                ),
+                &SQL.candidates,
                 (namespace, from, to, holder, now_ms, limit),
             )
             .map_err(text)?;
@@ -146,24 +147,16 @@ impl Dialect for MySql {
             .map(|(index, mark)| Candidate { index, mark })
             .collect())
     }
-
     fn lowest_missing(&mut self, namespace: &str, from: i64) -> Result<i64, String> {
         self.0
             .exec_first::<Option<i64>, _, _>(
-                format!(
-                    "SELECT CASE WHEN NOT EXISTS \
-                       (SELECT 1 FROM {T} WHERE namespace = ? AND node_index = ?) THEN ? \
-                     ELSE (SELECT MIN(a.node_index) + 1 FROM {T} a WHERE a.namespace = ? \
-                       AND a.node_index >= ? AND NOT EXISTS (SELECT 1 FROM {T} b \
-                         WHERE b.namespace = ? AND b.node_index = a.node_index + 1)) END"
-                ),
+                &SQL.lowest_missing,
                 (namespace, from, from, namespace, from, namespace),
             )
             .map_err(text)?
             .flatten()
             .ok_or_else(|| "no answer to the lowest free index".into())
     }
-
     fn insert_held(
         &mut self,
         namespace: &str,
@@ -194,17 +187,9 @@ impl Dialect for MySql {
         now_ms: i64,
     ) -> Result<Option<Vec<u8>>, String> {
         self.0
-            .exec_first::<Vec<u8>, _, _>(
-                format!(
-                    "SELECT mark FROM {T} WHERE namespace = ? AND node_index = ? \
-                     AND (holder IS NULL OR holder = ? OR expires_ms <= ?) \
-                     FOR UPDATE SKIP LOCKED"
-                ),
-                (namespace, index, holder, now_ms),
-            )
+            .exec_first::<Vec<u8>, _, _>(&SQL.lock_claimable, (namespace, index, holder, now_ms))
             .map_err(text)
     }
-
     fn take(
         &mut self,
         namespace: &str,
@@ -215,10 +200,7 @@ impl Dialect for MySql {
         mark: &str,
     ) -> Result<(), String> {
         self.exec(
-            &format!(
-                "UPDATE {T} SET holder = ?, holder_name = ?, expires_ms = ?, mark = ? \
-                 WHERE namespace = ? AND node_index = ?"
-            ),
+            &SQL.take,
             vec![
                 holder.into(),
                 holder_name.into(),
@@ -230,7 +212,6 @@ impl Dialect for MySql {
         )
         .map(drop)
     }
-
     fn renew(
         &mut self,
         namespace: &str,
@@ -238,21 +219,14 @@ impl Dialect for MySql {
         holder: i64,
         term_ms: i64,
     ) -> Result<bool, String> {
-        let updated = self.exec(
-            &format!(
-                "UPDATE {T} SET expires_ms = {NOW} + ? WHERE namespace = ? AND node_index = ? \
-                 AND holder = ? AND expires_ms > {NOW}"
-            ),
-            vec![
-                term_ms.into(),
-                namespace.into(),
-                index.into(),
-                holder.into(),
-            ],
-        )?;
-        Ok(updated == 1)
+        let params = vec![
+            term_ms.into(),
+            namespace.into(),
+            index.into(),
+            holder.into(),
+        ];
+        Ok(self.exec(&SQL.renew, params)? == 1)
     }
-
     fn write_mark(
         &mut self,
         namespace: &str,
@@ -262,24 +236,17 @@ impl Dialect for MySql {
         expected: &str,
         new: &str,
     ) -> Result<bool, String> {
-        let updated = self.exec(
-            &format!(
-                "UPDATE {T} SET expires_ms = {NOW} + ?, mark = ? WHERE namespace = ? \
-                 AND node_index = ? AND holder = ? AND expires_ms > {NOW} AND mark IN (?, ?)"
-            ),
-            vec![
-                term_ms.into(),
-                new.into(),
-                namespace.into(),
-                index.into(),
-                holder.into(),
-                expected.into(),
-                new.into(),
-            ],
-        )?;
-        Ok(updated == 1)
+        let params = vec![
+            term_ms.into(),
+            new.into(),
+            namespace.into(),
+            index.into(),
+            holder.into(),
+            expected.into(),
+            new.into(),
+        ];
+        Ok(self.exec(&SQL.write_mark, params)? == 1)
     }
-
     fn release(
         &mut self,
         namespace: &str,
@@ -287,16 +254,9 @@ impl Dialect for MySql {
         holder: i64,
         mark: Option<&str>,
     ) -> Result<(), String> {
-        self.exec(
-            &format!(
-                "UPDATE {T} SET holder = NULL, holder_name = '', expires_ms = 0, \
-                 mark = COALESCE(?, mark) WHERE namespace = ? AND node_index = ? AND holder = ?"
-            ),
-            vec![mark.into(), namespace.into(), index.into(), holder.into()],
-        )
-        .map(drop)
+        let params = vec![mark.into(), namespace.into(), index.into(), holder.into()];
+        self.exec(&SQL.release, params).map(drop)
     }
-
     fn ensure_worker_node_table(&mut self) -> Result<(), String> {
         // uid-generator's WORKER_NODE.sql, created only if missing.
         self.0

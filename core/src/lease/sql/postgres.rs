@@ -2,6 +2,7 @@
 //! client: each connection has its own single-thread runtime and socket, nothing shared by
 //! the process, so a forked child connects anew with nothing inherited).
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use postgres::config::SslMode;
@@ -9,12 +10,16 @@ use postgres::{Client, Config};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::dialect::{Candidate, Dialect};
+use super::statements::Statements;
 use super::tls::TlsMode;
 use super::url::DatabaseUrl;
 use super::LEASE_TABLE as T;
 
 /// The database's clock in Unix ms, at the moment the statement runs.
 const NOW: &str = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT";
+
+/// The statements both databases run alike (see `statements`).
+static SQL: LazyLock<Statements> = LazyLock::new(|| Statements::new(NOW, true));
 
 /// Serialises `CREATE TABLE IF NOT EXISTS` between holders starting at once (two concurrent
 /// creations of one table can fail on PostgreSQL's catalog): a transaction-scoped advisory
@@ -117,11 +122,7 @@ impl Dialect for Postgres {
         let rows = self
             .0
             .query(
-                &format!(
-                    "SELECT node_index, mark FROM {T} WHERE namespace = $1 AND node_index >= $2 \
-                     AND node_index < $3 AND (holder IS NULL OR holder = $4 OR expires_ms <= $5) \
-                     ORDER BY node_index LIMIT $6"
-                ),
+                &SQL.candidates,
                 &[&namespace, &from, &to, &holder, &now_ms, &limit],
             )
             .map_err(describe)?;
@@ -134,24 +135,16 @@ impl Dialect for Postgres {
             })
             .collect()
     }
-
     fn lowest_missing(&mut self, namespace: &str, from: i64) -> Result<i64, String> {
         let row = self
             .0
             .query_one(
-                &format!(
-                    "SELECT CASE WHEN NOT EXISTS \
-                       (SELECT 1 FROM {T} WHERE namespace = $1 AND node_index = $2) THEN $2 \
-                     ELSE (SELECT MIN(a.node_index) + 1 FROM {T} a WHERE a.namespace = $1 \
-                       AND a.node_index >= $2 AND NOT EXISTS (SELECT 1 FROM {T} b \
-                         WHERE b.namespace = $1 AND b.node_index = a.node_index + 1)) END"
-                ),
-                &[&namespace, &from],
+                &SQL.lowest_missing,
+                &[&namespace, &from, &from, &namespace, &from, &namespace],
             )
             .map_err(describe)?;
         row.try_get(0).map_err(describe)
     }
-
     fn insert_held(
         &mut self,
         namespace: &str,
@@ -179,14 +172,7 @@ impl Dialect for Postgres {
     ) -> Result<Option<Vec<u8>>, String> {
         let row = self
             .0
-            .query_opt(
-                &format!(
-                    "SELECT mark FROM {T} WHERE namespace = $1 AND node_index = $2 \
-                     AND (holder IS NULL OR holder = $3 OR expires_ms <= $4) \
-                     FOR UPDATE SKIP LOCKED"
-                ),
-                &[&namespace, &index, &holder, &now_ms],
-            )
+            .query_opt(&SQL.lock_claimable, &[&namespace, &index, &holder, &now_ms])
             .map_err(describe)?;
         row.map(|row| {
             row.try_get::<_, String>(0)
@@ -195,7 +181,6 @@ impl Dialect for Postgres {
         })
         .transpose()
     }
-
     fn take(
         &mut self,
         namespace: &str,
@@ -206,22 +191,18 @@ impl Dialect for Postgres {
         mark: &str,
     ) -> Result<(), String> {
         self.exec(
-            &format!(
-                "UPDATE {T} SET holder = $3, holder_name = $4, expires_ms = $5, mark = $6 \
-                 WHERE namespace = $1 AND node_index = $2"
-            ),
+            &SQL.take,
             &[
-                &namespace,
-                &index,
                 &holder,
                 &holder_name,
                 &expires_ms,
                 &mark,
+                &namespace,
+                &index,
             ],
         )
         .map(drop)
     }
-
     fn renew(
         &mut self,
         namespace: &str,
@@ -229,16 +210,9 @@ impl Dialect for Postgres {
         holder: i64,
         term_ms: i64,
     ) -> Result<bool, String> {
-        let updated = self.exec(
-            &format!(
-                "UPDATE {T} SET expires_ms = {NOW} + $4 WHERE namespace = $1 AND node_index = $2 \
-                 AND holder = $3 AND expires_ms > {NOW}"
-            ),
-            &[&namespace, &index, &holder, &term_ms],
-        )?;
+        let updated = self.exec(&SQL.renew, &[&term_ms, &namespace, &index, &holder])?;
         Ok(updated == 1)
     }
-
     fn write_mark(
         &mut self,
         namespace: &str,
@@ -249,16 +223,11 @@ impl Dialect for Postgres {
         new: &str,
     ) -> Result<bool, String> {
         let updated = self.exec(
-            &format!(
-                "UPDATE {T} SET expires_ms = {NOW} + $4, mark = $6 WHERE namespace = $1 \
-                 AND node_index = $2 AND holder = $3 AND expires_ms > {NOW} \
-                 AND mark IN ($5, $6)"
-            ),
-            &[&namespace, &index, &holder, &term_ms, &expected, &new],
+            &SQL.write_mark,
+            &[&term_ms, &new, &namespace, &index, &holder, &expected, &new],
         )?;
         Ok(updated == 1)
     }
-
     fn release(
         &mut self,
         namespace: &str,
@@ -266,17 +235,9 @@ impl Dialect for Postgres {
         holder: i64,
         mark: Option<&str>,
     ) -> Result<(), String> {
-        self.exec(
-            &format!(
-                "UPDATE {T} SET holder = NULL, holder_name = '', expires_ms = 0, \
-                 mark = COALESCE($4, mark) WHERE namespace = $1 AND node_index = $2 \
-                 AND holder = $3"
-            ),
-            &[&namespace, &index, &holder, &mark],
-        )
-        .map(drop)
+        self.exec(&SQL.release, &[&mark, &namespace, &index, &holder])
+            .map(drop)
     }
-
     fn ensure_worker_node_table(&mut self) -> Result<(), String> {
         // uid-generator's WORKER_NODE.sql in PostgreSQL's types; unquoted names, as a
         // hand-written PostgreSQL port of that script has them.
