@@ -5,11 +5,15 @@
 //! used in plain text.
 #![cfg(all(unix, feature = "database-tests"))]
 
+use std::process::Stdio;
+
 use flakery::lease::sql::{DatabaseUrl, SqlCoordinator};
 use flakery::lease::Coordinator;
-use flakery::ErrorCode;
+use flakery::{ErrorCode, Generator, Options};
 
+mod common;
 mod db_harness;
+use common::ROLE;
 use db_harness::{
     coordinator, each_kind, serial, servers_available, shared, soon, Certs, Kind, Server,
 };
@@ -61,6 +65,37 @@ fn assert_postgres_sees_only_tls(server: &Server) {
 }
 
 #[test]
+fn child_entry_point() {
+    if std::env::var(ROLE).as_deref() == Ok("db-tls") {
+        // FLAKERY_DATABASE_URL and HOME from the parent.
+        match Generator::new(Options::default()).and_then(|g| g.next_id()) {
+            Ok(_) => println!("LEASED"),
+            Err(err) => println!("ERR {}: {}", err.code(), err.message()),
+        }
+    }
+}
+
+/// What a process with `home` as its HOME gets from `url`: "LEASED" or "ERR code: message".
+fn lease_with_home(url: &str, home: &std::path::Path) -> String {
+    let output = common::rerun_as("db-tls")
+        .env("FLAKERY_DATABASE_URL", url)
+        .env("FLAKERY_NAMESPACE", "tls-home")
+        .env("HOME", home)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // (libtest writes the test's name before the child's line.)
+    stdout
+        .lines()
+        .find_map(|line| {
+            let at = line.find("LEASED").or_else(|| line.find("ERR "))?;
+            Some(line[at..].to_string())
+        })
+        .unwrap_or_else(|| panic!("no report: {stdout}"))
+}
+
+#[test]
 fn the_right_ca_leases_over_tls_and_a_wrong_ca_or_name_is_refused() {
     each_kind(|kind| {
         let certs = Certs::make();
@@ -105,6 +140,23 @@ fn the_right_ca_leases_over_tls_and_a_wrong_ca_or_name_is_refused() {
                     password,
                     "/nonexistent/ca.pem",
                 );
+                // As libpq: ~/.postgresql/root.crt is the default CA file, and with one
+                // `require` checks the chain.
+                let home = certs.0.join("home");
+                std::fs::create_dir_all(home.join(".postgresql")).unwrap();
+                let root_crt = home.join(".postgresql/root.crt");
+                let require = format!("{by_ip}?sslmode=require");
+                std::fs::copy(&other_ca, &root_crt).unwrap();
+                let report = lease_with_home(&require, &home);
+                assert!(
+                    report.starts_with("ERR coordinator_unavailable")
+                        && report.contains("UnknownIssuer"),
+                    "{report}"
+                );
+                std::fs::copy(&ca, &root_crt).unwrap();
+                assert_eq!(lease_with_home(&require, &home), "LEASED");
+                let full = format!("{by_name}?sslmode=verify-full");
+                assert_eq!(lease_with_home(&full, &home), "LEASED");
             }
             Kind::MariaDb => {
                 // The server refuses flakery's user without TLS: every lease below is over TLS.

@@ -6,6 +6,7 @@
 //!   (a paused server accepts TCP connections and never answers).
 //! - `dialect`: the statements a lease needs, which `postgres` and `mysql` write in their SQL
 //!   (`statements`: those they write alike).
+//! - `claim`: the transaction that claims a node index.
 //! - `coordinator`: the lease protocol on a dialect (the `Coordinator` the keeper drives).
 //! - `baidu`: uid-generator's `WORKER_NODE` table and its disposable worker IDs.
 //! - `tls`: the TLS a URL asks for (`sslmode`, `ssl-mode`, the CA file).
@@ -17,6 +18,8 @@
 
 #[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
 mod baidu;
+#[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
+mod claim;
 #[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
 mod coordinator;
 #[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
