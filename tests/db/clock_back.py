@@ -12,7 +12,11 @@ For PostgreSQL and MariaDB (servers from dbserver.py), in a namespace of its own
    the mark instead of reusing time);
 3. under `faketime -f -10s`: refused with clock_moved_backwards (the local clock is compared
    with the database's at the lease: more than the 1 s waited out behind it), nothing on
-   stdout, the password nowhere.
+   stdout, the password nowhere;
+4. the mark alone: a run 0.9 s ahead (allowed beside the database's clock), then one 0.9 s
+   behind, which the database's clock allows but which is 1.8 s behind the mark the first
+   left: refused with clock_moved_backwards naming the time of the last ID, nothing issued;
+   then a run at the true time, 0.9 s behind the mark: it waits, every ID above the first's.
 Exits non-zero with the reason on the first failed check.
 """
 
@@ -77,8 +81,27 @@ def check(cli: str, kind: str) -> None:
             fail(f"{kind}: the run 10 s back failed otherwise: {third.stderr.strip()}")
         if db.password in third.stderr + second.stderr + first.stderr:
             fail(f"{kind}: the password was shown")
+        ahead_ns = f"{namespace}-mark"
+        ahead = flakery(cli, db.url, ahead_ns, ["next", "-n", "2000"], offset="+0.9")
+        if ahead.returncode != 0:
+            fail(f"{kind}: the run 0.9 s ahead failed: {ahead.stderr.strip()}")
+        ahead_ids = [int(line) for line in ahead.stdout.split()]
+        behind = flakery(cli, db.url, ahead_ns, ["next", "-n", "10"], offset="-0.9")
+        if behind.returncode == 0 or behind.stdout.strip():
+            fail(f"{kind}: 1.8 s behind the mark, issued {behind.stdout.split()[:3]}")
+        if "clock_moved_backwards" not in behind.stderr or "last ID" not in behind.stderr:
+            fail(f"{kind}: 1.8 s behind the mark, failed otherwise: {behind.stderr.strip()}")
+        true = flakery(cli, db.url, ahead_ns, ["next", "-n", "2000"])
+        if true.returncode != 0:
+            fail(f"{kind}: the run at the true time failed: {true.stderr.strip()}")
+        true_ids = [int(line) for line in true.stdout.split()]
+        if min(true_ids) <= max(ahead_ids):
+            fail(f"{kind}: the run at the true time issued {min(true_ids)}, not above the run "
+                 f"ahead's {max(ahead_ids)}: time reused")
         print(f"clock_back: {kind}: ok (node {nodes.pop()}; 0.9 s back: first ID "
-              f"{min(later)} > {max(used)}; 10 s back: {third.stderr.strip()[:60]}...)")
+              f"{min(later)} > {max(used)}; 10 s back: {third.stderr.strip()[:60]}...; "
+              f"1.8 s behind the mark: {behind.stderr.strip()[:60]}...; at the true time "
+              f"after 0.9 s ahead: {min(true_ids)} > {max(ahead_ids)})")
 
 
 def main() -> None:
