@@ -5,11 +5,11 @@
 //! used in plain text.
 #![cfg(all(unix, feature = "database-tests"))]
 
-use std::process::Stdio;
+use std::path::Path;
 
 use flakery::lease::sql::{DatabaseUrl, SqlCoordinator};
 use flakery::lease::Coordinator;
-use flakery::{ErrorCode, Generator, Options};
+use flakery::{decode, ErrorCode, Generator, Options};
 
 mod common;
 mod db_harness;
@@ -66,33 +66,47 @@ fn assert_postgres_sees_only_tls(server: &Server) {
 
 #[test]
 fn child_entry_point() {
-    if std::env::var(ROLE).as_deref() == Ok("db-tls") {
+    match std::env::var(ROLE).as_deref() {
         // FLAKERY_DATABASE_URL and HOME from the parent.
-        match Generator::new(Options::default()).and_then(|g| g.next_id()) {
-            Ok(_) => println!("LEASED"),
-            Err(err) => println!("ERR {}: {}", err.code(), err.message()),
+        Ok("db-tls") => match Generator::new(Options::default()).and_then(|g| g.next_id()) {
+            Ok(_) => println!("TLS LEASED"),
+            Err(err) => println!("TLS ERR {}: {}", err.code(), err.message()),
+        },
+        // Leases over TLS, forks, and reports the worker IDs of the parent and the child.
+        Ok("db-tls-fork") => {
+            let generator = Generator::new(Options::default()).unwrap();
+            let layout = generator.layout().clone();
+            let parent = decode(generator.next_id().unwrap(), &layout).unwrap();
+            let child = common::in_forked_child(|| match generator.next_id() {
+                Ok(id) => format!("{}", decode(id, &layout).unwrap().worker_id),
+                Err(err) => format!("error {}: {}", err.code(), err.message()),
+            });
+            println!("FORK parent={} child={child}", parent.worker_id);
         }
+        _ => {} // an ordinary test run: nothing to do
     }
 }
 
 /// What a process with `home` as its HOME gets from `url`: "LEASED" or "ERR code: message".
-fn lease_with_home(url: &str, home: &std::path::Path) -> String {
-    let output = common::rerun_as("db-tls")
+fn lease_with_home(url: &str, home: &Path) -> String {
+    let mut command = common::rerun_as("db-tls");
+    command
         .env("FLAKERY_DATABASE_URL", url)
         .env("FLAKERY_NAMESPACE", "tls-home")
-        .env("HOME", home)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    // (libtest writes the test's name before the child's line.)
-    stdout
-        .lines()
-        .find_map(|line| {
-            let at = line.find("LEASED").or_else(|| line.find("ERR "))?;
-            Some(line[at..].to_string())
-        })
-        .unwrap_or_else(|| panic!("no report: {stdout}"))
+        .env("HOME", home);
+    common::report(&common::output(&mut command), "TLS")
+}
+
+/// A generator leasing over TLS at `url`, forked: the child leases anew (a connection and a
+/// TLS session of its own), so parent and child issue under different worker IDs.
+fn assert_a_forked_child_leases_anew(url: &str, namespace: &str) {
+    let mut command = common::rerun_as("db-tls-fork");
+    command
+        .env("FLAKERY_DATABASE_URL", url)
+        .env("FLAKERY_NAMESPACE", namespace);
+    let report = common::report(&common::output(&mut command), "FORK");
+    assert_eq!(common::field(&report, "parent"), "0", "{report}");
+    assert_eq!(common::child_words(&report), vec!["1"], "{report}");
 }
 
 #[test]
@@ -157,6 +171,10 @@ fn the_right_ca_leases_over_tls_and_a_wrong_ca_or_name_is_refused() {
                 assert_eq!(lease_with_home(&require, &home), "LEASED");
                 let full = format!("{by_name}?sslmode=verify-full");
                 assert_eq!(lease_with_home(&full, &home), "LEASED");
+                assert_a_forked_child_leases_anew(
+                    &format!("{by_name}?sslmode=verify-full&sslrootcert={ca}"),
+                    "tls-fork",
+                );
             }
             Kind::MariaDb => {
                 // The server refuses flakery's user without TLS: every lease below is over TLS.
@@ -189,6 +207,10 @@ fn the_right_ca_leases_over_tls_and_a_wrong_ca_or_name_is_refused() {
                     &with_params(&by_ip, &format!("ssl-mode=VERIFY_CA&ssl-ca={other_ca}")),
                     password,
                     "UnknownIssuer",
+                );
+                assert_a_forked_child_leases_anew(
+                    &format!("{by_name}?ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}"),
+                    "tls-fork",
                 );
             }
         }
