@@ -10,8 +10,8 @@
 //! - MySQL / MariaDB, as the `mysql` command-line client: `ssl-mode` = `DISABLED`,
 //!   `REQUIRED`, `VERIFY_CA`, `VERIFY_IDENTITY` (any case; `PREFERRED` is refused: the client
 //!   crate cannot fall back to plain text); `ssl-ca` = a PEM file of CA certificates. The
-//!   `mysql` crate's own parameters (`root_cert_path`, `danger_accept_invalid_certs`,
-//!   `danger_skip_domain_validation`) are left to it, but not mixed with `ssl-mode`.
+//!   `mysql` crate's own TLS parameters (`MYSQL_CRATE_PARAMETERS`) are left to it, but not
+//!   mixed with `ssl-mode`.
 
 use std::path::PathBuf;
 
@@ -54,11 +54,15 @@ pub(crate) struct TlsRequest {
     pub crate_parameters: bool,
 }
 
-/// The `mysql` crate's TLS parameters: any of them makes it require TLS.
-const MYSQL_CRATE_PARAMETERS: [&str; 3] = [
+/// The `mysql` crate's TLS parameters: any of them makes it require TLS (and it applies
+/// them itself, so flakery must not set TLS options over them).
+const MYSQL_CRATE_PARAMETERS: [&str; 6] = [
     "root_cert_path",
     "danger_accept_invalid_certs",
     "danger_skip_domain_validation",
+    "cert_chain_path",
+    "priv_key_path",
+    "cipher_suites",
 ];
 
 /// Reads the TLS parameters of `url` (a `kind` URL, password included) and returns the URL
@@ -292,8 +296,12 @@ mod tests {
             "mysql://h/db?ssl-mode=on",
             "mysql://h/db?ssl-mode=REQUIRED&root_cert_path=/ca.pem",
             "mysql://h/db?ssl-mode=DISABLED&ssl-ca=/ca.pem",
+            "mysql://h/db?ssl-mode=DISABLED&cipher_suites=TLS13_AES_128_GCM_SHA256",
         ] {
             assert!(my(url).is_err(), "{url}");
         }
+        // Client certificates through the crate: TLS, which flakery leaves to it.
+        let (_, tls) = my("mysql://h/db?cert_chain_path=/c.pem&priv_key_path=/k.pem").unwrap();
+        assert!(tls.crate_parameters);
     }
 }
