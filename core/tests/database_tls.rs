@@ -218,6 +218,68 @@ fn the_right_ca_leases_over_tls_and_a_wrong_ca_or_name_is_refused() {
 }
 
 #[test]
+fn a_client_certificate_is_sent_where_the_server_requires_one() {
+    each_kind(|kind| {
+        let certs = Certs::make();
+        let server = Server::start_tls(kind, &certs.0);
+        server.control("require-client-cert");
+        let (ca, cert, key) = (
+            certs.file("ca.pem"),
+            certs.file("client.crt"),
+            certs.file("client.key"),
+        );
+        let by_name = server.url.replace("127.0.0.1", "localhost");
+        let password = server.password.as_str();
+        match kind {
+            Kind::Postgres => {
+                let checked = format!("sslmode=verify-full&sslrootcert={ca}");
+                refused(&with_params(&by_name, &checked), password, "certificate");
+                let _held = leases(
+                    &with_params(&by_name, &format!("{checked}&sslcert={cert}&sslkey={key}")),
+                    "tls-client-cert",
+                );
+                refused(
+                    &with_params(
+                        &by_name,
+                        &format!("{checked}&sslcert={cert}&sslkey=/no/key.pem"),
+                    ),
+                    password,
+                    "/no/key.pem",
+                );
+                // libpq's default files, ~/.postgresql/postgresql.crt and .key.
+                let home = certs.0.join("home");
+                let dot = home.join(".postgresql");
+                std::fs::create_dir_all(&dot).unwrap();
+                std::fs::copy(&ca, dot.join("root.crt")).unwrap();
+                std::fs::copy(&cert, dot.join("postgresql.crt")).unwrap();
+                std::fs::copy(&key, dot.join("postgresql.key")).unwrap();
+                let full = format!("{by_name}?sslmode=verify-full");
+                assert_eq!(lease_with_home(&full, &home), "LEASED");
+            }
+            Kind::MariaDb => {
+                let checked = format!("ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}");
+                refused(&with_params(&by_name, &checked), password, "Access denied");
+                let _held = leases(
+                    &with_params(
+                        &by_name,
+                        &format!("{checked}&ssl-cert={cert}&ssl-key={key}"),
+                    ),
+                    "tls-client-cert",
+                );
+                // The mysql crate's own parameters.
+                let _crate = leases(
+                    &with_params(
+                        &by_name,
+                        &format!("root_cert_path={ca}&cert_chain_path={cert}&priv_key_path={key}"),
+                    ),
+                    "tls-client-cert-crate",
+                );
+            }
+        }
+    });
+}
+
+#[test]
 fn a_server_without_tls_is_refused_when_tls_is_required() {
     let _guard = serial();
     if !servers_available() {

@@ -22,7 +22,8 @@ As a CLI (for shell scripts and Rust tests); `start` prints one JSON object::
 
     python3 tests/db/dbserver.py start postgres|mariadb   # {"kind","pid","port","url","password","dir"}
     python3 tests/db/dbserver.py start KIND --tls CERTS   # the same, serving TLS with CERTS's cert
-    python3 tests/db/dbserver.py certs CERTS              # make CERTS/{ca.pem,other-ca.pem,server.*}
+    python3 tests/db/dbserver.py certs CERTS              # make CERTS/{ca,other-ca}.pem, {server,client}.*
+    python3 tests/db/dbserver.py require-client-cert DIR  # the user flakery needs a client certificate
     python3 tests/db/dbserver.py kill DIR                 # SIGKILL (the data stays)
     python3 tests/db/dbserver.py restart DIR              # start again on the same data and port
     python3 tests/db/dbserver.py pause DIR | resume DIR   # SIGSTOP / SIGCONT
@@ -171,9 +172,11 @@ class Server:
 
     # --- the server process ---------------------------------------------------------
     def _command(self) -> "list[str]":
-        cert, key = (os.path.join(self.dir, "tls", name) for name in ("server.crt", "server.key"))
+        cert, key, ca = (os.path.join(self.dir, "tls", name)
+                         for name in ("server.crt", "server.key", "ca.pem"))
         if self.kind == "postgres":
-            tls = ["-c", "ssl=on", "-c", f"ssl_cert_file={cert}", "-c", f"ssl_key_file={key}"]
+            tls = ["-c", "ssl=on", "-c", f"ssl_cert_file={cert}", "-c", f"ssl_key_file={key}",
+                   "-c", f"ssl_ca_file={ca}"]
             return [
                 _pg_bin("postgres"), "-D", self.data_dir, "-h", "127.0.0.1",
                 "-p", str(self.port), "-k", self.socket_dir,
@@ -192,7 +195,7 @@ class Server:
             "--innodb-buffer-pool-size=16M", "--innodb-log-file-size=8M",
             "--max-connections=300", "--log-error=" + self.error_log_path,
             *(["--user=mysql"] if os.geteuid() == 0 else []),
-            *([f"--ssl-cert={cert}", f"--ssl-key={key}"] if self.tls else []),
+            *([f"--ssl-cert={cert}", f"--ssl-key={key}", f"--ssl-ca={ca}"] if self.tls else []),
         ]
 
     def _spawn(self) -> None:
@@ -246,6 +249,18 @@ class Server:
         if done.returncode != 0:
             raise RuntimeError(f"{self.kind} SQL failed: {done.stderr.strip()}")
         return done.stdout
+
+    def require_client_cert(self) -> None:
+        """Makes the user flakery need a client certificate signed by the server's CA (a TLS
+        server): PostgreSQL's pg_hba `clientcert=verify-full`, MariaDB's `REQUIRE X509`."""
+        if self.kind == "postgres":
+            with open(os.path.join(self.data_dir, "pg_hba.conf"), "w") as f:
+                f.write("local all all trust\n"
+                        "hostssl all all 127.0.0.1/32 scram-sha-256 clientcert=verify-full\n")
+            self.sql("SELECT pg_reload_conf()")
+            time.sleep(0.2)  # the postmaster reloads on its own time
+        else:
+            self.sql(f"ALTER USER '{USER}'@'%' REQUIRE X509")
 
     # --- control ----------------------------------------------------------------------
     def pause(self) -> None:
@@ -389,7 +404,8 @@ def make_certs(dir: str) -> None:
     """Writes a test CA and a server certificate signed by it, with `openssl`, into `dir`:
     ca.pem (the CA), server.crt and server.key (for the name `localhost` only, so that a
     connection to 127.0.0.1 passes a chain check but not a name check), and other-ca.pem (a
-    CA that signed nothing here). P-256 keys, valid for two days."""
+    CA that signed nothing here), client.crt and client.key (for the user `flakery`, signed by
+    the CA). P-256 keys, valid for two days."""
     openssl = shutil.which("openssl")
     if openssl is None:
         raise RuntimeError("openssl not found (Debian's openssl package)")
@@ -413,6 +429,13 @@ def make_certs(dir: str) -> None:
                 "basicConstraints=CA:FALSE\n")
     run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
         "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "server.ext")
+    # A client certificate for the user flakery (PostgreSQL's clientcert=verify-full checks
+    # the CN against the user name).
+    run("req", *key, "-keyout", "client.key", "-out", "client.csr", "-subj", f"/CN={USER}")
+    with open(os.path.join(dir, "client.ext"), "w") as f:
+        f.write("extendedKeyUsage=clientAuth\nbasicConstraints=CA:FALSE\n")
+    run("x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "client.crt", "-days", "2", "-extfile", "client.ext")
 
 
 def start(kind: str, *, timeout: float = START_TIMEOUT_S, detached: bool = False,
@@ -432,7 +455,7 @@ def start(kind: str, *, timeout: float = START_TIMEOUT_S, detached: bool = False
         if tls_dir is not None:
             # Copied: the server's user must own its key, and PostgreSQL wants it 0600.
             os.makedirs(os.path.join(dir, "tls"))
-            for name in ("server.crt", "server.key"):
+            for name in ("server.crt", "server.key", "ca.pem"):
                 shutil.copy(os.path.join(tls_dir, name), os.path.join(dir, "tls", name))
             os.chmod(os.path.join(dir, "tls", "server.key"), 0o600)
         try:
@@ -489,6 +512,9 @@ def _main(argv: "list[str]") -> int:
             srv = Server.load(args[0])
             if cmd == "sql" and len(args) == 2:
                 sys.stdout.write(srv.sql(args[1]))
+                return 0
+            if cmd == "require-client-cert" and len(args) == 1:
+                srv.require_client_cert()
                 return 0
             if len(args) == 1 and cmd in ("kill", "restart", "pause", "resume", "stop"):
                 if cmd in ("kill", "pause", "resume", "stop") and not _is_gone(srv.pid) \

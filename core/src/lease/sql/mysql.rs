@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;
-use mysql::{Conn, Opts, OptsBuilder, SslOpts, Value};
+use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts, Value};
 
 use super::dialect::{Candidate, Dialect};
 use super::statements::Statements;
@@ -47,14 +47,18 @@ pub(crate) fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Di
     Ok(Box::new(MySql(conn)))
 }
 
-/// The mysql crate's TLS options for `ssl-mode` and `ssl-ca`: any options make it require
-/// TLS, trusting webpki-roots (Mozilla's CAs) and the CA file.
+/// The mysql crate's TLS options for `ssl-mode`, `ssl-ca`, `ssl-cert` and `ssl-key`: any
+/// options make it require TLS, trusting webpki-roots (Mozilla's CAs) and the CA file.
 fn ssl_opts(tls: &TlsRequest) -> Option<SslOpts> {
+    let identity = tls
+        .client_cert
+        .as_ref()
+        .map(|(cert, key)| ClientIdentity::new(cert.clone(), key.clone()));
     let with_ca = |opts: SslOpts| match &tls.roots {
         Roots::File(path) => opts.with_root_cert_path(Some(path.clone())),
         Roots::Unnamed | Roots::System => opts,
     };
-    match (tls.mode, &tls.roots) {
+    let opts = match (tls.mode, &tls.roots) {
         (TlsMode::Disable | TlsMode::Prefer, _) => None,
         (TlsMode::Require, Roots::Unnamed | Roots::System) => {
             Some(SslOpts::default().with_danger_accept_invalid_certs(true))
@@ -64,7 +68,8 @@ fn ssl_opts(tls: &TlsRequest) -> Option<SslOpts> {
             Some(with_ca(SslOpts::default()).with_danger_skip_domain_validation(true))
         }
         (TlsMode::VerifyFull, _) => Some(with_ca(SslOpts::default())),
-    }
+    };
+    opts.map(|opts| opts.with_client_identity(identity))
 }
 
 /// Makes ring the process's default rustls provider unless the program chose one: the

@@ -6,10 +6,12 @@
 //!   default), `require`, `verify-ca`, `verify-full`; `sslrootcert` = a PEM file of CA
 //!   certificates, or `system` for the operating system's roots (then `verify-full` only);
 //!   without `sslrootcert`, `~/.postgresql/root.crt` when it exists, which also makes
-//!   `require` check the chain (`verify-ca`).
+//!   `require` check the chain (`verify-ca`); `sslcert` and `sslkey` = a client certificate
+//!   and its key (PEM), else `~/.postgresql/postgresql.crt` and `.key` when they exist.
 //! - MySQL / MariaDB, as the `mysql` command-line client: `ssl-mode` = `DISABLED`,
 //!   `REQUIRED`, `VERIFY_CA`, `VERIFY_IDENTITY` (any case; `PREFERRED` is refused: the client
-//!   crate cannot fall back to plain text); `ssl-ca` = a PEM file of CA certificates. The
+//!   crate cannot fall back to plain text); `ssl-ca` = a PEM file of CA certificates;
+//!   `ssl-cert` and `ssl-key` = a client certificate and its key (PEM). The
 //!   `mysql` crate's own TLS parameters (`MYSQL_CRATE_PARAMETERS`) are left to it, but not
 //!   mixed with `ssl-mode`.
 
@@ -52,6 +54,9 @@ pub(crate) struct TlsRequest {
     pub roots: Roots,
     /// MySQL: the URL carries the `mysql` crate's own TLS parameters (it applies them).
     pub crate_parameters: bool,
+    /// A client certificate chain and its private key, PEM files (`sslcert` and `sslkey`,
+    /// `ssl-cert` and `ssl-key`).
+    pub client_cert: Option<(PathBuf, PathBuf)>,
 }
 
 /// The `mysql` crate's TLS parameters: any of them makes it require TLS (and it applies
@@ -81,6 +86,7 @@ pub(crate) fn split(kind: DatabaseKind, url: &str) -> Result<(String, TlsRequest
     let mut mode = None;
     let mut roots = Roots::Unnamed;
     let mut crate_parameters = false;
+    let (mut cert, mut cert_key) = (None, None);
     for pair in query.split('&').filter(|pair| !pair.is_empty()) {
         let (key, raw) = pair.split_once('=').unwrap_or((pair, ""));
         let value = percent_decoded(raw).unwrap_or_else(|| raw.to_string());
@@ -93,10 +99,17 @@ pub(crate) fn split(kind: DatabaseKind, url: &str) -> Result<(String, TlsRequest
                     Roots::File(non_empty_path(key, &value)?)
                 }
             }
-            (DatabaseKind::Postgres, "sslcert" | "sslkey" | "sslpassword" | "sslcrl") => {
+            (DatabaseKind::Postgres, "sslcert")
+            | (DatabaseKind::MySql, "ssl-cert" | "ssl_cert") => {
+                cert = Some(non_empty_path(key, &value)?)
+            }
+            (DatabaseKind::Postgres, "sslkey") | (DatabaseKind::MySql, "ssl-key" | "ssl_key") => {
+                cert_key = Some(non_empty_path(key, &value)?)
+            }
+            (DatabaseKind::Postgres, "sslpassword" | "sslcrl" | "sslcrldir") => {
                 return Err(Error::invalid_argument(format!(
-                    "the database URL's '{key}' (client certificates, revocation lists) is not \
-                     supported; sslmode and sslrootcert are"
+                    "the database URL's '{key}' (encrypted keys, revocation lists) is not \
+                     supported; sslmode, sslrootcert, sslcert and sslkey are"
                 )))
             }
             (DatabaseKind::MySql, "ssl-mode" | "ssl_mode") => mode = Some(mysql_mode(&value)?),
@@ -110,6 +123,15 @@ pub(crate) fn split(kind: DatabaseKind, url: &str) -> Result<(String, TlsRequest
             _ => kept.push(pair),
         }
     }
+    let client_cert =
+        match (cert, cert_key) {
+            (Some(cert), Some(key)) => Some((cert, key)),
+            (None, None) => None,
+            _ => return Err(Error::invalid_argument(
+                "the database URL gives a client certificate without its key, or a key without \
+                 its certificate: give both (sslcert and sslkey; for MySQL ssl-cert and ssl-key)",
+            )),
+        };
     let request = match kind {
         DatabaseKind::Postgres => {
             let mode = mode.unwrap_or(TlsMode::Prefer);
@@ -123,6 +145,7 @@ pub(crate) fn split(kind: DatabaseKind, url: &str) -> Result<(String, TlsRequest
                 mode,
                 roots,
                 crate_parameters: false,
+                client_cert,
             }
         }
         DatabaseKind::MySql => {
@@ -132,22 +155,30 @@ pub(crate) fn split(kind: DatabaseKind, url: &str) -> Result<(String, TlsRequest
                      danger_* parameters: use ssl-mode and ssl-ca",
                 ));
             }
-            if mode == Some(TlsMode::Disable) && roots != Roots::Unnamed {
+            if crate_parameters && client_cert.is_some() {
                 return Err(Error::invalid_argument(
-                    "the database URL has ssl-ca with ssl-mode=DISABLED",
+                    "the database URL mixes ssl-cert / ssl-key with the mysql crate's TLS \
+                     parameters: use ssl-mode, ssl-ca, ssl-cert and ssl-key",
+                ));
+            }
+            if mode == Some(TlsMode::Disable) && (roots != Roots::Unnamed || client_cert.is_some())
+            {
+                return Err(Error::invalid_argument(
+                    "the database URL has ssl-ca, ssl-cert or ssl-key with ssl-mode=DISABLED",
                 ));
             }
             let mode = match (mode, &roots) {
                 (Some(mode), _) => mode,
                 // As the mysql client: a CA alone asks for its check.
                 (None, Roots::File(_)) => TlsMode::VerifyCa,
-                (None, _) if crate_parameters => TlsMode::Require,
+                (None, _) if crate_parameters || client_cert.is_some() => TlsMode::Require,
                 (None, _) => TlsMode::Disable,
             };
             TlsRequest {
                 mode,
                 roots,
                 crate_parameters,
+                client_cert,
             }
         }
     };
@@ -265,6 +296,7 @@ mod tests {
             "postgres://u:hunter2@h/db?sslmode=verify_full",
             "postgres://u:hunter2@h/db?sslmode=require&sslrootcert=system",
             "postgres://u:hunter2@h/db?sslcert=/c.pem",
+            "postgres://u:hunter2@h/db?sslpassword=x",
             "postgres://u:hunter2@h/db?sslmode=verify-ca&sslrootcert=",
         ] {
             let err = pg(url).unwrap_err();
@@ -300,6 +332,10 @@ mod tests {
         ] {
             assert!(my(url).is_err(), "{url}");
         }
+        let (client, tls) = my("mysql://h/db?ssl-cert=/c.pem&ssl-key=/k.pem").unwrap();
+        assert_eq!(client, "mysql://h/db");
+        assert_eq!(tls.mode, TlsMode::Require);
+        assert!(my("mysql://h/db?ssl-cert=/c.pem&root_cert_path=/ca.pem&ssl-key=/k").is_err());
         // Client certificates through the crate: TLS, which flakery leaves to it.
         let (_, tls) = my("mysql://h/db?cert_chain_path=/c.pem&priv_key_path=/k.pem").unwrap();
         assert!(tls.crate_parameters);

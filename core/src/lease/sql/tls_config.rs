@@ -9,7 +9,7 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, Error, RootCertStore, SignatureScheme,
 };
@@ -20,11 +20,38 @@ fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-/// libpq's default CA file, `~/.postgresql/root.crt`, when it exists.
-fn libpq_default_root() -> Option<PathBuf> {
+/// libpq's default file `~/.postgresql/NAME`, when it exists.
+fn libpq_default(name: &str) -> Option<PathBuf> {
     let home = std::env::var_os("HOME")?;
-    let path = Path::new(&home).join(".postgresql/root.crt");
+    let path = Path::new(&home).join(".postgresql").join(name);
     path.is_file().then_some(path)
+}
+
+/// The client certificate chain and key: the URL's `sslcert` and `sslkey`, else libpq's
+/// `~/.postgresql/postgresql.crt` and `.key` when the certificate exists.
+fn client_identity(
+    tls: &TlsRequest,
+) -> Result<Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)>, String> {
+    let (cert, key) = match (&tls.client_cert, libpq_default("postgresql.crt")) {
+        (Some((cert, key)), _) => (cert.clone(), key.clone()),
+        (None, Some(cert)) => (cert, cert_sibling_key()),
+        (None, None) => return Ok(None),
+    };
+    let chain = CertificateDer::pem_file_iter(&cert)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| format!("cannot read the client certificate {}: {e}", cert.display()))?;
+    if chain.is_empty() {
+        return Err(format!("{} holds no certificate", cert.display()));
+    }
+    // The error names the file only: a key's bytes never go into a message.
+    let key = PrivateKeyDer::from_pem_file(&key)
+        .map_err(|_| format!("cannot read a private key (PEM) from {}", key.display()))?;
+    Ok(Some((chain, key)))
+}
+
+fn cert_sibling_key() -> PathBuf {
+    let home = std::env::var_os("HOME").unwrap_or_default();
+    Path::new(&home).join(".postgresql/postgresql.key")
 }
 
 fn load_file(path: &Path) -> Result<RootCertStore, String> {
@@ -67,9 +94,9 @@ pub(super) fn postgres_config(tls: &TlsRequest) -> Result<ClientConfig, String> 
     let roots = match &tls.roots {
         Roots::File(path) => Some(load_file(path)?),
         Roots::System => Some(load_system()?),
-        Roots::Unnamed if tls.mode >= TlsMode::Require => {
-            libpq_default_root().map(|p| load_file(&p)).transpose()?
-        }
+        Roots::Unnamed if tls.mode >= TlsMode::Require => libpq_default("root.crt")
+            .map(|p| load_file(&p))
+            .transpose()?,
         Roots::Unnamed => None,
     };
     let provider = provider();
@@ -104,10 +131,15 @@ pub(super) fn postgres_config(tls: &TlsRequest) -> Result<ClientConfig, String> 
             }
         }
     };
-    Ok(builder
+    let builder = builder
         .dangerous()
-        .with_custom_certificate_verifier(verifier)
-        .with_no_client_auth())
+        .with_custom_certificate_verifier(verifier);
+    match client_identity(tls)? {
+        Some((chain, key)) => builder
+            .with_client_auth_cert(chain, key)
+            .map_err(|e| format!("the client certificate and key do not go together: {e}")),
+        None => Ok(builder.with_no_client_auth()),
+    }
 }
 
 /// What libpq checks short of `verify-full`: with `chain`, the certificate's chain up to a
