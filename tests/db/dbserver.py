@@ -62,6 +62,9 @@ _live: "set[Server]" = set()
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "zookeeper"))
 from zkserver import _is_gone, _reap, _tail, free_port  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from testcerts import make_certs  # noqa: E402,F401  (the CLI's `certs`; callers import it here)
+
 
 def _pg_bin(name: str) -> str:
     found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
@@ -398,44 +401,6 @@ def _create_user(srv: Server) -> None:
     else:
         srv.sql(f"CREATE DATABASE {DATABASE}; CREATE USER '{USER}'@'%' IDENTIFIED BY '{pw}';"
                 f" GRANT ALL ON {DATABASE}.* TO '{USER}'@'%'", database="mysql")
-
-
-def make_certs(dir: str) -> None:
-    """Writes a test CA and a server certificate signed by it, with `openssl`, into `dir`:
-    ca.pem (the CA), server.crt and server.key (for the name `localhost` only, so that a
-    connection to 127.0.0.1 passes a chain check but not a name check), and other-ca.pem (a
-    CA that signed nothing here), client.crt and client.key (for the user `flakery`, signed by
-    the CA). P-256 keys, valid for two days."""
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        raise RuntimeError("openssl not found (Debian's openssl package)")
-    os.makedirs(dir, exist_ok=True)
-
-    def run(*args: str) -> None:
-        done = subprocess.run([openssl, *args], capture_output=True, text=True, cwd=dir,
-                              stdin=subprocess.DEVNULL)
-        if done.returncode != 0:
-            raise RuntimeError(f"openssl {args[0]} failed: {done.stderr.strip()}")
-
-    key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    for name in ("ca", "other-ca"):
-        run("req", "-x509", *key, "-keyout", f"{name}.key", "-out", f"{name}.pem", "-days", "2",
-            "-subj", f"/CN=flakery test {name}",
-            "-addext", "basicConstraints=critical,CA:TRUE",
-            "-addext", "keyUsage=critical,keyCertSign,cRLSign")
-    run("req", *key, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost")
-    with open(os.path.join(dir, "server.ext"), "w") as f:
-        f.write("subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n"
-                "basicConstraints=CA:FALSE\n")
-    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-        "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "server.ext")
-    # A client certificate for the user flakery (PostgreSQL's clientcert=verify-full checks
-    # the CN against the user name).
-    run("req", *key, "-keyout", "client.key", "-out", "client.csr", "-subj", f"/CN={USER}")
-    with open(os.path.join(dir, "client.ext"), "w") as f:
-        f.write("extendedKeyUsage=clientAuth\nbasicConstraints=CA:FALSE\n")
-    run("x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-        "-CAcreateserial", "-out", "client.crt", "-days", "2", "-extfile", "client.ext")
 
 
 def start(kind: str, *, timeout: float = START_TIMEOUT_S, detached: bool = False,
