@@ -116,11 +116,13 @@ impl DatabaseUrl {
 
     /// The URL to connect with, password included, without the TLS parameters that
     /// `tls()` holds. Never show it.
+    #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
     pub(crate) fn client_url(&self) -> &str {
         &self.client
     }
 
     /// The TLS the URL asks for.
+    #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
     pub(crate) fn tls(&self) -> &TlsRequest {
         &self.tls
     }
