@@ -152,6 +152,7 @@ impl Dialect for MySql {
             .map(|(index, mark)| Candidate { index, mark })
             .collect())
     }
+
     fn lowest_missing(&mut self, namespace: &str, from: i64) -> Result<i64, String> {
         self.0
             .exec_first::<Option<i64>, _, _>(
@@ -162,6 +163,7 @@ impl Dialect for MySql {
             .flatten()
             .ok_or_else(|| "no answer to the lowest free index".into())
     }
+
     fn insert_held(
         &mut self,
         namespace: &str,
@@ -195,6 +197,7 @@ impl Dialect for MySql {
             .exec_first::<Vec<u8>, _, _>(&SQL.lock_claimable, (namespace, index, holder, now_ms))
             .map_err(text)
     }
+
     fn take(
         &mut self,
         namespace: &str,
@@ -217,6 +220,7 @@ impl Dialect for MySql {
         )
         .map(drop)
     }
+
     fn renew(
         &mut self,
         namespace: &str,
@@ -232,6 +236,7 @@ impl Dialect for MySql {
         ];
         Ok(self.exec(&SQL.renew, params)? == 1)
     }
+
     fn write_mark(
         &mut self,
         namespace: &str,
@@ -252,6 +257,7 @@ impl Dialect for MySql {
         ];
         Ok(self.exec(&SQL.write_mark, params)? == 1)
     }
+
     fn release(
         &mut self,
         namespace: &str,
@@ -262,6 +268,7 @@ impl Dialect for MySql {
         let params = vec![mark.into(), namespace.into(), index.into(), holder.into()];
         self.exec(&SQL.release, params).map(drop)
     }
+
     fn ensure_worker_node_table(&mut self) -> Result<(), String> {
         // uid-generator's WORKER_NODE.sql, created only if missing.
         self.0

@@ -135,6 +135,7 @@ impl Dialect for Postgres {
             })
             .collect()
     }
+
     fn lowest_missing(&mut self, namespace: &str, from: i64) -> Result<i64, String> {
         let row = self
             .0
@@ -145,6 +146,7 @@ impl Dialect for Postgres {
             .map_err(describe)?;
         row.try_get(0).map_err(describe)
     }
+
     fn insert_held(
         &mut self,
         namespace: &str,
@@ -181,6 +183,7 @@ impl Dialect for Postgres {
         })
         .transpose()
     }
+
     fn take(
         &mut self,
         namespace: &str,
@@ -203,6 +206,7 @@ impl Dialect for Postgres {
         )
         .map(drop)
     }
+
     fn renew(
         &mut self,
         namespace: &str,
@@ -213,6 +217,7 @@ impl Dialect for Postgres {
         let updated = self.exec(&SQL.renew, &[&term_ms, &namespace, &index, &holder])?;
         Ok(updated == 1)
     }
+
     fn write_mark(
         &mut self,
         namespace: &str,
@@ -228,6 +233,7 @@ impl Dialect for Postgres {
         )?;
         Ok(updated == 1)
     }
+
     fn release(
         &mut self,
         namespace: &str,
@@ -238,6 +244,7 @@ impl Dialect for Postgres {
         self.exec(&SQL.release, &[&mark, &namespace, &index, &holder])
             .map(drop)
     }
+
     fn ensure_worker_node_table(&mut self) -> Result<(), String> {
         // uid-generator's WORKER_NODE.sql in PostgreSQL's types; unquoted names, as a
         // hand-written PostgreSQL port of that script has them.
