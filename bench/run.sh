@@ -4,9 +4,12 @@
 #   bash bench/run.sh                  # full run (about 5 minutes): bench/results/{latest.json,table.md,chart.svg}
 #   bash bench/run.sh --update-docs    # the same, and the results of docs/benchmarks.md
 #   bash bench/run.sh --smoke          # tiny counts, every language, no timing asserted (CI): bench/results/tmp/smoke/
-#   bash bench/run.sh --only rust,python   # some of rust, python, node, c, server
+#   bash bench/run.sh --only rust,python   # some of rust, python, node, c, server, startup
 #
 # server: `flakery serve` under wrk beside nginx (bench/server/run.sh; bench/results/server.md).
+# startup: `flakery next` from process start to first ID for each node ID source, the
+# databases and ZooKeeper on loopback (bench/startup/run.py; bench/results/startup.md, and
+# with --update-docs the start-up figures of docs/databases.md).
 #
 # Builds flakery in release mode (the core, the Python package with `pip install .` into a
 # virtual environment under target/, the Node addon with the root `npm ci`, the C library),
@@ -28,19 +31,19 @@ mkdir -p "$FLAKERY_LEASE_DIR"
 
 smoke=0
 update_docs=0
-langs="rust,python,node,c,server"
+langs="rust,python,node,c,server,startup"
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
     --update-docs) update_docs=1 ;;
     --only)
-      langs="${2:?--only needs a list: rust,python,node,c,server}"
+      langs="${2:?--only needs a list: rust,python,node,c,server,startup}"
       shift
       for lang in ${langs//,/ }; do
-        case "$lang" in rust|python|node|c|server) ;; *) echo "unknown language: $lang" >&2; exit 2 ;; esac
+        case "$lang" in rust|python|node|c|server|startup) ;; *) echo "unknown language: $lang" >&2; exit 2 ;; esac
       done
       ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -179,6 +182,23 @@ if want server; then
   bash bench/server/run.sh "$raw/server.json" $smoke_flag || { echo "FAIL: the server bench" >&2; failed=1; }
 fi
 
+# ---- start to first ID: every node ID source, the servers of tests/db and tests/zookeeper
+bench_startup() {
+  has python3 || { skip_lang startup "python3 is not installed"; return; }
+  need openssl openssl
+  bash tests/db/install.sh || { skip_lang startup "PostgreSQL / MariaDB could not be installed"; return; }
+  bash tests/zookeeper/install.sh || echo "!!!!!!!! startup: no ZooKeeper (tests/zookeeper/install.sh failed): its row is left out !!!!!!!!" >&2
+  echo "=== startup: building the flakery command"
+  quiet cargo build --locked -p flakery-cli "${c_profile[@]}" || { failed=1; return; }
+  echo "=== startup: running"
+  local args=(--runs 11 --md "$out/startup.md")
+  [ "$smoke" = 1 ] && args=(--runs 1 --md "$out/startup.md")
+  [ "$update_docs" = 1 ] && args+=(--page "$root/docs/databases.md")
+  python3 bench/startup/run.py "$target/$profile_dir/flakery" "$raw/startup.json" "${args[@]}" \
+    || { echo "FAIL: the start-up bench" >&2; failed=1; }
+}
+if want startup; then bench_startup; fi
+
 # ---- the table, the bar, the chart
 load_after="$(loadavg)"
 mode="$([ "$smoke" = 1 ] && echo smoke || echo full)"
@@ -208,9 +228,15 @@ json.dump({
     "rustc": run("rustc", "--version"), "node": run("node", "--version"), "cc": run("cc", "--version").split("\n")[0],
 }, open(out, "w"), indent=1)
 EOF
-page_args=()
-[ "$update_docs" = 1 ] && page_args=(--page "$root/docs/benchmarks.md")
-echo
-python3 bench/report.py "$raw" "$out" "${page_args[@]}"
-echo "bench: results in ${out#"$root"/}/ (latest.json, table.md, chart.svg); load average $load_before before, $load_after after"
+# A run of only the server or start-up parts has no languages' table: the results of earlier
+# runs (bench/results/{latest.json,table.md,chart.svg}, docs/benchmarks.md) stay as they are.
+if want rust || want python || want node || want c; then
+  page_args=()
+  [ "$update_docs" = 1 ] && page_args=(--page "$root/docs/benchmarks.md")
+  echo
+  python3 bench/report.py "$raw" "$out" "${page_args[@]}"
+  echo "bench: results in ${out#"$root"/}/ (latest.json, table.md, chart.svg); load average $load_before before, $load_after after"
+else
+  echo "bench: no language was run: ${out#"$root"/}/{latest.json,table.md,chart.svg} left as they are; load average $load_before before, $load_after after"
+fi
 [ "$failed" -eq 0 ]

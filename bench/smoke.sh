@@ -48,6 +48,13 @@ try:
     check("server StreamIds", s["stream_ids"]["ids_per_s"] > 0, str(s["stream_ids"]))
 except (OSError, ValueError, KeyError) as e:
     check("server", False, f"no results ({e})")
+try:
+    st = json.load(open(os.path.join(raw, "startup.json")))
+    check("startup sources", len(st["sources"]) >= 8, str([x["key"] for x in st["sources"]]))
+    for x in st["sources"]:
+        check(f"startup {x['key']}", x.get("median_ms", 0) > 0, x.get("error", str(x))[:300])
+except (OSError, ValueError, KeyError) as e:
+    check("startup", False, f"no results ({e})")
 for f in failed:
     print("FAIL:", f)
 print(f"bench smoke: {passed} passed, {len(failed)} failed")

@@ -1,16 +1,10 @@
-//! Database leases against real servers: PostgreSQL and MariaDB started by
-//! tests/db/dbserver.py on 127.0.0.1 with temporary data, stopped by PID. Most tests share
-//! one server of each kind (each test in a namespace of its own); those that kill, pause or
-//! restart a server start their own.
-//!
-//! In CI (CI=true) missing servers are installed (tests/db/install.sh) or the test fails;
-//! elsewhere the tests skip loudly. The tests run one at a time.
+//! Database leases against real servers (see `db_harness`): claims under concurrency,
+//! expiry, marks, a server paused, killed or down, Baidu mode, fork.
 #![cfg(all(unix, feature = "database-tests"))]
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use flakery::lease::sql::{BaiduWorkerNode, DatabaseUrl, SqlCoordinator};
@@ -20,188 +14,11 @@ use flakery::{
 };
 
 mod common;
+mod db_harness;
 use common::ROLE;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn dbserver(args: &[&str]) -> String {
-    let output = Command::new("python3")
-        .arg(repo_root().join("tests/db/dbserver.py"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run dbserver.py");
-    assert!(
-        output.status.success(),
-        "dbserver.py {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
-fn installed() -> bool {
-    Command::new("bash")
-        .args([
-            "-c",
-            "ls /usr/lib/postgresql/*/bin/initdb && command -v mariadb-install-db",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// Whether the servers can be had: installs them in CI, skips loudly elsewhere.
-fn servers_available() -> bool {
-    static AVAILABLE: OnceLock<bool> = OnceLock::new();
-    *AVAILABLE.get_or_init(|| {
-        if installed() {
-            return true;
-        }
-        if std::env::var("CI").as_deref() == Ok("true") {
-            let ok = Command::new("bash")
-                .arg(repo_root().join("tests/db/install.sh"))
-                .status()
-                .is_ok_and(|s| s.success());
-            assert!(
-                ok && installed(),
-                "CI=true: PostgreSQL and MariaDB could not be installed"
-            );
-            return true;
-        }
-        let _ = writeln!(
-            std::io::stderr(),
-            "!!!!!!!! SKIPPED: PostgreSQL / MariaDB are not installed; run bash \
-             tests/db/install.sh !!!!!!!!"
-        );
-        false
-    })
-}
-
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Postgres,
-    MariaDb,
-}
-
-impl Kind {
-    fn arg(self) -> &'static str {
-        match self {
-            Kind::Postgres => "postgres",
-            Kind::MariaDb => "mariadb",
-        }
-    }
-}
-
-/// A running server, stopped by PID on drop (shared ones at exit).
-struct Server {
-    kind: Kind,
-    dir: String,
-    url: String,
-    password: String,
-}
-
-impl Server {
-    fn start(kind: Kind) -> Server {
-        let info: serde_json::Value =
-            serde_json::from_str(&dbserver(&["start", kind.arg()])).unwrap();
-        Server {
-            kind,
-            dir: info["dir"].as_str().unwrap().to_string(),
-
-            url: info["url"].as_str().unwrap().to_string(),
-            password: info["password"].as_str().unwrap().to_string(),
-        }
-    }
-
-    fn sql(&self, statement: &str) -> String {
-        dbserver(&["sql", &self.dir, statement])
-    }
-
-    fn control(&self, what: &str) {
-        dbserver(&[what, &self.dir]);
-    }
-
-    fn database_url(&self) -> DatabaseUrl {
-        DatabaseUrl::parse(&self.url).unwrap()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if !SHARED_DIRS.lock().unwrap().contains(&self.dir) {
-            let _ = Command::new("python3")
-                .arg(repo_root().join("tests/db/dbserver.py"))
-                .args(["stop", &self.dir])
-                .status();
-        }
-    }
-}
-
-static SHARED_DIRS: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-extern "C" fn stop_shared_servers() {
-    let dirs = SHARED_DIRS.lock().map(|d| d.clone()).unwrap_or_default();
-    for dir in dirs {
-        let _ = Command::new("python3")
-            .arg(repo_root().join("tests/db/dbserver.py"))
-            .args(["stop", &dir])
-            .status();
-    }
-}
-
-/// The server of `kind` that the tests share, started on first use and stopped at exit.
-fn shared(kind: Kind) -> &'static Server {
-    static POSTGRES: OnceLock<Server> = OnceLock::new();
-    static MARIADB: OnceLock<Server> = OnceLock::new();
-    let cell = match kind {
-        Kind::Postgres => &POSTGRES,
-        Kind::MariaDb => &MARIADB,
-    };
-    cell.get_or_init(|| {
-        let server = Server::start(kind);
-        let mut dirs = SHARED_DIRS.lock().unwrap();
-        if dirs.is_empty() {
-            // SAFETY: registers a plain function to run at exit.
-            unsafe { libc::atexit(stop_shared_servers) };
-        }
-        dirs.push(server.dir.clone());
-        server
-    })
-}
-
-fn clock() -> Arc<dyn Clock> {
-    Arc::new(SystemClock)
-}
-
-fn coordinator(url: &DatabaseUrl, namespace: &str, term_ms: i64) -> SqlCoordinator {
-    SqlCoordinator::new(url.clone(), namespace, term_ms, clock()).unwrap()
-}
-
-fn soon(ms: i64) -> i64 {
-    SystemClock.now_ms() + ms
-}
-
-/// Runs `body` against each kind of server, one at a time.
-fn each_kind(body: impl Fn(Kind)) {
-    let _guard = serial();
-    if !servers_available() {
-        return;
-    }
-    for kind in [Kind::Postgres, Kind::MariaDb] {
-        body(kind);
-    }
-}
+use db_harness::{
+    coordinator, dbserver, each_kind, serial, servers_available, shared, soon, Kind, Server,
+};
 
 /// Forks 16 children that each lease anew from `parent` (a new holder and connection,
 /// nothing inherited from the parent's connection thread) and claim at once, all together;

@@ -10,7 +10,8 @@ non-root system user when started as root (PostgreSQL refuses root; MariaDB is t
 As a module::
 
     import dbserver
-    with dbserver.start("postgres") as db:     # or "mariadb"
+    with dbserver.start("postgres") as db:     # or "mariadb"; tls_dir=DIR: TLS with DIR's
+                                               # server.crt and server.key (see make_certs)
         db.url                                 # postgres://flakery:PASSWORD@127.0.0.1:PORT/flakery
         db.sql("SELECT 1")                     # through psql / mariadb, as the superuser
         db.pause(); db.resume()                # SIGSTOP / SIGCONT
@@ -20,6 +21,9 @@ As a module::
 As a CLI (for shell scripts and Rust tests); `start` prints one JSON object::
 
     python3 tests/db/dbserver.py start postgres|mariadb   # {"kind","pid","port","url","password","dir"}
+    python3 tests/db/dbserver.py start KIND --tls CERTS   # the same, serving TLS with CERTS's cert
+    python3 tests/db/dbserver.py certs CERTS              # make CERTS/{ca,other-ca}.pem, {server,client}.*
+    python3 tests/db/dbserver.py require-client-cert DIR  # the user flakery needs a client certificate
     python3 tests/db/dbserver.py kill DIR                 # SIGKILL (the data stays)
     python3 tests/db/dbserver.py restart DIR              # start again on the same data and port
     python3 tests/db/dbserver.py pause DIR | resume DIR   # SIGSTOP / SIGCONT
@@ -57,6 +61,9 @@ _live: "set[Server]" = set()
 # The process helpers of the ZooKeeper harness serve here too.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "zookeeper"))
 from zkserver import _is_gone, _reap, _tail, free_port  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from testcerts import make_certs  # noqa: E402,F401  (the CLI's `certs`; callers import it here)
 
 
 def _pg_bin(name: str) -> str:
@@ -127,8 +134,10 @@ def _port_open(port: int) -> bool:
 class Server:
     """A running server. Attributes: kind, pid, port, url, password, dir, data_dir, log_path."""
 
-    def __init__(self, kind: str, dir: str, port: int, password: str):
+    def __init__(self, kind: str, dir: str, port: int, password: str, tls: bool = False):
         self.kind = kind
+        # TLS with the certificate and key copied to DIR/tls (see make_certs).
+        self.tls = tls
         self.dir = dir
         self.port = port
         self.password = password
@@ -149,7 +158,7 @@ class Server:
 
     def info(self) -> dict:
         return {"kind": self.kind, "pid": self.pid, "port": self.port, "url": self.url,
-                "password": self.password, "dir": self.dir}
+                "password": self.password, "dir": self.dir, "tls": self.tls}
 
     def _save(self) -> None:
         with open(os.path.join(self.dir, "server.json"), "w") as f:
@@ -159,13 +168,18 @@ class Server:
     def load(dir: str) -> "Server":
         with open(os.path.join(dir, "server.json")) as f:
             info = json.load(f)
-        srv = Server(info["kind"], info["dir"], info["port"], info["password"])
+        srv = Server(info["kind"], info["dir"], info["port"], info["password"],
+                     info.get("tls", False))
         srv.pid = info["pid"]
         return srv
 
     # --- the server process ---------------------------------------------------------
     def _command(self) -> "list[str]":
+        cert, key, ca = (os.path.join(self.dir, "tls", name)
+                         for name in ("server.crt", "server.key", "ca.pem"))
         if self.kind == "postgres":
+            tls = ["-c", "ssl=on", "-c", f"ssl_cert_file={cert}", "-c", f"ssl_key_file={key}",
+                   "-c", f"ssl_ca_file={ca}"]
             return [
                 _pg_bin("postgres"), "-D", self.data_dir, "-h", "127.0.0.1",
                 "-p", str(self.port), "-k", self.socket_dir,
@@ -174,6 +188,7 @@ class Server:
                 "-c", "fsync=off", "-c", "synchronous_commit=on",
                 "-c", "full_page_writes=off", "-c", "max_connections=200",
                 "-c", "shared_buffers=16MB", "-c", "log_min_messages=warning",
+                *(tls if self.tls else []),
             ]
         return [
             _which("mariadbd", "mysqld"), "--no-defaults", f"--datadir={self.data_dir}",
@@ -183,6 +198,7 @@ class Server:
             "--innodb-buffer-pool-size=16M", "--innodb-log-file-size=8M",
             "--max-connections=300", "--log-error=" + self.error_log_path,
             *(["--user=mysql"] if os.geteuid() == 0 else []),
+            *([f"--ssl-cert={cert}", f"--ssl-key={key}", f"--ssl-ca={ca}"] if self.tls else []),
         ]
 
     def _spawn(self) -> None:
@@ -236,6 +252,18 @@ class Server:
         if done.returncode != 0:
             raise RuntimeError(f"{self.kind} SQL failed: {done.stderr.strip()}")
         return done.stdout
+
+    def require_client_cert(self) -> None:
+        """Makes the user flakery need a client certificate signed by the server's CA (a TLS
+        server): PostgreSQL's pg_hba `clientcert=verify-full`, MariaDB's `REQUIRE X509`."""
+        if self.kind == "postgres":
+            with open(os.path.join(self.data_dir, "pg_hba.conf"), "w") as f:
+                f.write("local all all trust\n"
+                        "hostssl all all 127.0.0.1/32 scram-sha-256 clientcert=verify-full\n")
+            self.sql("SELECT pg_reload_conf()")
+            time.sleep(0.2)  # the postmaster reloads on its own time
+        else:
+            self.sql(f"ALTER USER '{USER}'@'%' REQUIRE X509")
 
     # --- control ----------------------------------------------------------------------
     def pause(self) -> None:
@@ -375,18 +403,26 @@ def _create_user(srv: Server) -> None:
                 f" GRANT ALL ON {DATABASE}.* TO '{USER}'@'%'", database="mysql")
 
 
-def start(kind: str, *, timeout: float = START_TIMEOUT_S, detached: bool = False) -> Server:
+def start(kind: str, *, timeout: float = START_TIMEOUT_S, detached: bool = False,
+          tls_dir: "str | None" = None) -> Server:
     """Starts a fresh server of `kind` ("postgres" or "mariadb"); returns when it answers SQL.
 
-    detached: not stopped when this Python process exits (the CLI uses this)."""
+    detached: not stopped when this Python process exits (the CLI uses this).
+    tls_dir: serve TLS with tls_dir's server.crt and server.key (see make_certs)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
     last = ""
     for _ in range(3):  # a picked free port can be raced: retry with another
         dir = tempfile.mkdtemp(prefix="sql-flakery-db-")
         os.chmod(dir, 0o755)
-        srv = Server(kind, dir, free_port(), secrets.token_hex(12))
+        srv = Server(kind, dir, free_port(), secrets.token_hex(12), tls=tls_dir is not None)
         os.makedirs(srv.socket_dir)
+        if tls_dir is not None:
+            # Copied: the server's user must own its key, and PostgreSQL wants it 0600.
+            os.makedirs(os.path.join(dir, "tls"))
+            for name in ("server.crt", "server.key", "ca.pem"):
+                shutil.copy(os.path.join(tls_dir, name), os.path.join(dir, "tls", name))
+            os.chmod(os.path.join(dir, "tls", "server.key"), 0o600)
         try:
             if kind == "postgres":
                 _init_postgres(srv)
@@ -428,6 +464,12 @@ def _main(argv: "list[str]") -> int:
         if cmd == "start" and len(args) == 1:
             print(json.dumps(start(args[0], detached=True).info()), flush=True)
             return 0
+        if cmd == "start" and len(args) == 3 and args[1] == "--tls":
+            print(json.dumps(start(args[0], detached=True, tls_dir=args[2]).info()), flush=True)
+            return 0
+        if cmd == "certs" and len(args) == 1:
+            make_certs(args[0])
+            return 0
         if cmd == "closed-port" and not args:
             print(free_port())
             return 0
@@ -435,6 +477,9 @@ def _main(argv: "list[str]") -> int:
             srv = Server.load(args[0])
             if cmd == "sql" and len(args) == 2:
                 sys.stdout.write(srv.sql(args[1]))
+                return 0
+            if cmd == "require-client-cert" and len(args) == 1:
+                srv.require_client_cert()
                 return 0
             if len(args) == 1 and cmd in ("kill", "restart", "pause", "resume", "stop"):
                 if cmd in ("kill", "pause", "resume", "stop") and not _is_gone(srv.pid) \

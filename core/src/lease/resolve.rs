@@ -94,7 +94,8 @@ pub fn node_config_from_env() -> Result<NodeConfig> {
 /// The order of sources: explicit values, ZooKeeper, a database, the environment, the
 /// host-local lease.
 /// A datacenter fixed alone (explicitly or by the environment) is kept, and the worker is
-/// leased under it on this host.
+/// leased under it from the database when one is configured, else on this host (beside
+/// ZooKeeper, which leases whole node IDs, it is refused).
 pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLease>> {
     let explicit = node_config(
         options.datacenter_id,
@@ -107,7 +108,14 @@ pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLe
                 return zookeeper_lease(options, &connect, layout);
             }
             if let Some(url) = crate::lease::sql::resolved_database_url(options)? {
-                return crate::lease::sql::database_lease(options, url, layout);
+                // FLAKERY_DATACENTER_ID alone stays fixed under the database lease too.
+                let datacenter = match env_var("FLAKERY_WORKER_ID")? {
+                    Some(_) => None,
+                    None => env_u64("FLAKERY_DATACENTER_ID")?
+                        .map(|id| check_datacenter(layout, id, &explicit))
+                        .transpose()?,
+                };
+                return crate::lease::sql::database_lease(options, url, layout, datacenter);
             }
             node_config_from_env()?
         }
@@ -127,7 +135,14 @@ pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLe
                      datacenter_id and worker_id, or neither"
                 )));
             }
-            Some(check_datacenter(layout, id, &explicit)?)
+            let id = check_datacenter(layout, id, &explicit)?;
+            if let NodeConfig::Datacenter(_) = explicit {
+                // The worker is leased under it from the database, as it would be on this host.
+                if let Some(url) = crate::lease::sql::resolved_database_url(options)? {
+                    return crate::lease::sql::database_lease(options, url, layout, Some(id));
+                }
+            }
+            Some(id)
         }
         NodeConfig::Unset => None,
     };

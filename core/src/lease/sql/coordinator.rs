@@ -1,15 +1,9 @@
 //! The lease protocol on a SQL table: one row per node index of a namespace, with its
 //! holder, its expiry in the database's clock and its high-water mark.
 //!
-//! Claiming is one READ COMMITTED transaction: it reads the database's clock, lists the
-//! rows that look claimable (free, expired, or this holder's own) and the lowest index that
-//! has no row yet, and takes the lowest of them: an existing row only after locking it with
-//! `SELECT ... FOR UPDATE SKIP LOCKED` and seeing it still claimable (both databases re-read
-//! a locked row's newest committed version), a missing one by inserting it (the primary key
-//! lets one of two inserting holders win; the other tries again). So two holders never hold
-//! one index while the first one's expiry has not passed. Renewals and mark writes are single
-//! UPDATEs that match the holder and an unexpired row (and, for the mark, the mark it
-//! replaces), extending the expiry to the database's now plus the term.
+//! Claiming is one transaction (`claim`). Renewals and mark writes are single UPDATEs that
+//! match the holder and an unexpired row (and, for the mark, the mark it replaces), extending
+//! the expiry to the database's now plus the term.
 
 use std::mem::ManuallyDrop;
 use std::sync::atomic::AtomicUsize;
@@ -18,18 +12,14 @@ use std::time::Duration;
 
 use crate::clock::Clock;
 use crate::error::{Error, ErrorCode};
+use crate::layout::Layout;
 use crate::lease::coordinator::{Claim, Coordinator, Failure, Token};
-use crate::lease::node::{read_mark, NodeSource};
+use crate::lease::node::NodeSource;
 
+use super::claim::{claim_in, mark_text, ClaimRequest, Claimed};
 use super::dialect::Dialect;
 use super::link::{Link, Unanswered};
 use super::url::{DatabaseKind, DatabaseUrl};
-
-/// Claimable rows looked at per attempt.
-const CANDIDATES: i64 = 256;
-
-/// Attempts of one claim when other holders' claims collide with it.
-const CLAIM_ATTEMPTS: u32 = 64;
 
 /// What a lease of this database was made with; a forked child leases anew with the same.
 #[derive(Clone)]
@@ -38,6 +28,17 @@ struct Settings {
     namespace: String,
     term_ms: i64,
     clock: Arc<dyn Clock>,
+    datacenter: Option<Datacenter>,
+}
+
+/// A datacenter fixed alone: the node indexes of its workers, `from` to below `to`, in the
+/// namespace's one sequence of rows (so holders of whole node IDs and holders under a
+/// fixed datacenter never hold the same node ID).
+#[derive(Clone, Copy, Debug)]
+struct Datacenter {
+    id: u64,
+    from: i64,
+    to: i64,
 }
 
 /// One holder's connection to the lease table (see the module's documentation).
@@ -50,17 +51,6 @@ pub struct SqlCoordinator {
     /// Connection threads alive, the given-up ones still waiting for an answer included.
     threads: Arc<AtomicUsize>,
     owner_pid: u32,
-}
-
-enum Claimed {
-    Index {
-        index: i64,
-        floor_ms: Option<i64>,
-        now_ms: i64,
-    },
-    Exhausted {
-        unreadable: Vec<String>,
-    },
 }
 
 impl SqlCoordinator {
@@ -98,7 +88,24 @@ impl SqlCoordinator {
             namespace: namespace.to_string(),
             term_ms,
             clock,
+            datacenter: None,
         }))
+    }
+
+    /// Leases only worker IDs of datacenter `id` of `layout` (a datacenter the layout holds:
+    /// `lease::resolve` checks it).
+    pub fn within_datacenter(mut self, id: u64, layout: &Layout) -> SqlCoordinator {
+        let worker_bits = layout.worker().map_or(0, |slot| slot.bits);
+        let index = |datacenter: u64| {
+            i64::try_from(datacenter.checked_shl(worker_bits).unwrap_or(u64::MAX))
+                .unwrap_or(i64::MAX)
+        };
+        self.settings.datacenter = Some(Datacenter {
+            id,
+            from: index(id),
+            to: index(id.saturating_add(1)),
+        });
+        self
     }
 
     fn with_settings(settings: Settings) -> SqlCoordinator {
@@ -176,9 +183,9 @@ impl SqlCoordinator {
 fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Dialect>, String> {
     match url.kind() {
         #[cfg(feature = "postgres")]
-        DatabaseKind::Postgres => super::postgres::connect(url.secret(), timeout),
+        DatabaseKind::Postgres => super::postgres::connect(url, timeout),
         #[cfg(feature = "mysql")]
-        DatabaseKind::MySql => super::mysql::connect(url.secret(), timeout),
+        DatabaseKind::MySql => super::mysql::connect(url, timeout),
         #[allow(unreachable_patterns)]
         _ => {
             let _ = timeout;
@@ -197,109 +204,13 @@ pub(super) fn open_link(url: &DatabaseUrl, timeout: Duration) -> Result<Link, Un
     )
 }
 
-fn mark_text(mark: Option<i64>) -> String {
-    mark.map(|ms| ms.to_string()).unwrap_or_default()
-}
-
-/// What a claim asks for: an index below `count` of `namespace` for `holder`.
-struct ClaimRequest {
-    namespace: String,
-    count: i64,
-    holder: i64,
-    holder_name: String,
-    term_ms: i64,
-}
-
-/// One attempt of a claim, inside a transaction; `None` when another holder's claim
-/// collided with it.
-fn try_claim(db: &mut dyn Dialect, ask: &ClaimRequest) -> Result<Option<Claimed>, String> {
-    let (namespace, count, holder, holder_name) = (
-        ask.namespace.as_str(),
-        ask.count,
-        ask.holder,
-        ask.holder_name.as_str(),
-    );
-    let term_ms = ask.term_ms;
-    let now_ms = db.now_ms()?;
-    let expires_ms = now_ms.saturating_add(term_ms);
-    let candidates = db.candidates(namespace, count, holder, now_ms, CANDIDATES)?;
-    let missing = db.lowest_missing(namespace)?;
-    let mut unreadable = Vec::new();
-    let insert_missing = |db: &mut dyn Dialect| -> Result<Option<Claimed>, String> {
-        Ok(db
-            .insert_held(namespace, missing, holder, holder_name, expires_ms)?
-            .then_some(Claimed::Index {
-                index: missing,
-                floor_ms: None,
-                now_ms,
-            }))
-    };
-    for candidate in candidates {
-        if missing < candidate.index && missing < count {
-            return insert_missing(db);
-        }
-        if let Err(why) = read_mark(&candidate.mark) {
-            unreadable.push(format!("node index {}: {why}", candidate.index));
-            continue;
-        }
-        let Some(mark) = db.lock_claimable(namespace, candidate.index, holder, now_ms)? else {
-            continue; // taken or being taken by another holder
-        };
-        match read_mark(&mark) {
-            Ok(floor_ms) => {
-                db.take(
-                    namespace,
-                    candidate.index,
-                    holder,
-                    holder_name,
-                    expires_ms,
-                    &mark_text(floor_ms),
-                )?;
-                return Ok(Some(Claimed::Index {
-                    index: candidate.index,
-                    floor_ms,
-                    now_ms,
-                }));
-            }
-            Err(why) => unreadable.push(format!("node index {}: {why}", candidate.index)),
-        }
-    }
-    if missing < count {
-        return insert_missing(db);
-    }
-    Ok(Some(Claimed::Exhausted { unreadable }))
-}
-
-fn claim_in(db: &mut dyn Dialect, ask: &ClaimRequest) -> Result<Claimed, String> {
-    for _ in 0..CLAIM_ATTEMPTS {
-        db.begin()?;
-        match try_claim(db, ask) {
-            Ok(Some(claimed @ Claimed::Index { .. })) => {
-                db.commit()?;
-                return Ok(claimed);
-            }
-            Ok(Some(exhausted)) => {
-                db.rollback()?;
-                return Ok(exhausted);
-            }
-            Ok(None) => db.rollback()?,
-            Err(why) => {
-                let _ = db.rollback();
-                return Err(why);
-            }
-        }
-    }
-    Err(format!(
-        "{CLAIM_ATTEMPTS} attempts to claim collided with other holders' claims"
-    ))
-}
-
 impl std::fmt::Debug for SqlCoordinator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SqlCoordinator")
             .field("url", &self.settings.url)
             .field("namespace", &self.settings.namespace)
             .field("term_ms", &self.settings.term_ms)
+            .field("datacenter", &self.settings.datacenter.map(|d| d.id))
             .field("holder", &self.holder)
             .finish()
     }
@@ -311,8 +222,13 @@ impl Coordinator for SqlCoordinator {
     }
 
     fn describe(&self) -> String {
+        let datacenter = self
+            .settings
+            .datacenter
+            .map(|d| format!(", datacenter {}", d.id))
+            .unwrap_or_default();
         format!(
-            "{} at {} (namespace '{}')",
+            "{} at {} (namespace '{}'{datacenter})",
             self.settings.url.kind().name(),
             self.settings.url.host(),
             self.settings.namespace
@@ -326,9 +242,15 @@ impl Coordinator for SqlCoordinator {
     fn claim(&mut self, count: u64, deadline_ms: i64) -> Result<Claim, Error> {
         let started_ms = self.settings.clock.now_ms();
         let holder = self.holder;
+        let count = i64::try_from(count).unwrap_or(i64::MAX);
+        let (from, to) = match self.settings.datacenter {
+            Some(d) => (d.from, d.to.min(count)),
+            None => (0, count),
+        };
         let ask = ClaimRequest {
             namespace: self.settings.namespace.clone(),
-            count: i64::try_from(count).unwrap_or(i64::MAX),
+            from,
+            to,
             holder,
             holder_name: self.holder_name.clone(),
             term_ms: self.settings.term_ms,
@@ -353,8 +275,12 @@ impl Coordinator for SqlCoordinator {
                 token: Token { holder, version: 0 },
             }),
             Claimed::Exhausted { unreadable } => {
+                let what = match self.settings.datacenter {
+                    Some(d) => format!("all {} worker IDs of datacenter {}", to - from, d.id),
+                    None => format!("all {count} node IDs"),
+                };
                 let mut message = format!(
-                    "all {count} node IDs are held in {} (table {})",
+                    "{what} are held in {} (table {})",
                     self.describe(),
                     super::LEASE_TABLE
                 );

@@ -22,19 +22,20 @@ pub(crate) trait Dialect: Send {
     /// The database's clock.
     fn now_ms(&mut self) -> Result<i64, String>;
 
-    /// Up to `limit` claimable rows of `namespace` below `count`, lowest first, without
-    /// locks: free (no holder), expired (`expires_ms <= now_ms`), or `holder`'s own.
+    /// Up to `limit` claimable rows of `namespace` from `from` to below `to`, lowest first,
+    /// without locks: free (no holder), expired (`expires_ms <= now_ms`), or `holder`'s own.
     fn candidates(
         &mut self,
         namespace: &str,
-        count: i64,
+        from: i64,
+        to: i64,
         holder: i64,
         now_ms: i64,
         limit: i64,
     ) -> Result<Vec<Candidate>, String>;
 
-    /// The lowest index of `namespace` with no row.
-    fn lowest_missing(&mut self, namespace: &str) -> Result<i64, String>;
+    /// The lowest index of `namespace` from `from` on with no row.
+    fn lowest_missing(&mut self, namespace: &str, from: i64) -> Result<i64, String>;
 
     /// Inserts the row of `index`, held by `holder` until `expires_ms`; `false` when another
     /// transaction inserted it first.

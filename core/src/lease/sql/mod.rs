@@ -4,10 +4,13 @@
 //!   shown without the password masked.
 //! - `link`: one connection on a thread of its own, so that every request has a deadline
 //!   (a paused server accepts TCP connections and never answers).
-//! - `dialect`: the statements a lease needs, which `postgres` and `mysql` write in their SQL.
+//! - `dialect`: the statements a lease needs, which `postgres` and `mysql` write in their SQL
+//!   (`statements`: those they write alike).
+//! - `claim`: the transaction that claims a node index.
 //! - `coordinator`: the lease protocol on a dialect (the `Coordinator` the keeper drives).
 //! - `baidu`: uid-generator's `WORKER_NODE` table and its disposable worker IDs.
-
+//! - `tls`: the TLS a URL asks for (`sslmode`, `ssl-mode`, the CA file).
+//! - `tls_config`: that request as PostgreSQL's rustls client configuration (no OpenSSL).
 //! - `resolve`: `database_url` / `FLAKERY_DATABASE_URL` and the mode, to a `NodeLease`.
 //!
 //! The URL and the options compile in every build; the clients only with the `postgres` and
@@ -15,6 +18,8 @@
 
 #[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
 mod baidu;
+#[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
+mod claim;
 #[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
 mod coordinator;
 #[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
@@ -26,6 +31,11 @@ mod mysql;
 #[cfg(all(unix, feature = "postgres"))]
 mod postgres;
 mod resolve;
+#[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
+mod statements;
+mod tls;
+#[cfg(all(unix, feature = "postgres"))]
+mod tls_config;
 mod url;
 
 #[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]

@@ -2,37 +2,83 @@
 //! MariaDB 10.6), over the `mysql` crate (rust-mysql-simple's synchronous client: blocking
 //! sockets, no runtime, so a forked child connects anew with nothing inherited).
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;
-use mysql::{Conn, Opts, OptsBuilder, Value};
+use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts, Value};
 
 use super::dialect::{Candidate, Dialect};
+use super::statements::Statements;
+use super::tls::{Roots, TlsMode, TlsRequest};
+use super::url::DatabaseUrl;
 use super::LEASE_TABLE as T;
 
 /// The database's clock in Unix ms (the session's time zone is UTC, see `connect`).
 const NOW: &str = "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)";
+
+/// The statements both databases run alike (see `statements`).
+static SQL: LazyLock<Statements> = LazyLock::new(|| Statements::new(NOW, false));
 
 /// MySQL's error for a duplicate key.
 const ER_DUP_ENTRY: u16 = 1062;
 
 pub(crate) struct MySql(Conn);
 
-/// Connects to `url`, giving up on the TCP connection after `timeout`. Affected-row counts
-/// are rows matched (`CLIENT_FOUND_ROWS`), so that an update that changes nothing still
-/// proves the row is ours; the session runs in UTC, so `NOW()` converts to Unix time
-/// without daylight-saving gaps.
-pub(crate) fn connect(url: &str, timeout: Duration) -> Result<Box<dyn Dialect>, String> {
-    let opts = Opts::from_url(url).map_err(|e| format!("{e}"))?;
-    let prefer_socket = url.contains("prefer_socket=true");
-    let builder = OptsBuilder::from_opts(opts)
+/// Connects to `url` with the TLS its `ssl-mode` and `ssl-ca` ask for, giving up on the TCP
+/// connection after `timeout`. Affected-row counts are rows matched (`CLIENT_FOUND_ROWS`),
+/// so that an update that changes nothing still proves the row is ours; the session runs
+/// in UTC, so `NOW()` converts to Unix time without daylight-saving gaps.
+pub(crate) fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Dialect>, String> {
+    let opts = Opts::from_url(url.client_url()).map_err(|e| format!("{e}"))?;
+    let prefer_socket = url.client_url().contains("prefer_socket=true");
+    let mut builder = OptsBuilder::from_opts(opts);
+    if !url.tls().crate_parameters {
+        builder = builder.ssl_opts(ssl_opts(url.tls()));
+    }
+    ensure_tls_provider();
+    let builder = builder
         .prefer_socket(prefer_socket)
         .tcp_connect_timeout(Some(timeout))
         .additional_capabilities(CapabilityFlags::CLIENT_FOUND_ROWS)
         .init(vec!["SET time_zone = '+00:00'"]);
-    let conn = Conn::new(builder).map_err(|e| e.to_string())?;
+    let conn = Conn::new(builder).map_err(|e| super::tls::with_hint(e.to_string()))?;
     Ok(Box::new(MySql(conn)))
+}
+
+/// The mysql crate's TLS options for `ssl-mode`, `ssl-ca`, `ssl-cert` and `ssl-key`: any
+/// options make it require TLS, trusting webpki-roots (Mozilla's CAs) and the CA file.
+fn ssl_opts(tls: &TlsRequest) -> Option<SslOpts> {
+    let identity = tls
+        .client_cert
+        .as_ref()
+        .map(|(cert, key)| ClientIdentity::new(cert.clone(), key.clone()));
+    let with_ca = |opts: SslOpts| match &tls.roots {
+        Roots::File(path) => opts.with_root_cert_path(Some(path.clone())),
+        Roots::Unnamed | Roots::System => opts,
+    };
+    let opts = match (tls.mode, &tls.roots) {
+        (TlsMode::Disable | TlsMode::Prefer, _) => None,
+        (TlsMode::Require, Roots::Unnamed | Roots::System) => {
+            Some(SslOpts::default().with_danger_accept_invalid_certs(true))
+        }
+        // REQUIRED with a CA checks the chain, as libpq's `require` does.
+        (TlsMode::Require | TlsMode::VerifyCa, _) => {
+            Some(with_ca(SslOpts::default()).with_danger_skip_domain_validation(true))
+        }
+        (TlsMode::VerifyFull, _) => Some(with_ca(SslOpts::default())),
+    };
+    opts.map(|opts| opts.with_client_identity(identity))
+}
+
+/// Makes ring the process's default rustls provider unless the program chose one: the
+/// mysql crate asks rustls for the default, which panics when the program's dependencies
+/// enable two providers and none was chosen.
+fn ensure_tls_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
 }
 
 fn text(e: mysql::Error) -> String {
@@ -88,7 +134,8 @@ impl Dialect for MySql {
     fn candidates(
         &mut self,
         namespace: &str,
-        count: i64,
+        from: i64,
+        to: i64,
         holder: i64,
         now_ms: i64,
         limit: i64,
@@ -96,12 +143,8 @@ impl Dialect for MySql {
         let rows: Vec<(i64, Vec<u8>)> = self
             .0
             .exec(
-                format!(
-                    "SELECT node_index, mark FROM {T} WHERE namespace = ? AND node_index < ? \
-                     AND (holder IS NULL OR holder = ? OR expires_ms <= ?) \
-                     ORDER BY node_index LIMIT ?"
-                ),
-                (namespace, count, holder, now_ms, limit),
+                &SQL.candidates,
+                (namespace, from, to, holder, now_ms, limit),
             )
             .map_err(text)?;
         Ok(rows
@@ -110,17 +153,11 @@ impl Dialect for MySql {
             .collect())
     }
 
-    fn lowest_missing(&mut self, namespace: &str) -> Result<i64, String> {
+    fn lowest_missing(&mut self, namespace: &str, from: i64) -> Result<i64, String> {
         self.0
             .exec_first::<Option<i64>, _, _>(
-                format!(
-                    "SELECT CASE WHEN NOT EXISTS \
-                       (SELECT 1 FROM {T} WHERE namespace = ? AND node_index = 0) THEN 0 \
-                     ELSE (SELECT MIN(a.node_index) + 1 FROM {T} a WHERE a.namespace = ? \
-                       AND NOT EXISTS (SELECT 1 FROM {T} b \
-                         WHERE b.namespace = ? AND b.node_index = a.node_index + 1)) END"
-                ),
-                (namespace, namespace, namespace),
+                &SQL.lowest_missing,
+                (namespace, from, from, namespace, from, namespace),
             )
             .map_err(text)?
             .flatten()
@@ -157,14 +194,7 @@ impl Dialect for MySql {
         now_ms: i64,
     ) -> Result<Option<Vec<u8>>, String> {
         self.0
-            .exec_first::<Vec<u8>, _, _>(
-                format!(
-                    "SELECT mark FROM {T} WHERE namespace = ? AND node_index = ? \
-                     AND (holder IS NULL OR holder = ? OR expires_ms <= ?) \
-                     FOR UPDATE SKIP LOCKED"
-                ),
-                (namespace, index, holder, now_ms),
-            )
+            .exec_first::<Vec<u8>, _, _>(&SQL.lock_claimable, (namespace, index, holder, now_ms))
             .map_err(text)
     }
 
@@ -178,10 +208,7 @@ impl Dialect for MySql {
         mark: &str,
     ) -> Result<(), String> {
         self.exec(
-            &format!(
-                "UPDATE {T} SET holder = ?, holder_name = ?, expires_ms = ?, mark = ? \
-                 WHERE namespace = ? AND node_index = ?"
-            ),
+            &SQL.take,
             vec![
                 holder.into(),
                 holder_name.into(),
@@ -201,19 +228,13 @@ impl Dialect for MySql {
         holder: i64,
         term_ms: i64,
     ) -> Result<bool, String> {
-        let updated = self.exec(
-            &format!(
-                "UPDATE {T} SET expires_ms = {NOW} + ? WHERE namespace = ? AND node_index = ? \
-                 AND holder = ? AND expires_ms > {NOW}"
-            ),
-            vec![
-                term_ms.into(),
-                namespace.into(),
-                index.into(),
-                holder.into(),
-            ],
-        )?;
-        Ok(updated == 1)
+        let params = vec![
+            term_ms.into(),
+            namespace.into(),
+            index.into(),
+            holder.into(),
+        ];
+        Ok(self.exec(&SQL.renew, params)? == 1)
     }
 
     fn write_mark(
@@ -225,22 +246,16 @@ impl Dialect for MySql {
         expected: &str,
         new: &str,
     ) -> Result<bool, String> {
-        let updated = self.exec(
-            &format!(
-                "UPDATE {T} SET expires_ms = {NOW} + ?, mark = ? WHERE namespace = ? \
-                 AND node_index = ? AND holder = ? AND expires_ms > {NOW} AND mark IN (?, ?)"
-            ),
-            vec![
-                term_ms.into(),
-                new.into(),
-                namespace.into(),
-                index.into(),
-                holder.into(),
-                expected.into(),
-                new.into(),
-            ],
-        )?;
-        Ok(updated == 1)
+        let params = vec![
+            term_ms.into(),
+            new.into(),
+            namespace.into(),
+            index.into(),
+            holder.into(),
+            expected.into(),
+            new.into(),
+        ];
+        Ok(self.exec(&SQL.write_mark, params)? == 1)
     }
 
     fn release(
@@ -250,14 +265,8 @@ impl Dialect for MySql {
         holder: i64,
         mark: Option<&str>,
     ) -> Result<(), String> {
-        self.exec(
-            &format!(
-                "UPDATE {T} SET holder = NULL, holder_name = '', expires_ms = 0, \
-                 mark = COALESCE(?, mark) WHERE namespace = ? AND node_index = ? AND holder = ?"
-            ),
-            vec![mark.into(), namespace.into(), index.into(), holder.into()],
-        )
-        .map(drop)
+        let params = vec![mark.into(), namespace.into(), index.into(), holder.into()];
+        self.exec(&SQL.release, params).map(drop)
     }
 
     fn ensure_worker_node_table(&mut self) -> Result<(), String> {

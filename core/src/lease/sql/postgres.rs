@@ -2,15 +2,24 @@
 //! client: each connection has its own single-thread runtime and socket, nothing shared by
 //! the process, so a forked child connects anew with nothing inherited).
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
-use postgres::{Client, Config, NoTls};
+use postgres::config::SslMode;
+use postgres::{Client, Config};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::dialect::{Candidate, Dialect};
+use super::statements::Statements;
+use super::tls::TlsMode;
+use super::url::DatabaseUrl;
 use super::LEASE_TABLE as T;
 
 /// The database's clock in Unix ms, at the moment the statement runs.
 const NOW: &str = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT";
+
+/// The statements both databases run alike (see `statements`).
+static SQL: LazyLock<Statements> = LazyLock::new(|| Statements::new(NOW, true));
 
 /// Serialises `CREATE TABLE IF NOT EXISTS` between holders starting at once (two concurrent
 /// creations of one table can fail on PostgreSQL's catalog): a transaction-scoped advisory
@@ -19,16 +28,26 @@ const CREATE_LOCK: i64 = 0x0066_6c61_6b65_7279;
 
 pub(crate) struct Postgres(Client);
 
-/// Connects to `url` (no TLS: see docs/databases.md), giving up on the TCP connection after
-/// `timeout`.
-pub(crate) fn connect(url: &str, timeout: Duration) -> Result<Box<dyn Dialect>, String> {
-    let mut config: Config = url.parse().map_err(|e| format!("{e}"))?;
+/// Connects to `url` with the TLS its `sslmode` and `sslrootcert` ask for (see
+/// `tls_config`), giving up on the TCP connection after `timeout`.
+pub(crate) fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Dialect>, String> {
+    let mut config: Config = url.client_url().parse().map_err(|e| format!("{e}"))?;
+    let tls = url.tls();
     config
         .connect_timeout(timeout)
         .keepalives(true)
         .keepalives_idle(Duration::from_secs(5))
-        .application_name("flakery");
-    let client = config.connect(NoTls).map_err(describe)?;
+        .application_name("flakery")
+        .ssl_mode(match tls.mode {
+            TlsMode::Disable => SslMode::Disable,
+            TlsMode::Prefer => SslMode::Prefer,
+            // The certificate checks are the rustls configuration's.
+            TlsMode::Require | TlsMode::VerifyCa | TlsMode::VerifyFull => SslMode::Require,
+        });
+    let connector = MakeRustlsConnect::new(super::tls_config::postgres_config(tls)?);
+    let client = config
+        .connect(connector)
+        .map_err(|e| super::tls::with_hint(describe(e)))?;
     Ok(Box::new(Postgres(client)))
 }
 
@@ -94,7 +113,8 @@ impl Dialect for Postgres {
     fn candidates(
         &mut self,
         namespace: &str,
-        count: i64,
+        from: i64,
+        to: i64,
         holder: i64,
         now_ms: i64,
         limit: i64,
@@ -102,12 +122,8 @@ impl Dialect for Postgres {
         let rows = self
             .0
             .query(
-                &format!(
-                    "SELECT node_index, mark FROM {T} WHERE namespace = $1 AND node_index < $2 \
-                     AND (holder IS NULL OR holder = $3 OR expires_ms <= $4) \
-                     ORDER BY node_index LIMIT $5"
-                ),
-                &[&namespace, &count, &holder, &now_ms, &limit],
+                &SQL.candidates,
+                &[&namespace, &from, &to, &holder, &now_ms, &limit],
             )
             .map_err(describe)?;
         rows.iter()
@@ -120,18 +136,12 @@ impl Dialect for Postgres {
             .collect()
     }
 
-    fn lowest_missing(&mut self, namespace: &str) -> Result<i64, String> {
+    fn lowest_missing(&mut self, namespace: &str, from: i64) -> Result<i64, String> {
         let row = self
             .0
             .query_one(
-                &format!(
-                    "SELECT CASE WHEN NOT EXISTS \
-                       (SELECT 1 FROM {T} WHERE namespace = $1 AND node_index = 0) THEN 0 \
-                     ELSE (SELECT MIN(a.node_index) + 1 FROM {T} a WHERE a.namespace = $1 \
-                       AND NOT EXISTS (SELECT 1 FROM {T} b \
-                         WHERE b.namespace = $1 AND b.node_index = a.node_index + 1)) END"
-                ),
-                &[&namespace],
+                &SQL.lowest_missing,
+                &[&namespace, &from, &from, &namespace, &from, &namespace],
             )
             .map_err(describe)?;
         row.try_get(0).map_err(describe)
@@ -164,14 +174,7 @@ impl Dialect for Postgres {
     ) -> Result<Option<Vec<u8>>, String> {
         let row = self
             .0
-            .query_opt(
-                &format!(
-                    "SELECT mark FROM {T} WHERE namespace = $1 AND node_index = $2 \
-                     AND (holder IS NULL OR holder = $3 OR expires_ms <= $4) \
-                     FOR UPDATE SKIP LOCKED"
-                ),
-                &[&namespace, &index, &holder, &now_ms],
-            )
+            .query_opt(&SQL.lock_claimable, &[&namespace, &index, &holder, &now_ms])
             .map_err(describe)?;
         row.map(|row| {
             row.try_get::<_, String>(0)
@@ -191,17 +194,14 @@ impl Dialect for Postgres {
         mark: &str,
     ) -> Result<(), String> {
         self.exec(
-            &format!(
-                "UPDATE {T} SET holder = $3, holder_name = $4, expires_ms = $5, mark = $6 \
-                 WHERE namespace = $1 AND node_index = $2"
-            ),
+            &SQL.take,
             &[
-                &namespace,
-                &index,
                 &holder,
                 &holder_name,
                 &expires_ms,
                 &mark,
+                &namespace,
+                &index,
             ],
         )
         .map(drop)
@@ -214,13 +214,7 @@ impl Dialect for Postgres {
         holder: i64,
         term_ms: i64,
     ) -> Result<bool, String> {
-        let updated = self.exec(
-            &format!(
-                "UPDATE {T} SET expires_ms = {NOW} + $4 WHERE namespace = $1 AND node_index = $2 \
-                 AND holder = $3 AND expires_ms > {NOW}"
-            ),
-            &[&namespace, &index, &holder, &term_ms],
-        )?;
+        let updated = self.exec(&SQL.renew, &[&term_ms, &namespace, &index, &holder])?;
         Ok(updated == 1)
     }
 
@@ -234,12 +228,8 @@ impl Dialect for Postgres {
         new: &str,
     ) -> Result<bool, String> {
         let updated = self.exec(
-            &format!(
-                "UPDATE {T} SET expires_ms = {NOW} + $4, mark = $6 WHERE namespace = $1 \
-                 AND node_index = $2 AND holder = $3 AND expires_ms > {NOW} \
-                 AND mark IN ($5, $6)"
-            ),
-            &[&namespace, &index, &holder, &term_ms, &expected, &new],
+            &SQL.write_mark,
+            &[&term_ms, &new, &namespace, &index, &holder, &expected, &new],
         )?;
         Ok(updated == 1)
     }
@@ -251,15 +241,8 @@ impl Dialect for Postgres {
         holder: i64,
         mark: Option<&str>,
     ) -> Result<(), String> {
-        self.exec(
-            &format!(
-                "UPDATE {T} SET holder = NULL, holder_name = '', expires_ms = 0, \
-                 mark = COALESCE($4, mark) WHERE namespace = $1 AND node_index = $2 \
-                 AND holder = $3"
-            ),
-            &[&namespace, &index, &holder, &mark],
-        )
-        .map(drop)
+        self.exec(&SQL.release, &[&mark, &namespace, &index, &holder])
+            .map(drop)
     }
 
     fn ensure_worker_node_table(&mut self) -> Result<(), String> {

@@ -31,12 +31,14 @@ pub fn resolved_database_mode(options: &Options) -> Result<DatabaseMode> {
     }
 }
 
-/// The node ID of a generator with `layout`, from the database at `url`.
+/// The node ID of a generator with `layout`, from the database at `url`: a whole node ID,
+/// or with `datacenter` (fixed alone, and checked against the layout) a worker ID of it.
 #[cfg(all(unix, any(feature = "postgres", feature = "mysql")))]
 pub fn database_lease(
     options: &Options,
     url: DatabaseUrl,
     layout: &Layout,
+    datacenter: Option<u64>,
 ) -> Result<Box<dyn NodeLease>> {
     use std::sync::Arc;
     use std::time::Duration;
@@ -49,6 +51,11 @@ pub fn database_lease(
 
     let term_ms = resolved_session_timeout_ms(options)?;
     match resolved_database_mode(options)? {
+        DatabaseMode::Baidu if datacenter.is_some() => Err(crate::error::Error::invalid_argument(
+            "a datacenter ID was fixed alone, but the database mode 'baidu' takes whole node \
+             IDs from WORKER_NODE's ID: pass both the datacenter and the worker ID, or neither, \
+             or use the mode 'lease'",
+        )),
         DatabaseMode::Baidu => Ok(Box::new(BaiduWorkerNode::acquire(
             url,
             layout,
@@ -57,12 +64,15 @@ pub fn database_lease(
         DatabaseMode::Lease => {
             // The keeper's deadlines and the requests' are instants of one monotonic clock.
             let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
-            let coordinator = SqlCoordinator::new(
+            let mut coordinator = SqlCoordinator::new(
                 url,
                 &resolved_namespace(options)?,
                 i64::try_from(term_ms).unwrap_or(i64::MAX),
                 Arc::clone(&clock),
             )?;
+            if let Some(id) = datacenter {
+                coordinator = coordinator.within_datacenter(id, layout);
+            }
             Ok(Box::new(KeptLease::start(
                 Box::new(coordinator),
                 layout,
@@ -77,6 +87,7 @@ pub fn database_lease(
     _options: &Options,
     url: DatabaseUrl,
     _layout: &Layout,
+    _datacenter: Option<u64>,
 ) -> Result<Box<dyn NodeLease>> {
     Err(crate::error::Error::invalid_argument(format!(
         "a database lease was asked for ({url}), but this flakery was built without its \

@@ -5,6 +5,8 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 
+use super::tls::{self, TlsRequest};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DatabaseKind {
     Postgres,
@@ -25,9 +27,13 @@ impl DatabaseKind {
 #[derive(Clone, PartialEq, Eq)]
 pub struct DatabaseUrl {
     kind: DatabaseKind,
-    /// The URL as given (the scheme `mariadb` replaced by `mysql`): only ever passed to the
-    /// client crate.
+    /// The URL as given (the scheme `mariadb` replaced by `mysql`).
     secret: String,
+    /// The same without the TLS parameters flakery applies itself: only ever passed to the
+    /// client crate.
+    client: String,
+    /// The TLS the URL asks for.
+    tls: TlsRequest,
     /// The same with every password replaced by `***`.
     masked: String,
     /// `host:port` (or the hosts as written), for messages.
@@ -89,8 +95,11 @@ impl DatabaseUrl {
         } else {
             scheme
         };
+        let (client, tls) = tls::split(kind, &secret)?;
         Ok(DatabaseUrl {
             kind,
+            client,
+            tls,
             masked: format!(
                 "{scheme_shown}://{}{hosts}{masked_tail}",
                 masked_userinfo.unwrap_or_default()
@@ -105,9 +114,17 @@ impl DatabaseUrl {
         self.kind
     }
 
-    /// The URL to connect with, password included. Never show it.
-    pub(crate) fn secret(&self) -> &str {
-        &self.secret
+    /// The URL to connect with, password included, without the TLS parameters that
+    /// `tls()` holds. Never show it.
+    #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
+    pub(crate) fn client_url(&self) -> &str {
+        &self.client
+    }
+
+    /// The TLS the URL asks for.
+    #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
+    pub(crate) fn tls(&self) -> &TlsRequest {
+        &self.tls
     }
 
     /// The URL with its password masked.
@@ -128,6 +145,7 @@ impl DatabaseUrl {
             out = out.replace(password.as_str(), MASK);
         }
         out.replace(self.secret.as_str(), &self.masked)
+            .replace(self.client.as_str(), &self.masked)
     }
 }
 
@@ -151,7 +169,7 @@ fn mask_query_passwords(tail: &str, passwords: &mut Vec<String>) -> String {
     format!("{path}?{}", parts.join("&"))
 }
 
-fn percent_decoded(text: &str) -> Option<String> {
+pub(super) fn percent_decoded(text: &str) -> Option<String> {
     if !text.contains('%') {
         return None;
     }
@@ -210,7 +228,10 @@ mod tests {
         let url = DatabaseUrl::parse("mariadb://u:p@q@h:3306/d").unwrap();
         assert_eq!(url.kind(), DatabaseKind::MySql);
         assert_eq!(url.masked(), "mysql://u:***@h:3306/d");
-        assert!(url.secret().starts_with("mysql://u:p@q@"));
+        assert!(url.client_url().starts_with("mysql://u:p@q@"));
+        let url = DatabaseUrl::parse("postgres://u:pw@h/d?sslmode=verify-full").unwrap();
+        assert_eq!(url.client_url(), "postgres://u:pw@h/d");
+        assert_eq!(url.masked(), "postgres://u:***@h/d?sslmode=verify-full");
     }
 
     #[test]
