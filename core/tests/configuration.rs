@@ -95,6 +95,20 @@ fn a_datacenter_fixed_alone_in_the_environment_leases_distinct_workers_under_it(
         workers.insert(words[3].to_string());
     }
     assert_eq!(workers.len(), 4, "workers shared: {reports:?}");
+    // Beside ZooKeeper, which leases whole node IDs, it could not stay fixed: refused.
+    let reports = node_reports(
+        1,
+        &[
+            ("FLAKERY_DATACENTER_ID", "5"),
+            ("FLAKERY_ZOOKEEPER", "127.0.0.1:1"),
+            ("FLAKERY_LEASE_DIR", dir_text.as_str()),
+        ],
+    );
+    assert!(
+        reports[0].starts_with("err invalid_argument FLAKERY_DATACENTER_ID=5 is set without")
+            && reports[0].contains("unset FLAKERY_DATACENTER_ID"),
+        "{reports:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

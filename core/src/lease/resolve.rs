@@ -95,7 +95,7 @@ pub fn node_config_from_env() -> Result<NodeConfig> {
 /// host-local lease.
 /// A datacenter fixed alone (explicitly or by the environment) is kept, and the worker is
 /// leased under it from the database when one is configured, else on this host (beside
-/// ZooKeeper, which leases whole node IDs, it is refused).
+/// ZooKeeper, which leases whole node IDs, it is refused, from either place).
 pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLease>> {
     let explicit = node_config(
         options.datacenter_id,
@@ -105,6 +105,18 @@ pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLe
     let config = match explicit {
         NodeConfig::Unset => {
             if let Some(connect) = resolved_zookeeper(options)? {
+                if env_var("FLAKERY_WORKER_ID")?.is_none() {
+                    if let Some(id) = env_u64("FLAKERY_DATACENTER_ID")? {
+                        // It would not stay fixed: ZooKeeper leases whole node IDs.
+                        return Err(Error::invalid_argument(format!(
+                            "FLAKERY_DATACENTER_ID={id} is set without FLAKERY_WORKER_ID while \
+                             a ZooKeeper lease is configured ('{connect}'), which leases whole \
+                             node IDs and would not keep the datacenter: unset \
+                             FLAKERY_DATACENTER_ID, or lease from a database \
+                             (FLAKERY_DATABASE_URL), which leases workers under it"
+                        )));
+                    }
+                }
                 return zookeeper_lease(options, &connect, layout);
             }
             if let Some(url) = crate::lease::sql::resolved_database_url(options)? {
