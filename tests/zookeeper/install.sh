@@ -29,8 +29,8 @@ if ! installed; then
     trap 'rm -f "$log"' EXIT
     export DEBIAN_FRONTEND=noninteractive
     # Only refresh the package lists when we actually have to install.
-    if ! $SUDO apt-get update -qq >"$log" 2>&1 \
-        || ! $SUDO apt-get install -y -qq --no-install-recommends zookeeper >>"$log" 2>&1; then
+    if ! $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq >"$log" 2>&1 \
+        || ! $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends zookeeper >>"$log" 2>&1; then
         cat "$log" >&2
         echo "install.sh: apt-get install zookeeper failed" >&2
         exit 1
