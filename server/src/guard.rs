@@ -263,6 +263,9 @@ async fn answer(guard: &Guard, kind: Kind, request: Request, next: Next) -> Resp
             return refuse(kind.grpc, ApiError::unauthorized());
         }
     }
+    if let Err(error) = crate::query::refuse_repeated(request.uri()) {
+        return refuse(kind.grpc, error);
+    }
     let Ok(_permit) = guard.in_flight.try_acquire() else {
         return refuse(
             kind.grpc,
