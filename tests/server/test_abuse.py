@@ -232,6 +232,7 @@ def test_clients_that_never_read_hold_bounded_memory_and_others_are_served(start
         held = s.rss_kib()
         well_behaved_client_is_served(s, stub, ids_pb2)
         peak = max(held, s.rss_kib())
+        print(f"RSS {baseline // 1024} MiB at start, {peak // 1024} MiB under hostile clients")
         assert peak - baseline < MEMORY_GROWTH_BOUND_KIB, \
             f"RSS grew {(peak - baseline) // 1024} MiB under clients that never read"
         http_statuses = [hostile[i].headers[sid][":status"]
@@ -258,6 +259,7 @@ def test_clients_that_never_read_hold_bounded_memory_and_others_are_served(start
     for _ in range(3):
         well_behaved_client_is_served(s, stub, ids_pb2)
     after = s.rss_kib()
+    print(f"RSS {after // 1024} MiB after they left")
     good.close()
     assert after - baseline < 40 * 1024, \
         f"RSS stayed {(after - baseline) // 1024} MiB above the start after the clients left"
