@@ -20,7 +20,8 @@ use crate::guard::Guard;
 use crate::ids::Ids;
 use crate::{compat, grpc, http};
 
-/// Most concurrent HTTP/2 streams (gRPC calls) on one connection.
+/// Most concurrent HTTP/2 streams (gRPC calls) on one connection: each open stream costs its
+/// state and framing whether or not its client reads, beyond what `budget` counts.
 const MAX_H2_STREAMS: u32 = 128;
 /// Largest request head the transport reads: twice what the guard accepts, so a head a little
 /// over the guard's bound still gets the JSON 431 (past this, the transport's bare 431).
@@ -156,14 +157,15 @@ pub async fn serve(ids: Arc<Ids>, args: ServeArgs, listener: TcpListener) {
             continue;
         };
         let _ = stream.set_nodelay(true);
+        // Every request carries its connection's account of unsent answers (`budget`).
         let conn = budget.connection();
-        let service = TowerToHyperService::new(tower::ServiceExt::map_request(app.clone(), {
-            let conn = Arc::clone(&conn);
+        let service = TowerToHyperService::new(tower::ServiceExt::map_request(
+            app.clone(),
             move |mut request: axum::http::Request<hyper::body::Incoming>| {
                 request.extensions_mut().insert(Arc::clone(&conn));
                 request
-            }
-        }));
+            },
+        ));
         let builder = Arc::clone(&builder);
         let watcher = graceful.watcher();
         let metrics_ids = Arc::clone(&ids);
