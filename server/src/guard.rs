@@ -298,6 +298,20 @@ mod tests {
     }
 
     #[test]
+    fn bearer_credentials_are_what_follows_the_scheme() {
+        assert_eq!(bearer(b"Bearer abc"), Some(&b"abc"[..]));
+        assert_eq!(bearer(b"bearer  abc"), Some(&b"abc"[..]));
+        assert_eq!(
+            bearer(b"Bearer "),
+            Some(&b""[..]),
+            "nothing after it: empty, refused"
+        );
+        assert_eq!(bearer(b"Bearer"), None);
+        assert_eq!(bearer(b"Basic abc"), None);
+        assert_eq!(bearer(b"Bearerabc"), None);
+    }
+
+    #[test]
     fn route_labels_stay_bounded() {
         let any = "/flakery.v1.Ids/*rest";
         assert_eq!(
