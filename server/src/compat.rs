@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::Json;
 use flakery::{Layout, Parts};
 use serde_json::{json, Value};
@@ -14,7 +14,7 @@ use crate::error::ApiError;
 use crate::ids::Ids;
 use crate::localtime::{java_date_string, java_timestamp_string};
 
-type Params = Query<BTreeMap<String, String>>;
+type Params = crate::query::Query<BTreeMap<String, String>>;
 
 fn param<T: std::str::FromStr>(params: &Params, name: &str) -> Result<Option<T>, ApiError> {
     params

@@ -68,6 +68,11 @@ pub struct ServeArgs {
     #[arg(long, env = "FLAKERY_MAX_IN_FLIGHT", default_value_t = 1024)]
     pub max_in_flight: usize,
 
+    /// Most bytes of answers made but not yet sent, over every connection (each connection may
+    /// hold an eighth); past it requests get 503 `overloaded`.
+    #[arg(long, env = "FLAKERY_MAX_UNSENT_BYTES", default_value_t = 64 * 1024 * 1024)]
+    pub max_unsent_bytes: usize,
+
     /// Largest request body in bytes (only POST /v1/compose has one).
     #[arg(long, env = "FLAKERY_MAX_BODY_BYTES", default_value_t = 16 * 1024)]
     pub max_body_bytes: usize,
@@ -96,6 +101,29 @@ impl ServeArgs {
 
     pub fn request_timeout(&self) -> Duration {
         Duration::from_secs(self.request_timeout_s.max(1))
+    }
+
+    /// The bearer token, refused when it could never be sent or would guard nothing: empty or
+    /// only white space (an `EnvironmentFile` line `FLAKERY_SERVER_TOKEN=`), white space at
+    /// either end (HTTP drops it from a header), or control characters.
+    pub fn checked_token(&self) -> Result<Option<String>, String> {
+        let Some(token) = &self.token else {
+            return Ok(None);
+        };
+        const WHICH: &str = "the server token (FLAKERY_SERVER_TOKEN or --token)";
+        if token.trim().is_empty() {
+            return Err(format!(
+                "invalid_argument: {WHICH} is set but empty: set it to a secret, or unset it \
+                 to serve without one"
+            ));
+        }
+        if token.trim() != token || token.chars().any(char::is_control) {
+            return Err(format!(
+                "invalid_argument: {WHICH} has white space at an end or a control character: \
+                 an Authorization header cannot carry it"
+            ));
+        }
+        Ok(Some(token.clone()))
     }
 
     pub fn shutdown_grace(&self) -> Duration {

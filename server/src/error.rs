@@ -1,5 +1,7 @@
-//! The server's errors: the core's codes plus `unauthorized`, `not_found` and `overloaded`,
-//! each with its HTTP status and gRPC status, answered as `{"error":{"code","message"}}`.
+//! The server's errors: the core's codes plus the server's own (`unauthorized`, `not_found`,
+//! `method_not_allowed`, `timeout`, `body_too_large`, `uri_too_long`, `headers_too_large`,
+//! `unsupported_media_type`, `overloaded`, `internal`), each with its HTTP status and gRPC
+//! status, answered as `{"error":{"code","message"}}`.
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -15,7 +17,36 @@ pub struct ApiError {
     pub message: String,
 }
 
+/// Marks a response as already in the error shape, so the guard leaves it as it is.
+#[derive(Clone, Copy)]
+pub struct Shaped;
+
 impl ApiError {
+    /// The error a framework's bare refusal with this status stands for.
+    pub fn for_status(status: StatusCode, message: impl Into<String>) -> Self {
+        let code = match status {
+            StatusCode::BAD_REQUEST | StatusCode::UNPROCESSABLE_ENTITY => {
+                ErrorCode::InvalidArgument.as_str()
+            }
+            StatusCode::UNAUTHORIZED => "unauthorized",
+            StatusCode::NOT_FOUND => "not_found",
+            StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+            StatusCode::REQUEST_TIMEOUT => "timeout",
+            StatusCode::PAYLOAD_TOO_LARGE => "body_too_large",
+            StatusCode::URI_TOO_LONG => "uri_too_long",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => "headers_too_large",
+            StatusCode::SERVICE_UNAVAILABLE => "overloaded",
+            status if status.is_client_error() => ErrorCode::InvalidArgument.as_str(),
+            _ => "internal",
+        };
+        ApiError {
+            code,
+            status,
+            message: message.into(),
+        }
+    }
+
     pub fn bad_request(message: impl Into<String>) -> Self {
         ApiError {
             code: ErrorCode::InvalidArgument.as_str(),
@@ -58,6 +89,8 @@ impl ApiError {
             StatusCode::UNAUTHORIZED => tonic::Code::Unauthenticated,
             StatusCode::NOT_FOUND => tonic::Code::NotFound,
             StatusCode::SERVICE_UNAVAILABLE => tonic::Code::Unavailable,
+            StatusCode::REQUEST_TIMEOUT => tonic::Code::DeadlineExceeded,
+            status if status.is_client_error() => tonic::Code::InvalidArgument,
             _ => tonic::Code::Internal,
         };
         tonic::Status::new(code, format!("{}: {}", self.code, self.message))
@@ -85,6 +118,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = serde_json::json!({"error": {"code": self.code, "message": self.message}});
         let mut response = (self.status, axum::Json(body)).into_response();
+        response.extensions_mut().insert(Shaped);
         if self.is_unavailable() {
             response
                 .headers_mut()

@@ -8,6 +8,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
+use crate::budget::{Attached, Conn};
 use crate::error::ApiError;
 use crate::http::MAX_BATCH;
 use crate::ids::Ids;
@@ -40,6 +41,21 @@ fn status(error: impl Into<ApiError>) -> Status {
     error.into().grpc_status()
 }
 
+/// Bytes a packed message holds an ID: 8 in the list it is made in, up to 10 encoded.
+const BYTES_PER_ID: usize = 8 + 10;
+
+/// Messages a stream holds at once: one being made, two queued, one being encoded or sent.
+const STREAM_MESSAGES: usize = 4;
+
+/// The connection's account of unsent answers (`budget`), put on every request by the server.
+fn conn<T>(request: &Request<T>) -> Option<Arc<Conn>> {
+    request.extensions().get::<Arc<Conn>>().cloned()
+}
+
+fn no_account() -> Status {
+    Status::internal("internal: the request has no connection account")
+}
+
 type IdStream = Pin<Box<dyn Stream<Item = Result<NextIdsResponse, Status>> + Send>>;
 
 #[tonic::async_trait]
@@ -56,14 +72,19 @@ impl proto::ids_server::Ids for IdsService {
         &self,
         request: Request<NextIdsRequest>,
     ) -> Result<Response<NextIdsResponse>, Status> {
+        let conn = conn(&request).ok_or_else(no_account)?;
         let count = request.into_inner().count as usize;
         if !(1..=MAX_BATCH).contains(&count) {
             return Err(status(ApiError::bad_request(format!(
                 "count {count} is not from 1 to {MAX_BATCH}"
             ))));
         }
+        // Counted before the IDs are made, until the last byte of the message is sent.
+        let reservation = conn.reserve(count * BYTES_PER_ID).map_err(status)?;
         let ids = self.ids.next_ids(count).await.map_err(status)?;
-        Ok(Response::new(NextIdsResponse { ids }))
+        let mut response = Response::new(NextIdsResponse { ids });
+        response.extensions_mut().insert(Attached::new(reservation));
+        Ok(response)
     }
 
     type StreamIdsStream = IdStream;
@@ -72,12 +93,18 @@ impl proto::ids_server::Ids for IdsService {
         &self,
         request: Request<StreamIdsRequest>,
     ) -> Result<Response<IdStream>, Status> {
+        let conn = conn(&request).ok_or_else(no_account)?;
         let count = request.into_inner().count;
         if !(1..=MAX_STREAM).contains(&count) {
             return Err(status(ApiError::bad_request(format!(
                 "count {count} is not from 1 to {MAX_STREAM}"
             ))));
         }
+        // The stream's pipeline, counted for its whole life; what it sends is counted on top
+        // until written.
+        let reservation = conn
+            .reserve_standing(STREAM_MESSAGES * STREAM_CHUNK * BYTES_PER_ID)
+            .map_err(status)?;
         // A small channel: the client's reading paces the making, so memory stays bounded.
         let (tx, rx) = tokio::sync::mpsc::channel(2);
         let ids = Arc::clone(&self.ids);
@@ -97,7 +124,9 @@ impl proto::ids_server::Ids for IdsService {
                 left -= n as u64;
             }
         });
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+        let mut response: Response<IdStream> = Response::new(Box::pin(ReceiverStream::new(rx)));
+        response.extensions_mut().insert(Attached::new(reservation));
+        Ok(response)
     }
 
     async fn decode(

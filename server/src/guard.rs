@@ -1,17 +1,28 @@
-//! Middleware every request passes: the bearer token, the bound on requests in flight, the
-//! request deadline, and the per-route metrics.
+//! Middleware every request passes: the size of its head, the bearer token, the bound on
+//! requests in flight, the request deadline, the per-route metrics; and on the way out, every
+//! refusal in the error shape and every answer's bytes counted until sent (`budget`).
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use axum::body::Body;
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use http_body::Body as _;
 use tokio::sync::Semaphore;
 
-use crate::error::ApiError;
+use crate::budget::{Attached, Conn, MeteredBody};
+use crate::error::{ApiError, Shaped};
 use crate::ids::Ids;
+
+/// The longest path and query a request may have (414 `uri_too_long`).
+const MAX_URI_BYTES: usize = 8 * 1024;
+
+/// The largest request head (path, query and headers; 431 `headers_too_large`). The transport
+/// reads up to twice this before it gives up on a request without an answer of this shape.
+pub const MAX_HEAD_BYTES: usize = 16 * 1024;
 
 pub struct Guard {
     pub ids: Arc<Ids>,
@@ -42,12 +53,130 @@ fn same_secret(given: &[u8], expected: &[u8]) -> bool {
     diff == 0
 }
 
+/// The credentials of `Authorization: Bearer <credentials>` (the scheme in any case).
+fn bearer(value: &[u8]) -> Option<&[u8]> {
+    let space = value.iter().position(|b| *b == b' ')?;
+    let (scheme, rest) = value.split_at(space);
+    scheme
+        .eq_ignore_ascii_case(b"bearer")
+        .then(|| rest.trim_ascii_start())
+}
+
+/// Nothing after `Bearer ` is never a token: the server refuses to start with an empty one.
 fn authorized(request: &Request, token: &str) -> bool {
     request
         .headers()
         .get(header::AUTHORIZATION)
-        .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
-        .is_some_and(|given| same_secret(given, token.as_bytes()))
+        .and_then(|v| bearer(v.as_bytes()))
+        .is_some_and(|given| !given.is_empty() && same_secret(given, token.as_bytes()))
+}
+
+fn head_within_bounds(request: &Request) -> Result<(), ApiError> {
+    let uri = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |p| p.as_str().len());
+    if uri > MAX_URI_BYTES {
+        return Err(ApiError::for_status(
+            StatusCode::URI_TOO_LONG,
+            format!("the path and query are over {MAX_URI_BYTES} bytes"),
+        ));
+    }
+    let headers: usize = request
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum();
+    if uri + headers > MAX_HEAD_BYTES {
+        return Err(ApiError::for_status(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            format!("the request's path and headers are over {MAX_HEAD_BYTES} bytes"),
+        ));
+    }
+    Ok(())
+}
+
+/// The Vesta and Leaf drop-in routes answer their own errors in their own form.
+fn is_compat_route(matched: &str) -> bool {
+    matches!(
+        matched,
+        "/genid"
+            | "/expid"
+            | "/makeid"
+            | "/transtime"
+            | "/api/snowflake/get/:key"
+            | "/decodeSnowflakeId"
+    )
+}
+
+/// A refusal the framework answered itself (an empty 405, a plain-text rejection) in the
+/// error shape, with a code that says what it is.
+async fn shaped(response: Response, compat_route: bool) -> Response {
+    let status = response.status();
+    if status.as_u16() < 400 || response.extensions().get::<Shaped>().is_some() {
+        return response;
+    }
+    let empty = response.body().size_hint().exact() == Some(0);
+    let plain = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/plain"));
+    if !(empty || plain && !compat_route) {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let message = match text.trim() {
+        "" if status == StatusCode::METHOD_NOT_ALLOWED => {
+            "this route does not answer that method (see the Allow header)".to_string()
+        }
+        "" => status
+            .canonical_reason()
+            .unwrap_or("refused")
+            .to_lowercase(),
+        text => text.to_string(),
+    };
+    let mut shaped = ApiError::for_status(status, message).into_response();
+    if let Some(allow) = parts.headers.get(header::ALLOW) {
+        shaped.headers_mut().insert(header::ALLOW, allow.clone());
+    }
+    shaped
+}
+
+/// Counts the answer's bytes until they are written: the reservation its handler made, or
+/// its size now. A small answer past the budget is refused like a large one; refusals and
+/// health checks are counted without a limit (they are small, and must get through).
+fn metered(request_kind: Kind, conn: &Arc<Conn>, response: Response) -> Response {
+    let attached = response
+        .extensions()
+        .get::<Attached>()
+        .and_then(Attached::take);
+    let bytes = response.body().size_hint().lower() as usize;
+    let (response, reservation) = match attached {
+        Some(reservation) => (response, reservation),
+        None if request_kind.health || response.status().as_u16() >= 400 => {
+            (response, conn.force(bytes))
+        }
+        None => match conn.reserve(bytes) {
+            Ok(reservation) => (response, reservation),
+            Err(error) => {
+                let refusal = refuse(request_kind.grpc, error);
+                let bytes = refusal.body().size_hint().lower() as usize;
+                (refusal, conn.force(bytes))
+            }
+        },
+    };
+    let (parts, body) = response.into_parts();
+    Response::from_parts(parts, Body::new(MeteredBody::new(body, reservation)))
+}
+
+#[derive(Clone, Copy)]
+struct Kind {
+    grpc: bool,
+    health: bool,
+    compat: bool,
 }
 
 /// A gRPC client reads its status from trailers-only responses, not from the HTTP status.
@@ -66,8 +195,8 @@ fn grpc_error(error: &ApiError) -> Response {
     response
 }
 
-fn refuse(request: &Request, error: ApiError) -> Response {
-    if is_grpc(request) {
+fn refuse(grpc: bool, error: ApiError) -> Response {
+    if grpc {
         grpc_error(&error)
     } else {
         error.into_response()
@@ -83,7 +212,19 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
             route_label(path.as_str(), request.uri().path())
         })
         .to_owned();
-    let response = answer(&guard, request, next).await;
+    let kind = Kind {
+        grpc: is_grpc(&request),
+        health: is_health_check(request.uri().path()),
+        compat: is_compat_route(&route),
+    };
+    let conn = request.extensions().get::<Arc<Conn>>().cloned();
+    let mut response = answer(&guard, kind, request, next).await;
+    if !kind.grpc {
+        response = shaped(response, kind.compat).await;
+    }
+    if let Some(conn) = conn {
+        response = metered(kind, &conn, response);
+    }
     let metrics = &guard.ids.metrics;
     metrics
         .requests
@@ -113,26 +254,33 @@ fn route_label<'a>(matched: &'a str, path: &'a str) -> &'a str {
         .unwrap_or(matched)
 }
 
-async fn answer(guard: &Guard, request: Request, next: Next) -> Response {
+async fn answer(guard: &Guard, kind: Kind, request: Request, next: Next) -> Response {
+    if let Err(error) = head_within_bounds(&request) {
+        return refuse(kind.grpc, error);
+    }
     if let Some(token) = &guard.token {
-        if !is_health_check(request.uri().path()) && !authorized(&request, token) {
-            return refuse(&request, ApiError::unauthorized());
+        if !kind.health && !authorized(&request, token) {
+            return refuse(kind.grpc, ApiError::unauthorized());
         }
+    }
+    if let Err(error) = crate::query::refuse_repeated(request.uri()) {
+        return refuse(kind.grpc, error);
     }
     let Ok(_permit) = guard.in_flight.try_acquire() else {
         return refuse(
-            &request,
+            kind.grpc,
             ApiError::overloaded("too many requests in flight: retry shortly"),
         );
     };
     match tokio::time::timeout(guard.request_timeout, next.run(request)).await {
         Ok(response) => response,
-        Err(_) => ApiError {
-            code: "timeout",
-            status: StatusCode::REQUEST_TIMEOUT,
-            message: "the request took too long (a body sent too slowly?)".into(),
-        }
-        .into_response(),
+        Err(_) => refuse(
+            kind.grpc,
+            ApiError::for_status(
+                StatusCode::REQUEST_TIMEOUT,
+                "the request took too long (a body sent too slowly?)",
+            ),
+        ),
     }
 }
 
@@ -147,6 +295,20 @@ mod tests {
         assert!(!same_secret(b"tokenx", b"token"));
         assert!(!same_secret(b"tokem", b"token"));
         assert!(!same_secret(b"", b"token"));
+    }
+
+    #[test]
+    fn bearer_credentials_are_what_follows_the_scheme() {
+        assert_eq!(bearer(b"Bearer abc"), Some(&b"abc"[..]));
+        assert_eq!(bearer(b"bearer  abc"), Some(&b"abc"[..]));
+        assert_eq!(
+            bearer(b"Bearer "),
+            Some(&b""[..]),
+            "nothing after it: empty, refused"
+        );
+        assert_eq!(bearer(b"Bearer"), None);
+        assert_eq!(bearer(b"Basic abc"), None);
+        assert_eq!(bearer(b"Bearerabc"), None);
     }
 
     #[test]

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::body::Body;
+use axum::extract::rejection::{JsonRejection, PathRejection};
+use axum::extract::{Extension, FromRequestParts, Path, State};
 use axum::http::request::Parts as RequestParts;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -15,18 +17,23 @@ use flakery::{Decoded, Layout, Parts};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::batch::{self, BatchBody};
+use crate::budget::{Attached, Conn};
 use crate::error::ApiError;
 use crate::ids::Ids;
+use crate::query::Query;
 
 /// The most IDs one request may ask for.
 pub const MAX_BATCH: usize = 100_000;
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FormatQuery {
     format: Option<String>,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct IdsQuery {
     count: Option<String>,
     format: Option<String>,
@@ -84,18 +91,11 @@ pub async fn next_id(
     WantsText(text): WantsText,
 ) -> Result<Response, ApiError> {
     let format = id_format(query.format.as_deref())?;
-    let id = [ids.next_id().await?];
+    let id = ids.next_id().await?;
     if text {
-        return Ok(text_response(render_ids(&id, format, "", "", "\n", "")?));
+        return Ok(text_response(render_id(id, format, "", "\n")?));
     }
-    Ok(json_response(render_ids(
-        &id,
-        format,
-        "{\"id\":\"",
-        "",
-        "\"}",
-        "",
-    )?))
+    Ok(json_response(render_id(id, format, "{\"id\":\"", "\"}")?))
 }
 
 fn json_response(body: String) -> Response {
@@ -111,6 +111,7 @@ fn json_response(body: String) -> Response {
 
 pub async fn next_ids(
     State(ids): State<Arc<Ids>>,
+    Extension(conn): Extension<Arc<Conn>>,
     Query(query): Query<IdsQuery>,
     WantsText(text): WantsText,
 ) -> Result<Response, ApiError> {
@@ -128,49 +129,33 @@ pub async fn next_ids(
                 ))
             })?,
     };
-    let batch = ids.next_ids(count).await?;
-    if text {
-        return Ok(text_response(render_ids(
-            &batch, format, "", "\n", "\n", "",
-        )?));
-    }
-    let body = render_ids(
-        &batch,
-        format,
-        "{\"ids\":[\"",
-        "\",\"",
-        "\"]}",
-        "{\"ids\":[]}",
-    )?;
-    Ok(json_response(body))
+    let shape = if text { batch::LINES } else { batch::JSON };
+    // Counted before the IDs are made, until the last byte of their text is sent.
+    let mut reservation = conn.reserve(batch::most_bytes(count, format, shape))?;
+    let body = BatchBody::new(ids.next_ids(count).await?, format, shape);
+    reservation.shrink_to(body.bytes());
+    let content_type = if text {
+        "text/plain; charset=utf-8"
+    } else {
+        "application/json"
+    };
+    let mut response = (
+        [(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
+        Body::new(body),
+    )
+        .into_response();
+    response.extensions_mut().insert(Attached::new(reservation));
+    Ok(response)
 }
 
-/// Writes IDs into one buffer, `open` + id + `between` + id ... + `close`: a batch costs one
-/// allocation, not one per ID (IDs and their text forms need no JSON escaping).
-fn render_ids(
-    ids: &[i64],
-    format: IdFormat,
-    open: &str,
-    between: &str,
-    close: &str,
-    empty: &str,
-) -> flakery::Result<String> {
-    if ids.is_empty() {
-        return Ok(empty.to_string());
-    }
-    let mut body =
-        String::with_capacity(open.len() + ids.len() * (20 + between.len()) + close.len());
+/// One ID as `open` + id + `close` (IDs and their text forms need no JSON escaping).
+fn render_id(id: i64, format: IdFormat, open: &str, close: &str) -> flakery::Result<String> {
+    let mut body = String::with_capacity(open.len() + 20 + close.len());
     body.push_str(open);
-    let mut decimal = itoa::Buffer::new();
-    for (i, &id) in ids.iter().enumerate() {
-        if i > 0 {
-            body.push_str(between);
-        }
-        match format {
-            IdFormat::Decimal => body.push_str(decimal.format(id)),
-            IdFormat::Base32 => body.push_str(ascii(&flakery::text::encode_base32(id)?)),
-            IdFormat::Base62 => body.push_str(ascii(&flakery::text::encode_base62(id)?)),
-        }
+    match format {
+        IdFormat::Decimal => body.push_str(itoa::Buffer::new().format(id)),
+        IdFormat::Base32 => body.push_str(ascii(&flakery::text::encode_base32(id)?)),
+        IdFormat::Base62 => body.push_str(ascii(&flakery::text::encode_base62(id)?)),
     }
     body.push_str(close);
     Ok(body)
@@ -201,9 +186,12 @@ pub fn decoded_json(d: &Decoded) -> Value {
 
 pub async fn decode(
     State(ids): State<Arc<Ids>>,
-    Path(text): Path<String>,
+    path: Result<Path<String>, PathRejection>,
     Query(query): Query<FormatQuery>,
 ) -> Result<Json<Value>, ApiError> {
+    let Path(text) = path.map_err(|_| {
+        ApiError::bad_request("the ID in the path is not UTF-8 once percent-decoded")
+    })?;
     let id = match query.format.as_deref() {
         None => flakery::parse_id(&text)?,
         format => id_format(format)?.parse(&text)?,
@@ -228,18 +216,17 @@ pub struct ComposeBody {
 
 pub async fn compose(
     State(ids): State<Arc<Ids>>,
-    body: Result<Json<ComposeBody>, axum::extract::rejection::JsonRejection>,
+    body: Result<Json<ComposeBody>, JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let Json(body) = body.map_err(|rejection| {
-        let mut error = ApiError::bad_request(format!(
+    let Json(body) = body.map_err(|rejection| match rejection.status() {
+        StatusCode::PAYLOAD_TOO_LARGE | StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+            ApiError::for_status(rejection.status(), rejection.body_text())
+        }
+        _ => ApiError::bad_request(format!(
             "the body is not a JSON object of timestamp_ms, datacenter_id, worker_id, \
              sequence and fields: {}",
             rejection.body_text()
-        ));
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            error.status = StatusCode::PAYLOAD_TOO_LARGE;
-        }
-        error
+        )),
     })?;
     let parts = Parts {
         timestamp_ms: body.timestamp_ms,

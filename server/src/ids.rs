@@ -16,8 +16,8 @@ use crate::metrics::Metrics;
 /// on a blocking thread, where waiting for a tick or asking the lease for time may block.
 const INLINE_BATCH: usize = 4096;
 
-/// Large batches made at once: each holds up to 100000 IDs and their text until answered, so
-/// this (not the request count) bounds a batch flood's memory. Others wait their turn.
+/// Large batches made at once: this bounds the blocking threads and CPU a batch flood takes
+/// (their memory until sent is bounded by `budget`). Others wait their turn.
 const BATCH_SLOTS: usize = 8;
 
 /// Requests on the slow path at once (a used-up tick, the lease asked for time, the identity

@@ -1,6 +1,8 @@
 //! `flakery serve`: hands out IDs over HTTP/1.1, HTTP/2 and gRPC from one generator, with
 //! its identity from the same sources as every other flakery generator.
 
+mod batch;
+mod budget;
 mod compat;
 pub mod config;
 mod error;
@@ -10,6 +12,7 @@ mod http;
 mod ids;
 mod localtime;
 mod metrics;
+mod query;
 mod serve;
 
 use std::process::ExitCode;
@@ -113,8 +116,23 @@ fn raise_descriptor_limit() {
     }
 }
 
-fn run_inner(args: ServeArgs) -> Result<(), String> {
+/// glibc raises its mmap threshold each time a large block is freed, after which large answers
+/// come from the heap, which fragments and is not given back to the system: after a burst of
+/// large answers the process kept hundreds of MB. A fixed threshold keeps every large answer
+/// in a mapping of its own, returned when freed.
+fn return_large_blocks_when_freed() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; called before any thread starts.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
+}
+
+fn run_inner(mut args: ServeArgs) -> Result<(), String> {
+    return_large_blocks_when_freed();
     raise_descriptor_limit();
+    // Before the identity: a token that guards nothing is a configuration error.
+    args.token = args.checked_token()?;
     let (options, constants) = options(&args)?;
     // The identity first, before any port is open: a server that cannot issue never listens.
     let generator =

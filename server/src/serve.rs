@@ -14,15 +14,20 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
 
+use crate::budget::Budget;
 use crate::config::ServeArgs;
 use crate::guard::Guard;
 use crate::ids::Ids;
 use crate::{compat, grpc, http};
 
-/// Most concurrent HTTP/2 streams (gRPC calls) on one connection.
-const MAX_H2_STREAMS: u32 = 256;
-/// Largest buffered HTTP/1 request head.
-const MAX_HEAD_BYTES: usize = 16 * 1024;
+/// Most concurrent HTTP/2 streams (gRPC calls) on one connection: each open stream costs its
+/// state and framing whether or not its client reads, beyond what `budget` counts.
+const MAX_H2_STREAMS: u32 = 128;
+/// Largest request head the transport reads: twice what the guard accepts, so a head a little
+/// over the guard's bound still gets the JSON 431 (past this, the transport's bare 431).
+const HEAD_BUFFER_BYTES: usize = 2 * crate::guard::MAX_HEAD_BYTES;
+/// What HTTP/2 queues per stream for the socket (hyper's default is 400 KiB).
+const H2_SEND_BUFFER: usize = 4 * crate::budget::CHUNK;
 /// Largest gRPC request message (every request is a few bytes).
 const MAX_GRPC_MESSAGE: usize = 4 * 1024;
 
@@ -117,15 +122,18 @@ pub async fn serve(ids: Arc<Ids>, args: ServeArgs, listener: TcpListener) {
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(args.header_timeout())
-        .max_buf_size(MAX_HEAD_BYTES);
+        .max_buf_size(HEAD_BUFFER_BYTES);
     builder
         .http2()
         .timer(TokioTimer::new())
         .max_concurrent_streams(MAX_H2_STREAMS)
+        .max_header_list_size(HEAD_BUFFER_BYTES as u32)
+        .max_send_buf_size(H2_SEND_BUFFER)
         .keep_alive_interval(Some(args.header_timeout()))
         .keep_alive_timeout(args.header_timeout());
     let builder = Arc::new(builder);
     let connections = Arc::new(Semaphore::new(args.max_connections.max(1)));
+    let budget = Budget::new(args.max_unsent_bytes);
     let graceful = GracefulShutdown::new();
     let signal = shutdown_signal();
     tokio::pin!(signal);
@@ -149,7 +157,15 @@ pub async fn serve(ids: Arc<Ids>, args: ServeArgs, listener: TcpListener) {
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone());
+        // Every request carries its connection's account of unsent answers (`budget`).
+        let conn = budget.connection();
+        let service = TowerToHyperService::new(tower::ServiceExt::map_request(
+            app.clone(),
+            move |mut request: axum::http::Request<hyper::body::Incoming>| {
+                request.extensions_mut().insert(Arc::clone(&conn));
+                request
+            },
+        ));
         let builder = Arc::clone(&builder);
         let watcher = graceful.watcher();
         let metrics_ids = Arc::clone(&ids);

@@ -23,7 +23,7 @@ export FLAKERY_BIN="$(target_dir)/debug/flakery"
 venv="$(target_dir)/server-test-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q \
-  pytest prometheus_client grpcio grpcio-tools grpcio-health-checking kazoo
+  pytest prometheus_client grpcio grpcio-tools grpcio-health-checking kazoo h2
 
 echo "--- systemd unit of docs/server.md"
 bash tests/server/check_unit.sh

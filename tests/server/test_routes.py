@@ -127,7 +127,7 @@ def test_oversized_body_is_refused_with_json(server):
     assert len(big) > 16 * 1024
     status, _, body = server.request("POST", "/v1/compose", big, {"Content-Type": "application/json"})
     assert status == 413
-    assert json.loads(body)["error"]["code"] == "invalid_argument"
+    assert json.loads(body)["error"]["code"] == "body_too_large"
 
 
 def test_layout(server):
