@@ -31,6 +31,7 @@ pub(crate) struct MySql(Conn);
 /// so that an update that changes nothing still proves the row is ours; the session runs
 /// in UTC, so `NOW()` converts to Unix time without daylight-saving gaps.
 pub(crate) fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Dialect>, String> {
+    url.tls().check_files(url.kind())?;
     let opts = Opts::from_url(url.client_url()).map_err(|e| format!("{e}"))?;
     let prefer_socket = url.client_url().contains("prefer_socket=true");
     let mut builder = OptsBuilder::from_opts(opts);
@@ -301,5 +302,24 @@ impl Dialect for MySql {
             )
             .map_err(text)?;
         i64::try_from(self.0.last_insert_id()).map_err(|_| "WORKER_NODE.ID is out of range".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The unreadable ssl-ca is named before anything is sent (a closed port, so nothing
+    /// else could be the cause either way).
+    #[test]
+    fn connect_names_an_unreadable_ca_file() {
+        let url = super::DatabaseUrl::parse(
+            "mysql://u:pw@127.0.0.1:1/db?ssl-mode=VERIFY_CA&ssl-ca=/nonexistent/flakery-ca.pem",
+        )
+        .unwrap();
+        let message = super::connect(&url, std::time::Duration::from_secs(5))
+            .err()
+            .unwrap();
+        assert!(message.contains("ssl-ca"), "{message}");
+        assert!(message.contains("/nonexistent/flakery-ca.pem"), "{message}");
+        assert!(message.contains("No such file"), "{message}");
     }
 }
