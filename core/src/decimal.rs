@@ -11,16 +11,21 @@ use crate::truncate::shown;
 /// The message for a text that is not canonical decimal: `option='text' is not <noun> in
 /// plain decimal (why; ...)`; an empty `option` leaves out `option=`.
 fn not_canonical(option: &str, text: &str, noun: &str, why: String) -> Error {
-    let named = if option.is_empty() {
+    Error::invalid_argument(format!(
+        "{}'{}' is not {noun} in plain decimal ({why}; digits 0-9 only: no sign, no \
+         leading zero, no spaces)",
+        named(option),
+        shown(text)
+    ))
+}
+
+/// `option=`, or nothing for an option not named.
+fn named(option: &str) -> String {
+    if option.is_empty() {
         String::new()
     } else {
         format!("{option}=")
-    };
-    Error::invalid_argument(format!(
-        "{named}'{}' is not {noun} in plain decimal ({why}; digits 0-9 only: no sign, no \
-         leading zero, no spaces)",
-        shown(text)
-    ))
+    }
 }
 
 /// A canonical decimal text read: its sign and its magnitude (`None` above 2^64-1).
@@ -82,11 +87,13 @@ pub fn parse_u64_at_most(option: &str, text: &str, max: u64) -> Result<u64> {
     match read.magnitude {
         Some(value) if !read.negative && value <= max => Ok(value),
         _ if read.negative => Err(Error::invalid_argument(format!(
-            "{option}={} is negative; it must be from 0 to {max}",
+            "{}{} is negative; it must be from 0 to {max}",
+            named(option),
             shown(text)
         ))),
         _ => Err(Error::invalid_argument(format!(
-            "{option}={} is above {max}, the largest it may be",
+            "{}{} is above {max}, the largest it may be",
+            named(option),
             shown(text)
         ))),
     }
@@ -104,7 +111,8 @@ pub fn parse_i64(option: &str, text: &str) -> Result<i64> {
     });
     value.ok_or_else(|| {
         Error::invalid_argument(format!(
-            "{option}={} is outside the 64-bit range (-2^63 to 2^63-1)",
+            "{}{} is outside the 64-bit range (-2^63 to 2^63-1)",
+            named(option),
             shown(text)
         ))
     })
