@@ -16,7 +16,8 @@ Node identity, the first source configured wins:
   FLAKERY_DATABASE_URL            lease from PostgreSQL/MySQL
   FLAKERY_WORKER_ID, FLAKERY_DATACENTER_ID   fixed by the environment
                                   (FLAKERY_WORKER_ID=hostname-ordinal: the host name's number)
-  otherwise                       a host-local lease under FLAKERY_LEASE_DIR
+  otherwise                       a host-local lease under FLAKERY_LEASE_DIR (default
+                                  /run/lock; inside a container it must be set)
 Logs go to stderr (FLAKERY_LOG=info|debug|...); the token is never logged.";
 
 /// `flakery serve`'s flags; each also reads the `FLAKERY_*` variable shown.
