@@ -281,3 +281,32 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// Every parser of text from outside (a URL, a layout, an instant, a host name, an ID in
+    /// each form, a mode) answers any text, bytes that were not UTF-8 included (read as
+    /// U+FFFD, as a host name or a C string is), with a value or an error: never a panic.
+    #[test]
+    fn parsers_of_outside_text_never_panic(
+        text in any::<String>(),
+        bytes in proptest::collection::vec(any::<u8>(), 0..80),
+    ) {
+        let lossy = String::from_utf8_lossy(&bytes).into_owned();
+        for input in [text.as_str(), lossy.as_str()] {
+            if let Ok(url) = flakery::lease::sql::DatabaseUrl::parse(input) {
+                let _ = (url.masked().len(), url.host().len(), url.scrub(input).len());
+            }
+            let _ = Layout::parse(input);
+            let _ = flakery::timestamp::parse_instant_ms(input);
+            let _ = flakery::options::hostname_ordinal(input);
+            let _ = input.parse::<flakery::lease::sql::DatabaseMode>();
+            for format in flakery::IdFormat::ALL {
+                let _ = format.parse(input);
+            }
+            let _ = input.parse::<flakery::IdFormat>();
+            let _ = flakery::decimal::parse_u64_at_most(input, input, 7);
+            let cut = flakery::truncate::prefix(input, 64);
+            prop_assert!(cut.len() <= 64 && input.starts_with(cut));
+        }
+    }
+}
