@@ -90,7 +90,10 @@ export interface GeneratorOptions {
   namespace?: string
   /** ZooKeeper session timeout; default 10000. */
   sessionTimeoutMs?: number
-  /** Directory of the host-local lease files. */
+  /**
+   * Directory of the host-local lease files (`flakery.<namespace>.node-<index>`, directly in
+   * it); default `FLAKERY_LEASE_DIR`, else `/run/lock` (outside containers only).
+   */
   leaseDir?: string
   /**
    * Database for leased node IDs: `postgres://user:password@host:5432/db` or

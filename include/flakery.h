@@ -218,8 +218,8 @@ typedef struct flakery_options {
      */
     uint64_t session_timeout_ms;
     /**
-     * Directory of the host-local lease files. NULL: `FLAKERY_LEASE_DIR`, else a runtime
-     * directory.
+     * Directory of the host-local lease files (`flakery.<namespace>.node-<index>`, directly
+     * in it). NULL: `FLAKERY_LEASE_DIR`, else `/run/lock` (outside containers only).
      */
     const char *lease_dir;
     /**

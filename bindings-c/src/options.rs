@@ -70,8 +70,8 @@ pub struct flakery_options {
     pub namespace_: *const c_char,
     /// ZooKeeper session timeout. 0: `FLAKERY_SESSION_TIMEOUT_MS`, else 10000.
     pub session_timeout_ms: u64,
-    /// Directory of the host-local lease files. NULL: `FLAKERY_LEASE_DIR`, else a runtime
-    /// directory.
+    /// Directory of the host-local lease files (`flakery.<namespace>.node-<index>`, directly
+    /// in it). NULL: `FLAKERY_LEASE_DIR`, else `/run/lock` (outside containers only).
     pub lease_dir: *const c_char,
     /// Database for leased node IDs: "postgres://user:password@host:5432/db" or
     /// "mysql://..." ("mariadb://" is read as "mysql://"). NULL: `FLAKERY_DATABASE_URL`. Its

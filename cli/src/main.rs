@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use flakery::{
-    text, timestamp::format_rfc3339_ms, Error, ErrorCode, Generator, IdFormat, Layout, Options,
-    Parts,
+    decimal, text, timestamp::format_rfc3339_ms, Error, ErrorCode, Generator, IdFormat, Layout,
+    Options, Parts,
 };
 
 #[derive(Parser)]
@@ -22,8 +22,14 @@ enum Command {
     /// Generate IDs, one a line.
     Next {
         /// How many.
-        #[arg(short = 'n', long = "count", default_value_t = 1)]
-        count: usize,
+        #[arg(
+            short = 'n',
+            long = "count",
+            default_value = "1",
+            value_name = "N",
+            allow_hyphen_values = true
+        )]
+        count: String,
         /// Layout spec or preset name (default: $FLAKERY_LAYOUT, else twitter).
         #[arg(long)]
         layout: Option<String>,
@@ -59,8 +65,8 @@ enum Command {
         #[arg(long, default_value = "twitter")]
         layout: String,
         /// The time, in Unix milliseconds (rounded down to the layout's tick).
-        #[arg(long, allow_hyphen_values = true)]
-        timestamp_ms: i64,
+        #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+        timestamp_ms: String,
         /// The datacenter ID.
         #[arg(
             long,
@@ -136,6 +142,12 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
                 layout: layout.as_deref().map(Layout::parse).transpose()?,
                 ..Options::default()
             };
+            let count = usize::try_from(decimal::parse_u64("--count", &count)?).map_err(|_| {
+                Error::new(
+                    ErrorCode::InvalidArgument,
+                    format!("--count={count} is more than this machine can count"),
+                )
+            })?;
             let resolved = options.resolved_layout()?;
             options.datacenter_id = datacenter_id
                 .map(|text| number(&resolved, "datacenter_id", &text))
@@ -225,6 +237,7 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
             fields,
         } => {
             let layout = Layout::parse(&layout)?;
+            let timestamp_ms = decimal::parse_i64("--timestamp-ms", &timestamp_ms)?;
             let datacenter_id = number(&layout, "datacenter_id", &datacenter_id)?;
             let worker_id = number(&layout, "worker_id", &worker_id)?;
             let sequence = number(&layout, "sequence", &sequence)?;
@@ -253,16 +266,16 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
 }
 
 fn parse_field(pair: &str) -> flakery::Result<(String, u64)> {
-    let bad = || {
+    let (name, value) = pair.split_once('=').ok_or_else(|| {
         Error::new(
             ErrorCode::InvalidArgument,
             format!("--field '{pair}' is not NAME=VALUE with a non-negative integer VALUE"),
         )
-    };
-    let (name, value) = pair.split_once('=').ok_or_else(bad)?;
+    })?;
+    let name = name.trim();
     Ok((
-        name.trim().to_string(),
-        value.trim().parse().map_err(|_| bad())?,
+        name.to_string(),
+        decimal::parse_u64(&format!("--field {name}"), value)?,
     ))
 }
 
@@ -277,23 +290,15 @@ fn flag_named(error: Error) -> Error {
 
 /// The value of a numeric option (`worker_id`, as the core names it), read here rather than
 /// by clap so that a bad one (`--worker-id -1`) gets flakery's message, naming the range the
-/// layout gives the field, and flakery's exit status.
+/// layout gives the field, and flakery's exit status. Canonical decimal only (the core's
+/// `decimal`): a well-written value out of range names the field's range.
 fn number(layout: &Layout, option: &'static str, text: &str) -> flakery::Result<u64> {
-    let text = text.trim();
-    match text.parse::<u64>() {
+    let flag = format!("--{}", option.replace('_', "-"));
+    match decimal::parse_u64(&flag, text) {
         Ok(value) => Ok(value),
-        Err(_)
-            if text
-                .trim_start_matches('-')
-                .bytes()
-                .all(|b| b.is_ascii_digit()) =>
-        {
+        Err(_) if decimal::is_canonical_integer(text) => {
             Err(flakery::out_of_range(layout, option, text))
         }
-        Err(_) => Err(Error::new(
-            ErrorCode::InvalidArgument,
-            format!("{option} '{text}' is not a whole number"),
-        )
-        .about(option)),
+        Err(error) => Err(error),
     }
 }

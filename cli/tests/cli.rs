@@ -260,7 +260,7 @@ fn node_ids_out_of_range_get_flakerys_message_with_the_fields_range() {
         ),
         (
             &["next", "--worker-id", "seven"][..],
-            "--worker-id 'seven' is not a whole number",
+            "--worker-id='seven' is not a non-negative integer in plain decimal",
         ),
         (
             &[
@@ -358,4 +358,92 @@ fn next_writes_the_text_forms_and_decode_reads_them() {
         "invalid_argument",
         "--format 'hex'",
     );
+}
+
+#[test]
+fn integer_flags_and_ids_are_canonical_decimal_only() {
+    for bad in flakery::decimal::REFUSED_EXAMPLES {
+        // The too-large value is well written: node fields name their range instead.
+        let too_large = bad.len() > 19;
+        for (args, flag) in [
+            (vec!["next", "--worker-id", bad], "--worker-id"),
+            (vec!["next", "--datacenter-id", bad], "--datacenter-id"),
+            (vec!["next", "-n", bad], "--count"),
+            (
+                vec!["compose", "--timestamp-ms", bad, "--worker-id", "1"],
+                "--timestamp-ms",
+            ),
+            (
+                vec![
+                    "compose",
+                    "--timestamp-ms",
+                    "1700000000000",
+                    "--sequence",
+                    bad,
+                ],
+                "--sequence",
+            ),
+            (
+                vec![
+                    "compose",
+                    "--layout",
+                    "time:41,v:3,sequence:12;epoch=0",
+                    "--timestamp-ms",
+                    "1700000000000",
+                    "--field",
+                    &format!("v={bad}"),
+                ],
+                "--field v",
+            ),
+        ] {
+            let needle =
+                if too_large && ["--worker-id", "--datacenter-id", "--sequence"].contains(&flag) {
+                    format!("{flag} {bad} does not fit")
+                } else {
+                    flag.to_string()
+                };
+            fails_with(&args, "invalid_argument", &needle);
+            assert_eq!(flakery(&args).status.code(), Some(1), "{args:?}");
+        }
+        fails_with(&["decode", bad], "invalid_argument", "ID");
+    }
+}
+
+/// Bytes that are not UTF-8 as the host name (set in a UTS namespace of the child's own) are
+/// read as U+FFFD, three bytes each; the database lease cut the name to 64 bytes inside one
+/// and panicked (exit 101). Now the lease goes on to connect, and says it cannot.
+#[test]
+fn a_host_name_that_is_not_utf8_is_no_panic() {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_flakery"));
+    command
+        .args(["next"])
+        .env_remove("FLAKERY_WORKER_ID")
+        .env_remove("FLAKERY_DATACENTER_ID")
+        .env_remove("FLAKERY_ZOOKEEPER")
+        // A closed port on loopback: the lease is refused at once.
+        .env(
+            "FLAKERY_DATABASE_URL",
+            "postgres://u@127.0.0.1:1/ids?sslmode=disable",
+        );
+    // SAFETY: between fork and exec only async-signal-safe system calls are made.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::unshare(libc::CLONE_NEWUTS) != 0
+                && libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWUTS) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            let name = [0xffu8; 64];
+            if libc::sethostname(name.as_ptr().cast(), name.len()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let output = command.output().expect("run flakery in a UTS namespace");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains("coordinator_unavailable"), "{stderr}");
 }

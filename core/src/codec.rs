@@ -210,32 +210,6 @@ fn no_field(layout: &Layout, name: &str, value: impl std::fmt::Display) -> Error
     ))
 }
 
-/// Reads an ID written in decimal, as the CLI and string-accepting bindings take it.
-pub fn parse_id(text: &str) -> Result<i64> {
-    let digits = text.trim();
-    let (negative, digits) = match digits.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, digits.strip_prefix('+').unwrap_or(digits)),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(Error::invalid_argument(format!(
-            "'{text}' is not an ID: an ID is a non-negative decimal integer"
-        )));
-    }
-    if negative && digits.bytes().any(|b| b != b'0') {
-        return Err(Error::invalid_argument(format!(
-            "ID {} is negative; IDs are non-negative 64-bit integers",
-            text.trim()
-        )));
-    }
-    digits.parse::<i64>().map_err(|_| {
-        Error::invalid_argument(format!(
-            "{} is larger than the largest ID, 2^63-1",
-            text.trim()
-        ))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

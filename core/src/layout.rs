@@ -528,9 +528,14 @@ fn parse_fields(list: &str) -> Result<Vec<Field>> {
                 "field name '{name}' must be lower-case letters, digits or '_', starting with a letter"
             )));
         }
-        let bits: u32 = bits.parse().map_err(|_| {
-            Error::invalid_layout(format!("field '{name}' has width '{bits}', not a number"))
-        })?;
+        let bits = crate::decimal::parse_u64("", bits)
+            .ok()
+            .and_then(|bits| u32::try_from(bits).ok())
+            .ok_or_else(|| {
+                Error::invalid_layout(format!(
+                    "field '{name}' has width '{bits}', not a number of bits in plain decimal"
+                ))
+            })?;
         if bits == 0 || bits > 63 {
             return Err(Error::invalid_layout(format!(
                 "field '{name}' has {bits} bits; a field has 1 to 63"
@@ -549,9 +554,10 @@ fn parse_fields(list: &str) -> Result<Vec<Field>> {
                 )))
             }
             Some(text) => {
-                let value: u64 = text.parse().map_err(|_| {
+                let value = crate::decimal::parse_u64("", text).map_err(|_| {
                     Error::invalid_layout(format!(
-                        "constant '{name}' has value '{text}', not a non-negative integer"
+                        "constant '{name}' has value '{text}', not a non-negative integer in \
+                         plain decimal"
                     ))
                 })?;
                 if bits < 64 && value >> bits != 0 {
@@ -660,6 +666,12 @@ mod tests {
             ),
             ("time:41,Sequence:12;epoch=0", "field name 'Sequence'"),
             ("time:x,sequence:12;epoch=0", "width 'x'"),
+            // Canonical decimal only (docs/spec.md#decimal-text).
+            ("time:+41,sequence:12;epoch=0", "width '+41'"),
+            ("time:041,sequence:12;epoch=0", "width '041'"),
+            ("time:41,v:3=+1,sequence:12;epoch=0", "value '+1'"),
+            ("time:41,v:3=01,sequence:12;epoch=0", "value '01'"),
+            ("twitter;epoch=01288834974657", "leading zero"),
             ("time:41,v:1=2,sequence:12;epoch=0", "does not fit"),
             ("worker:11,time:41,sequence:12;epoch=0", "sign bit"),
             ("twitter;epoch=yesterday", "epoch in layout"),

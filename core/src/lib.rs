@@ -10,6 +10,7 @@
 
 pub mod clock;
 pub mod codec;
+pub mod decimal;
 mod default_generator;
 pub mod error;
 pub mod fork;
@@ -19,6 +20,7 @@ pub mod lease;
 pub mod options;
 pub mod text;
 pub mod timestamp;
+pub mod truncate;
 
 // Paths callers and bindings use since before the lease wing; the modules live in `lease/`.
 #[cfg(unix)]
@@ -28,7 +30,8 @@ pub use lease::node;
 pub mod zookeeper_lease;
 
 pub use clock::{Clock, FakeClock, SystemClock};
-pub use codec::{compose, decode, out_of_range, parse_id, Decoded, Parts};
+pub use codec::{compose, decode, out_of_range, Decoded, Parts};
+pub use decimal::parse_id;
 pub use default_generator::{default_generator, next_id, next_ids};
 pub use error::{Error, ErrorCode, Result};
 pub use generator::{Builder, Generator, SlowPathCounts};

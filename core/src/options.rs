@@ -115,29 +115,17 @@ pub fn env_var(name: &str) -> Result<Option<String>> {
     }
 }
 
+/// A variable holding a non-negative integer, in canonical decimal (`crate::decimal`): unset
+/// or empty is `None`; the value is read as it is, untrimmed (` 5` and `5 ` are refused as
+/// `--worker-id ' 5'` and `count= 5` are).
 pub(crate) fn env_u64(name: &str) -> Result<Option<u64>> {
-    env_var(name)?
-        .map(|text| {
-            parse_canonical_u64(&text).ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "{name}='{text}' is not a non-negative integer in plain decimal (digits \
-                     only, no sign, no leading zero)"
-                ))
-            })
-        })
-        .transpose()
-}
-
-/// Digits only, no sign and no leading zero (`+3` and `03` are refused: a value that reads
-/// differently to different parsers is not one to guess at).
-pub fn parse_canonical_u64(text: &str) -> Option<u64> {
-    let canonical = !text.is_empty()
-        && text.bytes().all(|b| b.is_ascii_digit())
-        && (text == "0" || !text.starts_with('0'));
-    if canonical {
-        text.parse().ok()
-    } else {
-        None
+    match std::env::var(name) {
+        Ok(value) if value.trim().is_empty() => Ok(None),
+        Ok(value) => crate::decimal::parse_u64(name, &value).map(Some),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(Error::invalid_argument(format!(
+            "{name} is not valid UTF-8"
+        ))),
     }
 }
 

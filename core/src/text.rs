@@ -10,8 +10,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::codec::parse_id;
+use crate::decimal::parse_id;
 use crate::error::{Error, Result};
+use crate::truncate::shown;
 
 pub const BASE32_LEN: usize = 13;
 pub const BASE62_LEN: usize = 11;
@@ -112,7 +113,7 @@ fn check_length(text: &str, form: &str, len: usize, alphabet: &str) -> Result<()
     }
     Err(Error::invalid_argument(format!(
         "'{}' is not a {form} ID: it has {count} characters, a {form} ID has exactly {len}",
-        shorten(text)
+        shown(text)
     )))
 }
 
@@ -137,24 +138,15 @@ fn bad_character(text: &str, at: usize, form: &str, alphabet: &str) -> Error {
     let position = text[..at].chars().count() + 1;
     Error::invalid_argument(format!(
         "'{}' is not a {form} ID: character {position} ('{}') is not one of {alphabet}",
-        shorten(text),
+        shown(text),
         c.escape_debug()
     ))
-}
-
-/// Echoes at most 40 characters of bad input back.
-fn shorten(text: &str) -> String {
-    let mut short: String = text.chars().take(40).collect();
-    if short.len() < text.len() {
-        short.push('…');
-    }
-    short.escape_debug().to_string()
 }
 
 fn too_large(text: &str, form: &str) -> Error {
     Error::invalid_argument(format!(
         "'{}' is not a {form} ID: its value is above 2^63-1",
-        shorten(text)
+        shown(text)
     ))
 }
 
@@ -239,7 +231,7 @@ impl FromStr for IdFormat {
             .ok_or_else(|| {
                 Error::invalid_argument(format!(
                     "format '{}' is not 'decimal', 'base32' or 'base62'",
-                    shorten(text)
+                    shown(text)
                 ))
             })
     }

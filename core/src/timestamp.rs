@@ -11,8 +11,7 @@ pub const MAX_TIMESTAMP_MS: i64 = 253_402_300_799_999;
 pub fn parse_instant_ms(text: &str) -> Result<i64> {
     let text = text.trim();
     let ms = if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-        text.parse::<i64>()
-            .map_err(|_| Error::invalid_argument(format!("'{text}' is too large")))?
+        crate::decimal::parse_i64("", text)?
     } else {
         DateTime::parse_from_rfc3339(text)
             .map_err(|e| {

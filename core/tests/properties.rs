@@ -223,14 +223,90 @@ fn decode_rejects_negative_ids() {
 }
 
 #[test]
-fn parse_id_reads_decimal_only() {
-    assert_eq!(flakery::parse_id(" 42 ").unwrap(), 42);
+fn parse_id_reads_canonical_decimal_only() {
+    assert_eq!(flakery::parse_id("42").unwrap(), 42);
+    assert_eq!(flakery::parse_id("0").unwrap(), 0);
     assert_eq!(flakery::parse_id("9223372036854775807").unwrap(), i64::MAX);
-    for bad in ["", "12x", "-1", "0x10", "1e3", "9223372036854775808", "1.0"] {
+    for bad in [
+        "",
+        "12x",
+        "-1",
+        "0x10",
+        "1e3",
+        "9223372036854775808",
+        "1.0",
+        " 42 ",
+        "+42",
+        "042",
+        "-0",
+        "\u{2003}5",
+        "\u{FF11}",
+    ] {
         assert_eq!(
             flakery::parse_id(bad).unwrap_err().code(),
             ErrorCode::InvalidArgument,
             "{bad}"
         );
+    }
+}
+
+proptest! {
+    /// The one decimal parser never panics on any text, and accepts exactly the canonical
+    /// decimal of a value in range.
+    #[test]
+    fn decimal_parsers_are_total(text in any::<String>()) {
+        let canonical = !text.is_empty()
+            && text.bytes().all(|b| b.is_ascii_digit())
+            && (text == "0" || !text.starts_with('0'));
+        let u = flakery::decimal::parse_u64("n", &text);
+        prop_assert_eq!(u.is_ok(), canonical && text.parse::<u64>().is_ok());
+        if let Ok(value) = u {
+            prop_assert_eq!(value.to_string(), text.clone());
+        }
+        let i = flakery::decimal::parse_i64("t", &text);
+        if let Ok(value) = i {
+            prop_assert_eq!(value.to_string(), text.clone());
+        }
+        if let Ok(id) = flakery::parse_id(&text) {
+            prop_assert_eq!(id.to_string(), text.clone());
+        }
+    }
+
+    #[test]
+    fn decimal_parsers_read_back_every_value(value in any::<i64>()) {
+        prop_assert_eq!(flakery::decimal::parse_i64("t", &value.to_string()), Ok(value));
+        prop_assert_eq!(flakery::parse_id(&value.to_string()).is_ok(), value >= 0);
+        for padded in [format!("+{value}"), format!(" {value}"), format!("0{value}")] {
+            prop_assert!(flakery::decimal::parse_i64("t", &padded).is_err(), "{}", padded);
+        }
+    }
+}
+
+proptest! {
+    /// Every parser of text from outside (a URL, a layout, an instant, a host name, an ID in
+    /// each form, a mode) answers any text, bytes that were not UTF-8 included (read as
+    /// U+FFFD, as a host name or a C string is), with a value or an error: never a panic.
+    #[test]
+    fn parsers_of_outside_text_never_panic(
+        text in any::<String>(),
+        bytes in proptest::collection::vec(any::<u8>(), 0..80),
+    ) {
+        let lossy = String::from_utf8_lossy(&bytes).into_owned();
+        for input in [text.as_str(), lossy.as_str()] {
+            if let Ok(url) = flakery::lease::sql::DatabaseUrl::parse(input) {
+                let _ = (url.masked().len(), url.host().len(), url.scrub(input).len());
+            }
+            let _ = Layout::parse(input);
+            let _ = flakery::timestamp::parse_instant_ms(input);
+            let _ = flakery::options::hostname_ordinal(input);
+            let _ = input.parse::<flakery::lease::sql::DatabaseMode>();
+            for format in flakery::IdFormat::ALL {
+                let _ = format.parse(input);
+            }
+            let _ = input.parse::<flakery::IdFormat>();
+            let _ = flakery::decimal::parse_u64_at_most(input, input, 7);
+            let cut = flakery::truncate::prefix(input, 64);
+            prop_assert!(cut.len() <= 64 && input.starts_with(cut));
+        }
     }
 }

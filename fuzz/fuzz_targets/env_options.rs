@@ -1,6 +1,7 @@
 //! How options left unset are filled from the FLAKERY_* variables (core/src/lease/resolve.rs), on
 //! any values the variables can hold, checked against a model of the documented rules:
-//! unset, empty and blank are "not given"; values are trimmed; a value that is not UTF-8 is
+//! unset, empty and blank are "not given"; values are trimmed (numbers are not: they are
+//! canonical decimal, as every surface reads them); a value that is not UTF-8 is
 //! `invalid_argument` naming the variable; numbers are unsigned decimal integers; a namespace
 //! is one safe path segment; an explicit option wins over its variable.
 //!
@@ -62,12 +63,19 @@ fn model_var(name: &'static str, raw: Option<&[u8]>) -> Model<Option<String>> {
 }
 
 fn model_number(name: &'static str, raw: Option<&[u8]>) -> Model<Option<u64>> {
-    let Some(text) = model_var(name, raw)? else {
+    if model_var(name, raw)?.is_none() {
         return Ok(None);
+    }
+    // Blank is unset, but a number is read untrimmed: " 5" is refused, as everywhere.
+    let text = raw.map(String::from_utf8_lossy).unwrap_or_default();
+    let text = if CANONICAL_NUMBERS_ONLY {
+        &text[..]
+    } else {
+        text.trim()
     };
     let digits = match text.strip_prefix('+') {
         Some(rest) if !CANONICAL_NUMBERS_ONLY => rest,
-        _ => &text,
+        _ => text,
     };
     let leading_zero = digits.len() > 1 && digits.starts_with('0');
     if digits.is_empty()

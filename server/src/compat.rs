@@ -16,17 +16,10 @@ use crate::localtime::{java_date_string, java_timestamp_string};
 
 type Params = crate::query::Query<BTreeMap<String, String>>;
 
-fn param<T: std::str::FromStr>(params: &Params, name: &str) -> Result<Option<T>, ApiError> {
+fn param(params: &Params, name: &str) -> Result<Option<u64>, ApiError> {
     params
         .get(name)
-        .map(|text| {
-            text.trim().parse().map_err(|_| {
-                ApiError::bad_request(format!(
-                    "{name}='{}' is not a non-negative integer",
-                    text.escape_debug()
-                ))
-            })
-        })
+        .map(|text| Ok(flakery::decimal::parse_u64(name, text)?))
         .transpose()
 }
 
@@ -142,7 +135,7 @@ pub async fn leaf_decode(params: Params) -> Json<Value> {
     const TWEPOCH: i64 = 1288834974657;
     let parsed = params
         .get("snowflakeId")
-        .and_then(|text| text.parse::<i64>().ok());
+        .and_then(|text| flakery::parse_id(text).ok());
     let answer = parsed.and_then(|id| {
         let timestamp = (id >> 22).wrapping_add(TWEPOCH);
         let when = java_timestamp_string(timestamp)?;

@@ -16,7 +16,8 @@ Node identity, the first source configured wins:
   FLAKERY_DATABASE_URL            lease from PostgreSQL/MySQL
   FLAKERY_WORKER_ID, FLAKERY_DATACENTER_ID   fixed by the environment
                                   (FLAKERY_WORKER_ID=hostname-ordinal: the host name's number)
-  otherwise                       a host-local lease under FLAKERY_LEASE_DIR
+  otherwise                       a host-local lease under FLAKERY_LEASE_DIR (default
+                                  /run/lock; inside a container it must be set)
 Logs go to stderr (FLAKERY_LOG=info|debug|...); the token is never logged.";
 
 /// `flakery serve`'s flags; each also reads the `FLAKERY_*` variable shown.
@@ -32,11 +33,11 @@ pub struct ServeArgs {
 
     /// Datacenter ID, fixed (give --worker-id too; FLAKERY_DATACENTER_ID alone leases the
     /// worker ID under it instead).
-    #[arg(long)]
+    #[arg(long, value_parser = decimal_u64, allow_hyphen_values = true)]
     pub datacenter_id: Option<u64>,
 
     /// Worker ID, fixed (FLAKERY_WORKER_ID also takes `hostname-ordinal`).
-    #[arg(long)]
+    #[arg(long, value_parser = decimal_u64, allow_hyphen_values = true)]
     pub worker_id: Option<u64>,
 
     /// A constant field's value, NAME=VALUE (repeatable; Vesta's version, type, method).
@@ -48,11 +49,11 @@ pub struct ServeArgs {
     pub sequence_policy: String,
 
     /// How far ahead of the clock the borrow policy may run, in ms.
-    #[arg(long, env = "FLAKERY_MAX_BORROW_MS", default_value_t = 1000)]
+    #[arg(long, env = "FLAKERY_MAX_BORROW_MS", default_value_t = 1000, value_parser = decimal_u64)]
     pub max_borrow_ms: u64,
 
     /// A clock step back up to this long (ms) is waited out; a longer one is an error.
-    #[arg(long, env = "FLAKERY_BACKWARDS_TOLERANCE_MS", default_value_t = 1000)]
+    #[arg(long, env = "FLAKERY_BACKWARDS_TOLERANCE_MS", default_value_t = 1000, value_parser = decimal_u64)]
     pub backwards_tolerance_ms: u64,
 
     /// Bearer token every route but /healthz, /readyz and gRPC health requires. Prefer the
@@ -61,11 +62,11 @@ pub struct ServeArgs {
     pub token: Option<String>,
 
     /// Most connections open at once; more are closed as soon as they are accepted.
-    #[arg(long, env = "FLAKERY_MAX_CONNECTIONS", default_value_t = 4096)]
+    #[arg(long, env = "FLAKERY_MAX_CONNECTIONS", default_value_t = 4096, value_parser = decimal_usize)]
     pub max_connections: usize,
 
     /// Most requests being answered at once; more get 503 with Retry-After.
-    #[arg(long, env = "FLAKERY_MAX_IN_FLIGHT", default_value_t = 1024)]
+    #[arg(long, env = "FLAKERY_MAX_IN_FLIGHT", default_value_t = 1024, value_parser = decimal_usize)]
     pub max_in_flight: usize,
 
     /// Most bytes of answers made but not yet sent, over every connection (each connection may
@@ -74,24 +75,34 @@ pub struct ServeArgs {
     pub max_unsent_bytes: usize,
 
     /// Largest request body in bytes (only POST /v1/compose has one).
-    #[arg(long, env = "FLAKERY_MAX_BODY_BYTES", default_value_t = 16 * 1024)]
+    #[arg(long, env = "FLAKERY_MAX_BODY_BYTES", default_value_t = 16 * 1024, value_parser = decimal_usize)]
     pub max_body_bytes: usize,
 
     /// Seconds a client may take to send a request's headers, and a connection may sit idle.
-    #[arg(long, env = "FLAKERY_HEADER_TIMEOUT_S", default_value_t = 10)]
+    #[arg(long, env = "FLAKERY_HEADER_TIMEOUT_S", default_value_t = 10, value_parser = decimal_u64)]
     pub header_timeout_s: u64,
 
     /// Seconds a request may take in all (reading its body included).
-    #[arg(long, env = "FLAKERY_REQUEST_TIMEOUT_S", default_value_t = 30)]
+    #[arg(long, env = "FLAKERY_REQUEST_TIMEOUT_S", default_value_t = 30, value_parser = decimal_u64)]
     pub request_timeout_s: u64,
 
     /// Seconds in-flight requests get to finish after SIGTERM/SIGINT.
-    #[arg(long, env = "FLAKERY_SHUTDOWN_GRACE_S", default_value_t = 30)]
+    #[arg(long, env = "FLAKERY_SHUTDOWN_GRACE_S", default_value_t = 30, value_parser = decimal_u64)]
     pub shutdown_grace_s: u64,
 
     /// Log format: text or json.
     #[arg(long, env = "FLAKERY_LOG_FORMAT", default_value = "text")]
     pub log_format: String,
+}
+
+/// An integer flag or variable in canonical decimal, read by the core's one parser (clap
+/// names the flag; the message says what is wrong with the value).
+fn decimal_u64(text: &str) -> Result<u64, String> {
+    flakery::decimal::parse_u64("", text).map_err(|e| format!("{}: {}", e.code(), e.message()))
+}
+
+fn decimal_usize(text: &str) -> Result<usize, String> {
+    usize::try_from(decimal_u64(text)?).map_err(|_| format!("'{text}' is too large"))
 }
 
 impl ServeArgs {

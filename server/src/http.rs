@@ -118,16 +118,10 @@ pub async fn next_ids(
     let format = id_format(query.format.as_deref())?;
     let count = match query.count.as_deref() {
         None => 1,
-        Some(text) => text
-            .parse::<usize>()
-            .ok()
-            .filter(|n| (1..=MAX_BATCH).contains(n))
-            .ok_or_else(|| {
-                ApiError::bad_request(format!(
-                    "count '{}' is not an integer from 1 to {MAX_BATCH}",
-                    text.escape_debug()
-                ))
-            })?,
+        Some(text) => match flakery::decimal::parse_u64_at_most("count", text, MAX_BATCH as u64)? {
+            0 => return Err(ApiError::bad_request("count=0: ask for 1 to 100000 IDs")),
+            n => n as usize,
+        },
     };
     let shape = if text { batch::LINES } else { batch::JSON };
     // Counted before the IDs are made, until the last byte of their text is sent.

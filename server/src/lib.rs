@@ -25,11 +25,10 @@ fn parse_field(pair: &str) -> Result<(String, u64), String> {
     let (name, value) = pair
         .split_once('=')
         .ok_or_else(|| format!("--field '{pair}' is not NAME=VALUE"))?;
-    let value = value
-        .trim()
-        .parse()
-        .map_err(|_| format!("--field '{pair}': VALUE is not a non-negative integer"))?;
-    Ok((name.trim().to_string(), value))
+    let name = name.trim();
+    let value = flakery::decimal::parse_u64(&format!("--field {name}"), value)
+        .map_err(|e| format!("{}: {}", e.code(), e.message()))?;
+    Ok((name.to_string(), value))
 }
 
 fn options(args: &ServeArgs) -> Result<(Options, Vec<(String, u64)>), String> {

@@ -707,6 +707,70 @@ static void test_database(void) {
     CHECK(strstr(flakery_last_error(), secret) == NULL && gen == NULL);
 }
 
+/* core/src/decimal.rs's REFUSED_EXAMPLES: what every surface refuses as decimal text (the
+ * empty one is "unset" in the environment, so it is left out here). */
+static const char *const NOT_CANONICAL[] = {"+3",   "03",  " 5",          "5 ",
+                                            "\xe2\x80\x83" "5", /* an em space */
+                                            "-0",   "0x10", "1e3",        "\xef\xbc\x91", /* fullwidth 1 */
+                                            "18446744073709551616",       "-"};
+
+/* FLAKERY_WORKER_ID in canonical decimal only, read by the core, named in the message. In a
+ * child, so that the variables never reach the other tests. */
+static void test_environment_integers(void) {
+    for (size_t i = 0; i < sizeof NOT_CANONICAL / sizeof NOT_CANONICAL[0]; i++) {
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+            flakery_options opts;
+            flakery_generator *gen = NULL;
+            setenv("FLAKERY_WORKER_ID", NOT_CANONICAL[i], 1);
+            flakery_options_init(&opts);
+            flakery_status s = flakery_generator_new(&opts, &gen);
+            _exit(s == FLAKERY_STATUS_INVALID_ARGUMENT &&
+                          strstr(flakery_last_error(), "FLAKERY_WORKER_ID=") != NULL
+                      ? 0
+                      : 1);
+        }
+        int status = 0;
+        CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "  FLAKERY_WORKER_ID='%s' was not refused\n", NOT_CANONICAL[i]);
+        }
+    }
+}
+
+/* Declared here: the feature macros that expose them would change the rest of the file. */
+extern int unshare(int flags);
+extern int sethostname(const char *name, size_t len);
+
+/* A host name that is not UTF-8 (set in a UTS namespace of a child's own) made the database
+ * lease panic (FLAKERY_STATUS_PANIC, status 100, with a backtrace). Now the lease goes on and
+ * reports that the database cannot be reached. */
+static void test_host_name_not_utf8(void) {
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        const int newuts = 0x04000000, newuser = 0x10000000;
+        char name[64];
+        memset(name, 0xff, sizeof name);
+        if (unshare(newuts) != 0 && unshare(newuser | newuts) != 0) _exit(2);
+        if (sethostname(name, sizeof name) != 0) _exit(3);
+        flakery_options opts;
+        flakery_generator *gen = NULL;
+        flakery_options_init(&opts);
+        opts.database_url = "postgres://u@127.0.0.1:1/ids?sslmode=disable";
+        flakery_status s = flakery_generator_new(&opts, &gen);
+        _exit(s == FLAKERY_STATUS_COORDINATOR_UNAVAILABLE ? 0 : 10 + (int)s);
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "  the child exited %d\n", WEXITSTATUS(status));
+    }
+}
+
 int main(void) {
     test_version_and_status_messages();
     test_options_init();
@@ -724,6 +788,8 @@ int main(void) {
     test_last_error();
     test_leases();
     test_database();
+    test_environment_integers();
+    test_host_name_not_utf8();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

@@ -27,6 +27,18 @@ test('decode refuses non-integers and malformed strings', () => {
   }
 })
 
+// core/src/decimal.rs's REFUSED_EXAMPLES: what every surface refuses as decimal text.
+const NOT_CANONICAL = ['+3', '03', ' 5', '5 ', '\u20035', '-0', '0x10', '1e3', '\uff11', '',
+  '18446744073709551616', '-']
+
+test('decimal strings are canonical decimal only', () => {
+  for (const bad of NOT_CANONICAL) {
+    throwsCode(() => decode(bad), RangeError, 'invalid_argument', /plain decimal|larger than the largest ID/)
+  }
+  assert.equal(decode('0').id, 0n)
+  assert.equal(decode('175928847299117063', { layout: 'discord' }).sequence, 7)
+})
+
 test('decode refuses negative IDs: bigint, string, number', () => {
   for (const bad of [-1n, '-1', -1, -(2n ** 63n), -(2n ** 64n) - 5n, '-9223372036854775808']) {
     throwsCode(() => decode(bad), RangeError, 'invalid_argument', /negative/)

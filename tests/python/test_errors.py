@@ -290,3 +290,53 @@ def test_generator_range_follows_flakery_layout(run_python):
         FLAKERY_LAYOUT="instagram",
     )
     assert out.strip() == "worker_id -1 does not fit in 13 bits (0 to 8191)"
+
+
+# core/src/decimal.rs's REFUSED_EXAMPLES: what every surface refuses as decimal text.
+NOT_CANONICAL = ["+3", "03", " 5", "5 ", "\u20035", "-0", "0x10", "1e3", "\uff11", "",
+                 "18446744073709551616", "-"]
+
+
+@pytest.mark.parametrize("bad", NOT_CANONICAL)
+def test_id_strings_are_canonical_decimal_only(bad):
+    with pytest.raises(flakery.InvalidArgumentError) as raised:
+        flakery.decode(bad)
+    assert raised.value.code == "invalid_argument"
+    assert "plain decimal" in str(raised.value) or "larger than" in str(raised.value)
+    assert flakery.decode("0").id == 0
+
+
+def test_environment_integers_are_canonical_decimal_only(run_python):
+    code = (
+        "import flakery\n"
+        "try:\n"
+        "    flakery.next_id()\n"
+        "except flakery.InvalidArgumentError as e:\n"
+        "    print(e.code, e)\n"
+    )
+    # Empty is unset (an empty line of an EnvironmentFile), not a value.
+    for bad in [b for b in NOT_CANONICAL if b.strip()]:
+        for name in ["FLAKERY_WORKER_ID", "FLAKERY_DATACENTER_ID"]:
+            env = {name: bad, "FLAKERY_WORKER_ID": "1"} if name != "FLAKERY_WORKER_ID" else {name: bad}
+            out = run_python(code, **env)
+            assert out.startswith(f"invalid_argument {name}="), (bad, out)
+
+
+def test_a_host_name_that_is_not_utf8_is_no_panic(run_python):
+    # In a UTS namespace of the child's own, the host name is 64 bytes that are not UTF-8
+    # (read as U+FFFD, three bytes each); the database lease cut it to 64 bytes inside a
+    # character and raised PanicException.
+    out = run_python(
+        "import ctypes, socket\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "NEWUTS, NEWUSER = 0x04000000, 0x10000000\n"
+        "if libc.unshare(NEWUTS) != 0 and libc.unshare(NEWUSER | NEWUTS) != 0:\n"
+        "    raise OSError(ctypes.get_errno(), 'unshare')\n"
+        "socket.sethostname(b'\\xff' * 64)\n"
+        "import flakery\n"
+        "try:\n"
+        "    flakery.Generator(database_url='postgres://u@127.0.0.1:1/ids?sslmode=disable')\n"
+        "except flakery.CoordinatorUnavailableError as e:\n"
+        "    print(e.code)\n"
+    )
+    assert out.strip() == "coordinator_unavailable", out

@@ -97,7 +97,9 @@ def test_from_needs_a_str(call) -> None:
 
 def test_decode_takes_decimal_strings() -> None:
     assert flakery.decode("175928847299117063", "discord").sequence == 7
-    assert flakery.decode(" 175928847299117063 ", "discord").sequence == 7
+    # Canonical decimal only (docs/spec.md#decimal-text): padding is refused, not trimmed.
+    with pytest.raises(flakery.InvalidArgumentError, match="plain decimal"):
+        flakery.decode(" 175928847299117063 ", "discord")
     with flakery.Generator(worker_id=3) as generator:
         assert generator.decode(str(generator.next_id())).worker_id == 3
     for bad, words in [("12x", "not an ID"), ("-5", "negative"), ("9223372036854775808", "2^63-1")]:

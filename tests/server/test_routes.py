@@ -278,3 +278,47 @@ def test_leaf_paths_answer_as_leaf(start_server):
     assert status == 200 and body.isdigit()
     _, _, decoded = s.get_json(f"/decodeSnowflakeId?snowflakeId={int(body)}")
     assert decoded["workerId"] == str(1 * 32 + 7)
+
+
+# core/src/decimal.rs's REFUSED_EXAMPLES: what every surface refuses as decimal text.
+NOT_CANONICAL = ["+3", "03", " 5", "5 ", "\u20035", "-0", "0x10", "1e3", "\uff11", "",
+                 "18446744073709551616", "-"]
+
+
+def test_decimal_parameters_are_canonical_decimal_only(server):
+    from urllib.parse import quote
+    for bad in NOT_CANONICAL:
+        q = quote(bad, safe="")
+        status, _, body = server.get_json(f"/v1/ids?count={q}")
+        assert status == 400, bad
+        assert body["error"]["code"] == "invalid_argument", bad
+        assert body["error"]["message"].startswith("count="), body
+        if bad:
+            status, _, body = server.get_json(f"/v1/decode/{q}")
+            assert status == 400, bad
+            assert body["error"]["code"] == "invalid_argument", bad
+        # The compatibility routes answer in their own forms; none of these is a value.
+        for path in [f"/makeid?time={q}", f"/makeid?time=1&seq={q}", f"/transtime?time={q}",
+                     f"/expid?id={q}"]:
+            status, _, _ = server.get(path)
+            assert status >= 400, (path, status)
+        status, _, raw = server.get(f"/decodeSnowflakeId?snowflakeId={q}")
+        assert b"errorMsg" in raw, (bad, raw)
+    # The canonical forms are read.
+    assert len(server.get_json("/v1/ids?count=5")[2]["ids"]) == 5
+    assert server.get("/makeid?time=1&seq=0")[0] == 200
+
+
+def test_serve_flags_and_variables_are_canonical_decimal_only(start_server):
+    import subprocess
+    from conftest import BINARY
+    for bad in ["+3", "03", " 5", "-0", "0x10"]:
+        for args, env in [([f"--worker-id={bad}"], {}),
+                          (["--worker-id", "1", f"--max-in-flight={bad}"], {}),
+                          (["--worker-id", "1"], {"FLAKERY_MAX_BORROW_MS": bad})]:
+            run_env = {k: v for k, v in os.environ.items() if not k.startswith("FLAKERY_")}
+            run_env.update(env)
+            out = subprocess.run([BINARY, "serve", "--listen", "127.0.0.1:0", *args], env=run_env,
+                                 capture_output=True, text=True, timeout=60)
+            assert out.returncode != 0, (args, env)
+            assert "invalid_argument" in out.stderr and "plain decimal" in out.stderr, out.stderr

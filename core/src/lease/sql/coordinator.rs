@@ -397,8 +397,10 @@ fn holder_id() -> i64 {
     (u64::from_le_bytes(bytes) >> 1) as i64
 }
 
+/// This host's name, at most 64 bytes (a name that is not UTF-8 is read with U+FFFD, three
+/// bytes each, so the cut must fall on a character boundary).
 pub(super) fn host_name() -> String {
     let mut name = crate::lease::resolve::hostname().unwrap_or_default();
-    name.truncate(64);
+    crate::truncate::truncate(&mut name, 64);
     name
 }

@@ -31,6 +31,7 @@ pub(crate) struct MySql(Conn);
 /// so that an update that changes nothing still proves the row is ours; the session runs
 /// in UTC, so `NOW()` converts to Unix time without daylight-saving gaps.
 pub(crate) fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Dialect>, String> {
+    url.tls().check_files(url.kind())?;
     let opts = Opts::from_url(url.client_url()).map_err(|e| format!("{e}"))?;
     let prefer_socket = url.client_url().contains("prefer_socket=true");
     let mut builder = OptsBuilder::from_opts(opts);
@@ -85,6 +86,12 @@ fn text(e: mysql::Error) -> String {
     e.to_string()
 }
 
+/// A row as the statement's types, or why not: a table made or altered by hand can hold
+/// columns of other types, which the crate's plain conversions answer with a panic.
+fn converted<T>(row: std::result::Result<T, mysql::FromRowError>) -> Result<T, String> {
+    row.map_err(|_| format!("a row of {T} does not have the column types flakery gives it"))
+}
+
 impl MySql {
     fn exec(&mut self, sql: &str, params: Vec<Value>) -> Result<u64, String> {
         self.0.exec_drop(sql, params).map_err(text)?;
@@ -126,8 +133,10 @@ impl Dialect for MySql {
 
     fn now_ms(&mut self) -> Result<i64, String> {
         self.0
-            .query_first::<i64, _>(format!("SELECT {NOW}"))
+            .query_first_opt::<i64, _>(format!("SELECT {NOW}"))
             .map_err(text)?
+            .map(converted)
+            .transpose()?
             .ok_or_else(|| "no answer to SELECT NOW()".into())
     }
 
@@ -140,26 +149,27 @@ impl Dialect for MySql {
         now_ms: i64,
         limit: i64,
     ) -> Result<Vec<Candidate>, String> {
-        let rows: Vec<(i64, Vec<u8>)> = self
+        let rows = self
             .0
-            .exec(
+            .exec_opt::<(i64, Vec<u8>), _, _>(
                 &SQL.candidates,
                 (namespace, from, to, holder, now_ms, limit),
             )
             .map_err(text)?;
-        Ok(rows
-            .into_iter()
-            .map(|(index, mark)| Candidate { index, mark })
-            .collect())
+        rows.into_iter()
+            .map(|row| converted(row).map(|(index, mark)| Candidate { index, mark }))
+            .collect()
     }
 
     fn lowest_missing(&mut self, namespace: &str, from: i64) -> Result<i64, String> {
         self.0
-            .exec_first::<Option<i64>, _, _>(
+            .exec_first_opt::<Option<i64>, _, _>(
                 &SQL.lowest_missing,
                 (namespace, from, from, namespace, from, namespace),
             )
             .map_err(text)?
+            .map(converted)
+            .transpose()?
             .flatten()
             .ok_or_else(|| "no answer to the lowest free index".into())
     }
@@ -194,8 +204,13 @@ impl Dialect for MySql {
         now_ms: i64,
     ) -> Result<Option<Vec<u8>>, String> {
         self.0
-            .exec_first::<Vec<u8>, _, _>(&SQL.lock_claimable, (namespace, index, holder, now_ms))
-            .map_err(text)
+            .exec_first_opt::<Vec<u8>, _, _>(
+                &SQL.lock_claimable,
+                (namespace, index, holder, now_ms),
+            )
+            .map_err(text)?
+            .map(converted)
+            .transpose()
     }
 
     fn take(
@@ -301,5 +316,24 @@ impl Dialect for MySql {
             )
             .map_err(text)?;
         i64::try_from(self.0.last_insert_id()).map_err(|_| "WORKER_NODE.ID is out of range".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The unreadable ssl-ca is named before anything is sent (a closed port, so nothing
+    /// else could be the cause either way).
+    #[test]
+    fn connect_names_an_unreadable_ca_file() {
+        let url = super::DatabaseUrl::parse(
+            "mysql://u:pw@127.0.0.1:1/db?ssl-mode=VERIFY_CA&ssl-ca=/nonexistent/flakery-ca.pem",
+        )
+        .unwrap();
+        let message = super::connect(&url, std::time::Duration::from_secs(5))
+            .err()
+            .unwrap();
+        assert!(message.contains("ssl-ca"), "{message}");
+        assert!(message.contains("/nonexistent/flakery-ca.pem"), "{message}");
+        assert!(message.contains("No such file"), "{message}");
     }
 }

@@ -33,6 +33,7 @@ pub(crate) struct Postgres(Client);
 pub(crate) fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Dialect>, String> {
     let mut config: Config = url.client_url().parse().map_err(|e| format!("{e}"))?;
     let tls = url.tls();
+    tls.check_files(url.kind())?;
     config
         .connect_timeout(timeout)
         .keepalives(true)
@@ -280,5 +281,25 @@ impl Dialect for Postgres {
             )
             .map_err(describe)?;
         row.try_get(0).map_err(describe)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// As MySQL's: the unreadable key is named, with the reason, before connecting.
+    #[test]
+    fn connect_names_an_unreadable_key_file() {
+        let cert = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+        let url = super::DatabaseUrl::parse(&format!(
+            "postgres://u:pw@127.0.0.1:1/db?sslmode=require&sslcert={cert}\
+             &sslkey=/nonexistent/flakery.key"
+        ))
+        .unwrap();
+        let message = super::connect(&url, std::time::Duration::from_secs(5))
+            .err()
+            .unwrap();
+        assert!(message.contains("sslkey"), "{message}");
+        assert!(message.contains("/nonexistent/flakery.key"), "{message}");
+        assert!(message.contains("No such file"), "{message}");
     }
 }

@@ -213,6 +213,44 @@ pub(crate) fn with_hint(message: String) -> String {
     }
 }
 
+impl TlsRequest {
+    /// Checks that every file the URL names (the CAs, the client certificate and key) can be
+    /// read, naming the parameter, the file and the reason when one cannot: the client crates
+    /// report an unreadable CA file as something else ("server does not have this
+    /// capability"), or not until the handshake. Nothing of a file's contents is shown.
+    #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
+    pub(crate) fn check_files(&self, kind: DatabaseKind) -> std::result::Result<(), String> {
+        let (ca, cert, key) = match kind {
+            DatabaseKind::Postgres => ("sslrootcert", "sslcert", "sslkey"),
+            DatabaseKind::MySql => ("ssl-ca", "ssl-cert", "ssl-key"),
+        };
+        let mut named = Vec::new();
+        if let Roots::File(path) = &self.roots {
+            named.push((ca, path));
+        }
+        if let Some((cert_path, key_path)) = &self.client_cert {
+            named.push((cert, cert_path));
+            named.push((key, key_path));
+        }
+        for (parameter, path) in named {
+            readable(path).map_err(|e| {
+                format!(
+                    "cannot read the file {} that the database URL's {parameter} names: {e}",
+                    path.display()
+                )
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether a byte of `path` can be read (a directory opens, but reads fail).
+fn readable(path: &std::path::Path) -> std::io::Result<()> {
+    use std::io::Read;
+    let mut byte = [0u8; 1];
+    std::fs::File::open(path)?.read(&mut byte).map(|_| ())
+}
+
 fn postgres_mode(value: &str) -> Result<TlsMode> {
     match value {
         "disable" => Ok(TlsMode::Disable),
@@ -260,6 +298,65 @@ fn non_empty_path(key: &str, value: &str) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An unreadable CA file, certificate or key is named with the parameter and the reason
+    /// before any connection is tried (MySQL's client said "server does not have this
+    /// capability" of an unreadable ssl-ca).
+    #[test]
+    fn unreadable_files_are_named_with_the_reason() {
+        let dir = std::env::temp_dir().join(format!("flakery-tls-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pem = dir.join("ok.pem");
+        std::fs::write(&pem, "-----BEGIN CERTIFICATE-----\n").unwrap();
+        let missing = dir.join("missing.pem");
+        let (ok, gone, folder) = (pem.display(), missing.display(), dir.display());
+        for (kind, url, parameter, file, reason) in [
+            (
+                DatabaseKind::MySql,
+                format!("mysql://h/db?ssl-ca={gone}"),
+                "ssl-ca",
+                &missing,
+                "No such file",
+            ),
+            (
+                DatabaseKind::MySql,
+                format!("mysql://h/db?ssl-ca={folder}"),
+                "ssl-ca",
+                &dir,
+                "directory",
+            ),
+            (
+                DatabaseKind::MySql,
+                format!("mysql://h/db?ssl-ca={ok}&ssl-cert={ok}&ssl-key={gone}"),
+                "ssl-key",
+                &missing,
+                "No such file",
+            ),
+            (
+                DatabaseKind::Postgres,
+                format!("postgres://h/db?sslmode=verify-ca&sslrootcert={gone}"),
+                "sslrootcert",
+                &missing,
+                "No such file",
+            ),
+            (
+                DatabaseKind::Postgres,
+                format!("postgres://h/db?sslcert={folder}&sslkey={ok}"),
+                "sslcert",
+                &dir,
+                "directory",
+            ),
+        ] {
+            let (_, tls) = split(kind, &url).unwrap();
+            let message = tls.check_files(kind).unwrap_err();
+            assert!(message.contains(parameter), "{message}");
+            assert!(message.contains(&file.display().to_string()), "{message}");
+            assert!(message.contains(reason), "{message}");
+        }
+        let (_, tls) = split(DatabaseKind::MySql, &format!("mysql://h/db?ssl-ca={ok}")).unwrap();
+        assert_eq!(tls.check_files(DatabaseKind::MySql), Ok(()));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     fn pg(url: &str) -> Result<(String, TlsRequest)> {
         split(DatabaseKind::Postgres, url)
