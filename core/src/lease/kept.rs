@@ -344,6 +344,8 @@ impl NodeLease for KeptLease {
         let started = shared.now();
         let grant_wait = (self.term_ms / 4).max(GRANT_WAIT_MIN_MS);
         let mut keeper = shared.keeper();
+        // Since when the mark is awaited (a wait for the floor does not count).
+        let mut mark_wait_from = started;
         loop {
             let now = shared.now();
             // The generator's clock moved on while this call waited.
@@ -351,10 +353,23 @@ impl NodeLease for KeptLease {
             match keeper.grant(want_ms, gen_now_ms, now) {
                 Ok(grant) => return Ok(grant),
                 Err(Refusal::Lost(err)) => return Err(err),
+                Err(Refusal::Wait(floor_ms)) => {
+                    // Bounded by the keeper: a floor at most MAX_MARK_AHEAD_MS ahead. The mark
+                    // is written meanwhile; a lost lease wakes this wait.
+                    shared.wake.notify_all();
+                    let left = floor_ms.saturating_sub(gen_now_ms).saturating_add(1);
+                    keeper = shared
+                        .changed
+                        .wait_timeout(keeper, Duration::from_millis(left.max(1) as u64))
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                    mark_wait_from = shared.now();
+                    continue;
+                }
                 Err(Refusal::NeedMark) => {}
             }
             shared.wake.notify_all();
-            let waited = now - started;
+            let waited = now - mark_wait_from;
             if waited >= grant_wait {
                 return Err(Error::new(
                     ErrorCode::LeaseLost,
