@@ -30,12 +30,12 @@ fn acquires_writes_the_mark_ahead_and_grants_within_it() {
     assert_eq!(a.state(), State::Held);
     assert_eq!(a.keeper.claim().unwrap().index, 0);
     let wall = a.wall(&sim);
-    // No mark yet: the first grant asks for one, and the keeper writes it before granting.
-    assert!(matches!(
-        a.keeper.grant(wall, wall, sim.now()),
-        Err(Refusal::NeedMark)
-    ));
-    let grant = a.grant_now(&sim).unwrap();
+    // The first mark is written as soon as the claim is answered, before any grant asks (a
+    // start waits for it): the first grant needs no write.
+    assert!(a.keeper.first_mark_confirmed());
+    let requests = sim.board.requests();
+    let grant = a.keeper.grant(wall, wall, sim.now()).unwrap();
+    assert_eq!(sim.board.requests(), requests);
     assert_eq!(grant.until_ms, wall + AHEAD_MS);
     assert_eq!(
         sim.board.slot(0).mark,
@@ -295,14 +295,10 @@ fn an_alarm_fences_at_once_and_a_confirmed_renewal_lifts_it() {
 fn a_write_whose_answer_was_lost_is_settled_by_its_retry() {
     let sim = sim();
     let mut a = sim.holder();
-    a.settle(&sim);
+    a.step(&sim); // the claim
     sim.board.lose_answers(1);
     let wall = a.wall(&sim);
-    assert!(matches!(
-        a.keeper.grant(wall, wall, sim.now()),
-        Err(Refusal::NeedMark)
-    ));
-    a.step(&sim);
+    a.step(&sim); // the first mark, applied, its answer lost
     assert_eq!(a.state(), State::Suspect);
     assert!(matches!(
         a.keeper.grant(wall, wall, sim.now()),

@@ -199,6 +199,14 @@ impl Keeper {
         self.holding.as_ref().map(|h| &h.claim)
     }
 
+    /// Whether the claim held has a mark past its floor confirmed: the first grant needs no
+    /// write.
+    pub fn first_mark_confirmed(&self) -> bool {
+        self.holding
+            .as_ref()
+            .is_some_and(|h| h.mark_ms.is_some_and(|m| m > h.floor_ms))
+    }
+
     /// The error of the latest failed claim (the first one is what starting reports).
     pub fn last_error(&self) -> Option<&Error> {
         self.lost.as_ref().map(|(_, e)| e)
@@ -465,7 +473,15 @@ impl Keeper {
                 });
                 self.suspect = false;
                 self.lost = None;
-                self.want_mark_ms = i64::MIN;
+                // The first mark is written at once, not when the generator first asks: a
+                // start waits for it (`first_mark_confirmed`) instead of the generator's
+                // bounded grant wait, so a coordinator slowed by many claims at once makes
+                // starts slower, never refused.
+                let gen_now = now.saturating_add(self.gen_offset_ms);
+                self.want_mark_ms = floor_ms
+                    .saturating_add(1)
+                    .max(gen_now)
+                    .saturating_add(self.ahead_ms());
                 // Re-leased while generating: the generator asks again and gets the new floor.
                 self.close_fence();
             }

@@ -151,7 +151,11 @@ impl KeptLease {
         let mut keeper = shared.keeper();
         loop {
             match keeper.state() {
-                State::Held | State::Renewing | State::Suspect => return Ok(()),
+                // Held with its first mark written (so that the first grant is at once), or
+                // suspect: the generator's grant reports that.
+                State::Held | State::Renewing if keeper.first_mark_confirmed() => return Ok(()),
+                State::Held | State::Renewing => {}
+                State::Suspect => return Ok(()),
                 State::Lost | State::Released => {
                     let err = keeper.last_error().cloned().unwrap_or_else(|| {
                         Error::new(
