@@ -5,13 +5,12 @@
 //! decreasing ID. Timings are printed for the report, never asserted.
 #![cfg(all(unix, feature = "database-tests"))]
 
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use flakery::{decode, ErrorCode, Generator, Layout, Options};
+use flakery::{ErrorCode, Generator, Layout, Options};
 
 mod common;
 mod db_harness;
@@ -24,7 +23,7 @@ const FOUR_NODE_IDS: &str = "time:41,worker:2,sequence:12;epoch=0";
 fn child_entry_point() {
     match std::env::var(ROLE).as_deref() {
         Ok("db-starter") => starter_role(),
-        Ok("db-issuer") => issuer_role(),
+        Ok("db-issuer") => common::issuer_role(),
         _ => {} // an ordinary test run: nothing to do
     }
 }
@@ -49,32 +48,6 @@ fn starter_role() {
             writeln!(out, "REFUSED {} {}", err.code(), err.message()).unwrap();
         }
     }
-}
-
-/// Issues IDs in small batches until stdin closes, printing each batch as `IDS a b c ...`
-/// and each refusal as `ERR <code>`.
-fn issuer_role() {
-    let generator = Generator::new(Options::default()).unwrap();
-    println!("READY {}", generator.worker_id());
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let watcher = std::sync::Arc::clone(&stop);
-    std::thread::spawn(move || {
-        let _ = std::io::stdin().read_line(&mut String::new());
-        watcher.store(true, std::sync::atomic::Ordering::SeqCst);
-    });
-    let mut out = std::io::BufWriter::new(std::io::stdout());
-    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-        match generator.next_ids(16) {
-            Ok(ids) => {
-                let text: Vec<String> = ids.iter().map(i64::to_string).collect();
-                writeln!(out, "IDS {}", text.join(" ")).unwrap();
-            }
-            Err(err) => writeln!(out, "ERR {}", err.code()).unwrap(),
-        }
-        out.flush().unwrap();
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    println!("DONE");
 }
 
 fn rerun(role: &str, url: &str, namespace: &str, layout: &str) -> std::process::Command {
@@ -208,41 +181,6 @@ fn spawn_issuer(url: &str, namespace: &str, layout: &str) -> Issuer {
     }
 }
 
-/// What the issuers issued: IDs per generator, refusals by code; panics on a duplicate or a
-/// decrease.
-fn count_issued(outputs: &[Vec<String>], layout: &Layout) -> (usize, HashMap<String, usize>) {
-    let mut seen: HashMap<i64, usize> = HashMap::new();
-    let mut refusals: HashMap<String, usize> = HashMap::new();
-    for (generator, lines) in outputs.iter().enumerate() {
-        let mut last = i64::MIN;
-        for line in lines {
-            if let Some((_, code)) = line.split_once("ERR ") {
-                *refusals.entry(code.to_string()).or_default() += 1;
-                continue;
-            }
-            let Some((_, ids)) = line.split_once("IDS ") else {
-                continue;
-            };
-            for id in ids.split(' ').map(|w| w.parse::<i64>().unwrap()) {
-                assert!(
-                    id > last,
-                    "generator {generator} went from {last} to {id} ({:?} to {:?})",
-                    decode(last.max(0), layout).unwrap(),
-                    decode(id, layout).unwrap()
-                );
-                last = id;
-                if let Some(other) = seen.insert(id, generator) {
-                    panic!(
-                        "ID {id} ({:?}) issued by generators {other} and {generator}",
-                        decode(id, layout).unwrap()
-                    );
-                }
-            }
-        }
-    }
-    (seen.len(), refusals)
-}
-
 #[test]
 fn many_processes_issuing_while_rows_are_deleted_lowered_and_edited_issue_no_duplicate() {
     let layout_text = "time:41,worker:3,sequence:12;epoch=0";
@@ -298,7 +236,7 @@ fn many_processes_issuing_while_rows_are_deleted_lowered_and_edited_issue_no_dup
         }
         std::thread::sleep(Duration::from_millis(1000));
         let outputs: Vec<Vec<String>> = issuers.into_iter().map(Issuer::stop).collect();
-        let (ids, refusals) = count_issued(&outputs, &layout);
+        let (ids, refusals) = common::count_issued(&outputs, &layout);
         eprintln!(
             "{kind:?}: {ids} IDs from {} generators while {} rows were edited ({actions:?}); \
              0 duplicates, 0 decreases; refusals: {refusals:?}",
@@ -306,5 +244,57 @@ fn many_processes_issuing_while_rows_are_deleted_lowered_and_edited_issue_no_dup
             actions.len()
         );
         assert!(ids > 1000, "only {ids} IDs were issued");
+    });
+}
+
+/// A mark left far ahead (a run under faketime) does not block the namespace: the index is
+/// skipped, the next one taken, and the skipped one named when none is left. A mark within
+/// the keeper's bound is used.
+#[test]
+fn a_mark_far_ahead_is_skipped_and_named_when_no_node_id_is_left() {
+    use flakery::lease::keeper::MAX_MARK_AHEAD_MS;
+    use flakery::lease::Coordinator;
+    use flakery::{Clock, SystemClock};
+    each_kind(|kind| {
+        let server = shared(kind);
+        let url = server.database_url();
+        let namespace = format!("far-ahead-{}", kind.arg());
+        let now = SystemClock.now_ms();
+        let limit = now + MAX_MARK_AHEAD_MS;
+        let ahead = now + 120_000;
+        let mut first = db_harness::coordinator(&url, &namespace, 10_000);
+        let mut second = db_harness::coordinator(&url, &namespace, 10_000);
+        // Two rows, free, one with a mark two minutes ahead, one just within the bound.
+        assert_eq!(first.claim(4, db_harness::soon(5000)).unwrap().index, 0);
+        assert_eq!(second.claim(4, db_harness::soon(5000)).unwrap().index, 1);
+        server.sql(&format!(
+            "UPDATE flakery_node_leases SET holder = NULL, expires_ms = 0, mark = CASE \
+             node_index WHEN 0 THEN '{ahead}' ELSE '{}' END WHERE namespace = '{namespace}'",
+            limit - 1000
+        ));
+        let mut holder = db_harness::coordinator(&url, &namespace, 10_000);
+        let claim = holder
+            .claim_within(4, limit, db_harness::soon(5000))
+            .unwrap();
+        assert_eq!(claim.index, 1, "{kind:?}: the mark far ahead is skipped");
+        assert_eq!(claim.floor_ms, Some(limit - 1000));
+        let mut others = Vec::new(); // hold their rows to the end of the test
+        for expected in [2, 3] {
+            let mut other = db_harness::coordinator(&url, &namespace, 10_000);
+            let claim = other
+                .claim_within(4, limit, db_harness::soon(5000))
+                .unwrap();
+            assert_eq!(claim.index, expected);
+            others.push(other);
+        }
+        let err = db_harness::coordinator(&url, &namespace, 10_000)
+            .claim_within(4, limit, db_harness::soon(5000))
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::WorkerIdsExhausted);
+        assert!(
+            err.message().contains("node index 0") && err.message().contains(&ahead.to_string()),
+            "{kind:?}: {}",
+            err.message()
+        );
     });
 }

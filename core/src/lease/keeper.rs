@@ -573,8 +573,10 @@ impl Keeper {
         }
         let deadline = held.confirmed_ms.saturating_add(self.term_ms / 2);
         let mark = held.mark_ms.unwrap_or(i64::MIN);
-        if gen_now_ms < held.floor_ms {
+        if gen_now_ms < held.floor_ms && held.floor_ms - gen_now_ms <= MAX_MARK_AHEAD_MS {
             // Nothing to issue before the floor: wait for it, and write the mark meanwhile.
+            // (Further ahead, the generator's clock was set back since the claim: it refuses
+            // with clock_moved_backwards itself.)
             let target = held
                 .floor_ms
                 .saturating_add(1)
