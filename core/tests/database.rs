@@ -606,6 +606,16 @@ fn a_restart_with_the_clock_set_back_reuses_no_time() {
         let server = shared(kind);
         let namespace = format!("clock-back-{}", kind.arg());
         let now = SystemClock.now_ms();
+        // A row used before (its mark long past): the generators' clocks here stand still,
+        // and a row with no mark would make the first wait 3.5 s of clock time.
+        coordinator(&server.database_url(), &namespace, 10_000)
+            .claim(1, soon(5000))
+            .unwrap();
+        server.sql(&format!(
+            "UPDATE flakery_node_leases SET holder = NULL, expires_ms = 0, mark = '{}' \
+             WHERE namespace = '{namespace}'",
+            now - 120_000
+        ));
         let first = Generator::builder()
             .options(options(&server.url, &namespace, 10_000))
             .clock(FakeClock::new(now))

@@ -8,14 +8,19 @@
 //! Whatever happens, no ID is ever issued under an identity whose lease may have passed to
 //! another holder: at each issue the coordinator still has the claim as this holder's and
 //! unexpired, the tick is within the stored mark, and no two holders ever issue the same
-//! tick under the same node index.
+//! tick under the same node index. Records are also deleted and marks lowered by hand while
+//! held (while the holders' clocks agree within the keeper's tolerance, the assumption of
+//! the fresh-record wait): then the holder may still issue up to the mark it had confirmed
+//! (the first two checks do not apply to that index), and still no tick is issued twice.
 
 mod keeper_sim;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use flakery::lease::keeper::{carry, Keeper, Next, Outcome, Refusal, Ticket};
+use flakery::lease::keeper::{
+    carry, Keeper, Next, Outcome, Refusal, Ticket, MAX_CLOCK_TOLERANCE_MS,
+};
 use flakery::lease::{Board, Coordinator};
 use flakery::{Clock, FakeClock, Fence, Grant, Layout};
 use proptest::prelude::*;
@@ -40,6 +45,10 @@ enum Event {
     Fork(usize),
     Release(usize),
     Alarm(usize),
+    /// The record of an index deleted by hand (holder and mark), as `DELETE FROM ...`.
+    DeleteRecord(u64),
+    /// The mark of an index lowered by hand to this far behind the first holder's clock.
+    LowerMark(u64, i64),
 }
 
 fn event() -> impl Strategy<Value = Event> {
@@ -57,6 +66,8 @@ fn event() -> impl Strategy<Value = Event> {
         1 => h.clone().prop_map(Event::Fork),
         1 => h.clone().prop_map(Event::Release),
         1 => h.prop_map(Event::Alarm),
+        1 => (0..4u64).prop_map(Event::DeleteRecord),
+        1 => (0..4u64, 0..20_000i64).prop_map(|(i, back)| Event::LowerMark(i, back)),
     ]
 }
 
@@ -92,6 +103,9 @@ struct World {
     /// (index, tick) -> the holder that issued it.
     issued: HashMap<(u64, i64), i64>,
     issues: u64,
+    /// Indexes whose record was deleted or lowered by hand: the holder's stored claim and
+    /// mark no longer say what it may issue.
+    tampered: std::collections::HashSet<u64>,
 }
 
 impl World {
@@ -109,16 +123,25 @@ impl World {
             holders: Vec::new(),
             issued: HashMap::new(),
             issues: 0,
+            tampered: Default::default(),
         };
+        // A namespace used before (marks of holders long gone): a record with no mark makes
+        // its first holder wait (`FRESH_RECORD_WAIT_MS`), which deleted records test.
+        for index in 0..4 {
+            world
+                .board
+                .store_mark(index, (WALL0 - 60_000).to_string().as_bytes());
+        }
         for _ in 0..2 {
             let keeper = Keeper::new(&world.layout, "memory".into(), TERM);
-            world.add(keeper);
+            world.add(keeper, WALL0);
         }
         world
     }
 
-    fn add(&mut self, mut keeper: Keeper) {
+    fn add(&mut self, mut keeper: Keeper, wall_offset: i64) {
         let coordinator = self.board.connect();
+        keeper.set_gen_offset(wall_offset);
         let fence = Fence::default();
         keeper.attach(fence.clone());
         self.holders.push(Holder {
@@ -128,7 +151,7 @@ impl World {
             keeper,
             id: coordinator.holder(),
             coordinator: Box::new(coordinator),
-            wall_offset: WALL0,
+            wall_offset,
             outbox: VecDeque::new(),
             inbox: VecDeque::new(),
             last_tick: HashMap::new(),
@@ -174,12 +197,21 @@ impl World {
                 }
             }
             Event::Advance(ms) => self.advance(now + ms)?,
-            Event::WallStep(h, delta) => self.holders[pick(h)].wall_offset += delta,
+            Event::WallStep(h, delta) => {
+                let before = self.holders[pick(h)].wall_offset;
+                self.holders[pick(h)].wall_offset += delta;
+                if !self.tampered.is_empty() && !self.clocks_agree() {
+                    // Past the tolerance the fresh-record wait assumes: not modelled after
+                    // records were tampered with.
+                    self.holders[pick(h)].wall_offset = before;
+                }
+            }
             Event::Issue(h) => self.issue(pick(h), now)?,
             Event::Fork(h) => {
                 if count < 6 {
                     let child = self.holders[pick(h)].keeper.after_fork();
-                    self.add(child);
+                    let wall_offset = self.holders[pick(h)].wall_offset;
+                    self.add(child, wall_offset);
                     self.drive(count, now);
                 }
             }
@@ -193,8 +225,27 @@ impl World {
                 self.holders[pick(h)].keeper.alarm();
                 self.drive(pick(h), now);
             }
+            Event::DeleteRecord(index) if self.clocks_agree() => {
+                self.board.delete_record(index);
+                self.tampered.insert(index);
+            }
+            Event::LowerMark(index, back) if self.clocks_agree() => {
+                let lowered = now + self.holders[0].wall_offset - back;
+                self.board.store_mark(index, lowered.to_string().as_bytes());
+                self.tampered.insert(index);
+            }
+            Event::DeleteRecord(_) | Event::LowerMark(..) => {}
         }
         Ok(())
+    }
+
+    /// Whether every holder's clock is within the keeper's clock tolerance of every other's
+    /// (what the fresh-record wait assumes of holders that never see each other's marks).
+    fn clocks_agree(&self) -> bool {
+        let offsets = self.holders.iter().map(|h| h.wall_offset);
+        let (low, high) = (offsets.clone().min(), offsets.max());
+        high.zip(low)
+            .is_some_and(|(high, low)| high - low <= MAX_CLOCK_TOLERANCE_MS)
     }
 
     /// Polls holder `h` as its background thread would, until it sleeps.
@@ -265,7 +316,7 @@ impl World {
                 let want = wall.max(holder.last_tick.values().copied().max().unwrap_or(i64::MIN));
                 let grant = match holder.keeper.grant(want, wall, now) {
                     Ok(grant) => grant,
-                    Err(Refusal::Lost(_)) | Err(Refusal::NeedMark) => {
+                    Err(Refusal::Lost(_) | Refusal::NeedMark | Refusal::Wait(_)) => {
                         self.drive(h, now);
                         return Ok(());
                     }
@@ -278,6 +329,9 @@ impl World {
             }
         };
         // The layout has no datacenter field: the node index is the worker ID.
+        if self.tampered.contains(&index) {
+            return self.record_issue(h, index, tick);
+        }
         let (holder_id, expires) = self.board.slot(index).holder.unwrap_or((0, i64::MIN));
         prop_assert_eq!(
             holder_id,
@@ -299,6 +353,12 @@ impl World {
             tick,
             stored
         );
+        self.record_issue(h, index, tick)
+    }
+
+    /// No two holders ever issue the same tick under one index.
+    fn record_issue(&mut self, h: usize, index: u64, tick: i64) -> Result<(), TestCaseError> {
+        let holder = &mut self.holders[h];
         if let Some(other) = self.issued.insert((index, tick), holder.id) {
             prop_assert_eq!(
                 other,

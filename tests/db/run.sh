@@ -15,7 +15,7 @@ need faketime faketime
 unset_flakery_env
 bash tests/db/install.sh || skip_or_fail "Debian's postgresql / mariadb-server could not be installed"
 cargo clippy -p flakery --features database-tests --tests --locked -- -D warnings
-cargo test -p flakery --features database-tests --test database --test database_tls \
+cargo test -p flakery --features database-tests --test database --test database_contention --test database_tls \
   --test database_datacenter --locked
 # The clock really set back (faketime, on the CLI only) between two runs on one row.
 cargo build -p flakery-cli --locked

@@ -25,7 +25,11 @@
 //! 3. **A strict mark.** A mark that cannot be read as a time (garbage, too long, data of
 //!    another kind) is never read as "no mark": `claim` skips that index, and when no
 //!    index is left it fails with `worker_ids_exhausted` naming the unreadable records. Use
-//!    `node::read_mark` for stored text.
+//!    `node::read_mark` for stored text. A mark past the keeper's `mark_limit_ms`
+//!    ([`Coordinator::claim_within`]) is skipped and named in the same way. A record with
+//!    no mark (new, or deleted and made again) is reported as it is, `floor_ms: None`: the
+//!    keeper decides what that costs (`keeper::FRESH_RECORD_WAIT_MS`); a backend never
+//!    fills in a floor of its own.
 //! 4. **Compare-and-set marks.** [`Coordinator::write_mark`] writes `new_ms` only if the
 //!    index is still this holder's and the stored mark is `expected_ms` (or already `new_ms`:
 //!    a retry of a write whose answer was lost). Anything else is [`Failure::Lost`]: another
@@ -135,10 +139,23 @@ pub trait Coordinator: Send + fmt::Debug + 'static {
     /// give the index to another holder (see the module's documentation, 2).
     fn term_ms(&self) -> i64;
 
-    /// Claims the lowest free index of `0..count` for this holder (1, 3). Fails with
-    /// `worker_ids_exhausted` when none is free, `coordinator_unavailable` naming the
-    /// coordinator when it cannot be reached by `deadline_ms`.
-    fn claim(&mut self, count: u64, deadline_ms: i64) -> Result<Claim, Error>;
+    /// Claims the lowest free index of `0..count` for this holder (1, 3) whose stored mark is
+    /// not past `mark_limit_ms` (Unix ms; the keeper's bound, `keeper::MAX_MARK_AHEAD_MS`
+    /// past its clock). Fails with `worker_ids_exhausted` when none is free, naming the free
+    /// ones skipped for an unreadable mark or one past the limit, and with
+    /// `coordinator_unavailable` naming the coordinator when it cannot be reached by
+    /// `deadline_ms`.
+    fn claim_within(
+        &mut self,
+        count: u64,
+        mark_limit_ms: i64,
+        deadline_ms: i64,
+    ) -> Result<Claim, Error>;
+
+    /// `claim_within` with no limit on the mark (for tests and tools that look at records).
+    fn claim(&mut self, count: u64, deadline_ms: i64) -> Result<Claim, Error> {
+        self.claim_within(count, i64::MAX, deadline_ms)
+    }
 
     /// Proves the claim still this holder's and extends it (5).
     fn renew(&mut self, claim: &mut Claim, deadline_ms: i64) -> Result<(), Failure>;

@@ -35,6 +35,29 @@ pub const AHEAD_MS: i64 = 1100;
 /// The longest look-ahead.
 pub const MAX_AHEAD_MS: i64 = 1500;
 
+/// How far past the generator's clock a claim that finds **no mark** starts (a new row, a new
+/// znode, a record deleted or recreated by hand): such a record cannot say what a previous
+/// holder, still running unaware, may issue. That holder issues only up to a mark it had
+/// confirmed, written at most the longest look-ahead past a tick it wanted, which is at most
+/// the default borrowing (1 s) past its clock, and its clock may be the clock tolerance
+/// (1 s, `kept::MAX_CLOCK_BEHIND_MS`) ahead of ours. Its next write fails on the new record,
+/// so it stops there. The generator waits this long before its first ID (`Refusal::Wait`).
+pub const FRESH_RECORD_WAIT_MS: i64 =
+    MAX_AHEAD_MS + crate::options::DEFAULT_MAX_BORROW_MS as i64 + MAX_CLOCK_TOLERANCE_MS;
+
+/// The clock tolerance between two holders' clocks that the fresh-record wait covers (the
+/// same as the generator's default backwards tolerance and the claim's clock check).
+pub const MAX_CLOCK_TOLERANCE_MS: i64 = 1000;
+
+/// The furthest a stored mark may be past the generator's clock and still be used: as far as
+/// a holder that started on a fresh record can have written it (the fresh-record wait, a
+/// look-ahead, borrowing). A mark further ahead was written by a clock far ahead (a run
+/// under faketime, a clock set back since): a generator under it could issue nothing until
+/// then, so a claim skips that index and takes the next (as the host lease does), and
+/// `worker_ids_exhausted` names it when none is left.
+pub const MAX_MARK_AHEAD_MS: i64 =
+    FRESH_RECORD_WAIT_MS + MAX_AHEAD_MS + crate::options::DEFAULT_MAX_BORROW_MS as i64;
+
 /// A busy generator's mark is written again when it is this close to use, or the recent round
 /// trip and a margin when that is longer: a round trip that grows suddenly from nothing to
 /// half the look-ahead costs nothing, and a steady one up to about 750 ms neither.
@@ -74,6 +97,10 @@ pub enum Refusal {
     Lost(Error),
     /// The mark must move first: wake the driver and ask again when it answered.
     NeedMark,
+    /// The floor is ahead of the generator's clock (a fresh record, or a mark written ahead):
+    /// ask again once the generator's clock has passed this Unix ms. The mark is being
+    /// written meanwhile.
+    Wait(i64),
 }
 
 #[derive(Debug, Clone)]
@@ -83,6 +110,10 @@ struct Holding {
     confirmed_ms: i64,
     /// The mark the coordinator confirmed.
     mark_ms: Option<i64>,
+    /// IDs use time strictly after this (generator time): the stored mark the claim found, or
+    /// for a record with none `FRESH_RECORD_WAIT_MS` past the claim, and never below the mark
+    /// this keeper confirmed under the same index before it lost it.
+    floor_ms: i64,
 }
 
 #[derive(Debug)]
@@ -100,6 +131,9 @@ pub struct Keeper {
     seq: u64,
     /// A claim given up on, to forget before the next claim.
     abandoned: Option<Claim>,
+    /// The index and confirmed mark of the claim lost last: a claim of the same index that
+    /// finds a lower mark (lowered by hand) starts after this one all the same.
+    lost_mark: Option<(u64, i64)>,
     /// No request before this instant (after a failure).
     retry_at: i64,
     /// Since when (keeper clock) and why no lease is held; the first claim's error.
@@ -131,6 +165,7 @@ impl Keeper {
             in_flight: None,
             seq: 0,
             abandoned: None,
+            lost_mark: None,
             retry_at: i64::MIN,
             lost: None,
             want_mark_ms: i64::MIN,
@@ -162,6 +197,14 @@ impl Keeper {
     /// The claim held now.
     pub fn claim(&self) -> Option<&Claim> {
         self.holding.as_ref().map(|h| &h.claim)
+    }
+
+    /// Whether the claim held has a mark past its floor confirmed: the first grant needs no
+    /// write.
+    pub fn first_mark_confirmed(&self) -> bool {
+        self.holding
+            .as_ref()
+            .is_some_and(|h| h.mark_ms.is_some_and(|m| m > h.floor_ms))
     }
 
     /// The error of the latest failed claim (the first one is what starting reports).
@@ -230,6 +273,8 @@ impl Keeper {
 
     fn lose(&mut self, now: i64, why: Error) {
         if let Some(held) = self.holding.take() {
+            let mark = held.mark_ms.unwrap_or(i64::MIN).max(held.floor_ms);
+            self.lost_mark = Some((held.claim.index, mark));
             self.abandoned = Some(held.claim);
         }
         self.suspect = false;
@@ -317,8 +362,8 @@ impl Keeper {
             let Some(held) = self.holding.take() else {
                 return Next::Finished;
             };
-            let floor = held.claim.floor_ms;
-            let mark_ms = mark_ms.map(|m| floor.map_or(m, |f| m.max(f)));
+            let floor = held.floor_ms;
+            let mark_ms = mark_ms.map(|m| m.max(floor));
             // Never above what was confirmed: a mark brought down, or kept.
             let mark_ms = mark_ms.filter(|m| held.mark_ms.is_some_and(|c| *m < c));
             return self.send(
@@ -341,6 +386,9 @@ impl Keeper {
                 Request::Claim {
                     count: self.layout.capacity().node_ids,
                     abandoned,
+                    mark_limit_ms: now
+                        .saturating_add(self.gen_offset_ms)
+                        .saturating_add(MAX_MARK_AHEAD_MS),
                 },
             );
         };
@@ -416,14 +464,24 @@ impl Keeper {
         }
         match (ticket.request, outcome) {
             (Request::Claim { .. }, Outcome::Claimed(claim)) => {
+                let floor_ms = self.floor_of(&claim, now);
                 self.holding = Some(Holding {
                     mark_ms: claim.floor_ms,
                     claim,
                     confirmed_ms: ticket.sent_ms,
+                    floor_ms,
                 });
                 self.suspect = false;
                 self.lost = None;
-                self.want_mark_ms = i64::MIN;
+                // The first mark is written at once, not when the generator first asks: a
+                // start waits for it (`first_mark_confirmed`) instead of the generator's
+                // bounded grant wait, so a coordinator slowed by many claims at once makes
+                // starts slower, never refused.
+                let gen_now = now.saturating_add(self.gen_offset_ms);
+                self.want_mark_ms = floor_ms
+                    .saturating_add(1)
+                    .max(gen_now)
+                    .saturating_add(self.ahead_ms());
                 // Re-leased while generating: the generator asks again and gets the new floor.
                 self.close_fence();
             }
@@ -448,6 +506,21 @@ impl Keeper {
             }
             // A claim answered while released, or an answer of the wrong kind: drop it.
             (_, _) => {}
+        }
+    }
+
+    /// Where IDs under a new claim start (generator time): after the mark it found; after
+    /// anything a previous holder could still issue when it found none (the record is new,
+    /// or was deleted or recreated while held); and never below the mark this keeper itself
+    /// confirmed under the index before it lost it (a mark lowered by hand).
+    fn floor_of(&self, claim: &Claim, now: i64) -> i64 {
+        let found = claim.floor_ms.unwrap_or_else(|| {
+            now.saturating_add(self.gen_offset_ms)
+                .saturating_add(FRESH_RECORD_WAIT_MS)
+        });
+        match self.lost_mark {
+            Some((index, mark)) if index == claim.index => found.max(mark),
+            _ => found,
         }
     }
 
@@ -500,6 +573,19 @@ impl Keeper {
         }
         let deadline = held.confirmed_ms.saturating_add(self.term_ms / 2);
         let mark = held.mark_ms.unwrap_or(i64::MIN);
+        if gen_now_ms < held.floor_ms && held.floor_ms - gen_now_ms <= MAX_MARK_AHEAD_MS {
+            // Nothing to issue before the floor: wait for it, and write the mark meanwhile.
+            // (Further ahead, the generator's clock was set back since the claim: it refuses
+            // with clock_moved_backwards itself.)
+            let target = held
+                .floor_ms
+                .saturating_add(1)
+                .saturating_add(self.ahead_ms());
+            if target > mark {
+                self.want_mark_ms = self.want_mark_ms.max(target);
+            }
+            return Err(Refusal::Wait(held.floor_ms));
+        }
         if want_ms <= mark {
             let (datacenter_id, worker_id) = self.layout.node_of_index(held.claim.index);
             return Ok(Grant {
@@ -507,7 +593,7 @@ impl Keeper {
                     datacenter_id,
                     worker_id,
                 },
-                floor_ms: held.claim.floor_ms.unwrap_or(i64::MIN),
+                floor_ms: held.floor_ms,
                 until_ms: mark.min(gen_now_ms.saturating_add(deadline - now)),
             });
         }

@@ -151,7 +151,13 @@ impl KeptLease {
         let mut keeper = shared.keeper();
         loop {
             match keeper.state() {
-                State::Held | State::Renewing | State::Suspect => return Ok(()),
+                // Held with its first mark written, so that the first grant is at once.
+                State::Held | State::Renewing if keeper.first_mark_confirmed() => return Ok(()),
+                // Suspect too: a claim whose answer took longer than half the term (its
+                // confirmation counts from the sending, and connecting under many starts at
+                // once can take that long) is confirmed again by the keeper, or lost within
+                // a term, and a start waits for either instead of refusing at once.
+                State::Held | State::Renewing | State::Suspect => {}
                 State::Lost | State::Released => {
                     let err = keeper.last_error().cloned().unwrap_or_else(|| {
                         Error::new(
@@ -216,6 +222,14 @@ impl KeptLease {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
+    }
+}
+
+/// Wakes the keeper thread, the first time only.
+fn wake_keeper_once(shared: &Shared, woke: &mut bool) {
+    if !*woke {
+        shared.wake.notify_all();
+        *woke = true;
     }
 }
 
@@ -344,6 +358,9 @@ impl NodeLease for KeptLease {
         let started = shared.now();
         let grant_wait = (self.term_ms / 4).max(GRANT_WAIT_MIN_MS);
         let mut keeper = shared.keeper();
+        // Since when the mark is awaited (a wait for the floor does not count).
+        let mut mark_wait_from = started;
+        let mut woke = false;
         loop {
             let now = shared.now();
             // The generator's clock moved on while this call waited.
@@ -351,10 +368,27 @@ impl NodeLease for KeptLease {
             match keeper.grant(want_ms, gen_now_ms, now) {
                 Ok(grant) => return Ok(grant),
                 Err(Refusal::Lost(err)) => return Err(err),
+                Err(Refusal::Wait(floor_ms)) => {
+                    // Bounded by the keeper: a floor at most MAX_MARK_AHEAD_MS ahead. The mark
+                    // is written meanwhile; a lost lease wakes this wait.
+                    wake_keeper_once(shared, &mut woke);
+                    let left = floor_ms.saturating_sub(gen_now_ms).saturating_add(1);
+                    keeper = shared
+                        .changed
+                        .wait_timeout(keeper, Duration::from_millis(left.max(1) as u64))
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                    mark_wait_from = shared.now();
+                    continue;
+                }
                 Err(Refusal::NeedMark) => {}
             }
-            shared.wake.notify_all();
-            let waited = now - started;
+            // Once per call: the keeper remembers what was asked and moves on by itself. A
+            // wake-up at every turn would make this loop and the keeper thread wake each
+            // other without pause while a write is in flight (each poll tells `changed`),
+            // burning the CPU that many processes starting at once need.
+            wake_keeper_once(shared, &mut woke);
+            let waited = now - mark_wait_from;
             if waited >= grant_wait {
                 return Err(Error::new(
                     ErrorCode::LeaseLost,

@@ -106,6 +106,12 @@ impl Board {
         slot.version += 1;
     }
 
+    /// Deletes the record of `index`, holder and mark (as `DELETE FROM flakery_node_leases`
+    /// or deleting the znodes by hand does): the next claim finds a record with no mark.
+    pub fn delete_record(&self, index: u64) {
+        *self.records().slot_mut(index) = Slot::default();
+    }
+
     /// How many requests reached the coordinator.
     pub fn requests(&self) -> u64 {
         self.records().requests
@@ -197,7 +203,12 @@ impl Coordinator for MemoryCoordinator {
         self.board.term_ms
     }
 
-    fn claim(&mut self, count: u64, deadline_ms: i64) -> Result<Claim, Error> {
+    fn claim_within(
+        &mut self,
+        count: u64,
+        mark_limit_ms: i64,
+        deadline_ms: i64,
+    ) -> Result<Claim, Error> {
         let delivery = self.deliver(deadline_ms).map_err(|why| {
             Error::new(
                 ErrorCode::CoordinatorUnavailable,
@@ -218,6 +229,10 @@ impl Coordinator for MemoryCoordinator {
                 continue;
             }
             match read_mark(&slot.mark) {
+                Ok(Some(mark)) if mark > mark_limit_ms => unreadable.push(format!(
+                    "mark of node index {index}: {}",
+                    crate::lease::node::mark_ahead(mark, mark_limit_ms)
+                )),
                 Ok(floor_ms) => {
                     found = Some((index, floor_ms));
                     break;
@@ -229,8 +244,8 @@ impl Coordinator for MemoryCoordinator {
             let mut message = format!("all {count} node IDs are held in {}", self.describe());
             if !unreadable.is_empty() {
                 message.push_str(&format!(
-                    "; these are free but their high-water marks cannot be read, so they are \
-                     not used: {}",
+                    "; these are free but their high-water marks cannot be read or are too far \
+                     ahead, so they are not used: {}",
                     unreadable.join("; ")
                 ));
             }

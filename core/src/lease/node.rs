@@ -87,6 +87,21 @@ pub(crate) fn read_mark(data: &[u8]) -> std::result::Result<Option<i64>, String>
         .map_err(|_| format!("'{text}' is out of range"))
 }
 
+/// Why a claim skips an index whose stored mark `mark_ms` is past the keeper's
+/// `limit_ms` (`keeper::MAX_MARK_AHEAD_MS` past the clock), for `worker_ids_exhausted`.
+pub(crate) fn mark_ahead(mark_ms: i64, limit_ms: i64) -> String {
+    let ahead_ms = mark_ms
+        .saturating_sub(limit_ms)
+        .saturating_add(crate::lease::keeper::MAX_MARK_AHEAD_MS);
+    format!(
+        "its high-water mark {mark_ms} ({}) is {ahead_ms} ms ahead of this host's clock (more \
+         than the {} ms a holder writes it ahead; written under a clock far ahead, or this \
+         clock was set back?): a generator under it could issue nothing until then",
+        crate::timestamp::format_rfc3339_ms(mark_ms),
+        crate::lease::keeper::MAX_MARK_AHEAD_MS
+    )
+}
+
 /// What a lease allows at the moment it is asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Grant {

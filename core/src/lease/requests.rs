@@ -7,11 +7,12 @@ use crate::lease::coordinator::{Claim, Coordinator, Failure};
 /// A request for the coordinator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
-    /// Claim the lowest free index of `0..count`, after forgetting `abandoned` (a claim
-    /// given up on).
+    /// Claim the lowest free index of `0..count` whose mark is not past `mark_limit_ms`
+    /// (Unix ms, the keeper's bound), after forgetting `abandoned` (a claim given up on).
     Claim {
         count: u64,
         abandoned: Option<Claim>,
+        mark_limit_ms: i64,
     },
     Renew(Claim),
     WriteMark {
@@ -65,11 +66,15 @@ pub fn carry(coordinator: &mut dyn Coordinator, ticket: &Ticket) -> Option<Outco
         Err(failure) => Outcome::Failed(failure),
     };
     Some(match ticket.request.clone() {
-        Request::Claim { count, abandoned } => {
+        Request::Claim {
+            count,
+            abandoned,
+            mark_limit_ms,
+        } => {
             if let Some(old) = &abandoned {
                 coordinator.abandon(old);
             }
-            match coordinator.claim(count, deadline) {
+            match coordinator.claim_within(count, mark_limit_ms, deadline) {
                 Ok(claim) => Outcome::Claimed(claim),
                 Err(err) => Outcome::ClaimFailed(err),
             }

@@ -120,3 +120,70 @@ pub fn child_words(report: &str) -> Vec<&str> {
         .split_whitespace()
         .collect()
 }
+
+/// Issues IDs in small batches until stdin closes, printing each batch as `IDS a b c ...`
+/// and each refusal as `ERR <code>`.
+#[allow(dead_code)] // not every test binary issues
+pub fn issuer_role() {
+    use std::io::Write;
+    let generator = flakery::Generator::new(flakery::Options::default()).unwrap();
+    println!("READY {}", generator.worker_id());
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = std::sync::Arc::clone(&stop);
+    std::thread::spawn(move || {
+        let _ = std::io::stdin().read_line(&mut String::new());
+        watcher.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let mut out = std::io::BufWriter::new(std::io::stdout());
+    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+        match generator.next_ids(16) {
+            Ok(ids) => {
+                let text: Vec<String> = ids.iter().map(i64::to_string).collect();
+                writeln!(out, "IDS {}", text.join(" ")).unwrap();
+            }
+            Err(err) => writeln!(out, "ERR {}", err.code()).unwrap(),
+        }
+        out.flush().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    println!("DONE");
+}
+
+/// What the issuers issued: IDs per generator, refusals by code; panics on a duplicate or a
+/// decrease.
+#[allow(dead_code)]
+pub fn count_issued(
+    outputs: &[Vec<String>],
+    layout: &flakery::Layout,
+) -> (usize, std::collections::HashMap<String, usize>) {
+    let mut seen: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+    let mut refusals: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (generator, lines) in outputs.iter().enumerate() {
+        let mut last = i64::MIN;
+        for line in lines {
+            if let Some((_, code)) = line.split_once("ERR ") {
+                *refusals.entry(code.to_string()).or_default() += 1;
+                continue;
+            }
+            let Some((_, ids)) = line.split_once("IDS ") else {
+                continue;
+            };
+            for id in ids.split(' ').map(|w| w.parse::<i64>().unwrap()) {
+                assert!(
+                    id > last,
+                    "generator {generator} went from {last} to {id} ({:?} to {:?})",
+                    flakery::decode(last.max(0), layout).unwrap(),
+                    flakery::decode(id, layout).unwrap()
+                );
+                last = id;
+                if let Some(other) = seen.insert(id, generator) {
+                    panic!(
+                        "ID {id} ({:?}) issued by generators {other} and {generator}",
+                        flakery::decode(id, layout).unwrap()
+                    );
+                }
+            }
+        }
+    }
+    (seen.len(), refusals)
+}

@@ -11,6 +11,8 @@ use flakery::{Clock, FakeClock, Grant, Layout};
 
 pub const TERM: i64 = 10_000;
 pub const WALL0: i64 = 1_700_000_000_000;
+/// The marks `Sim::new` finds: holders long gone (a namespace used before).
+pub const OLD_MARK: i64 = WALL0 - 60_000;
 
 pub struct Sim {
     pub clock: FakeClock,
@@ -26,7 +28,18 @@ pub struct Holder {
 }
 
 impl Sim {
+    /// A namespace used before: indexes 0 to 7 have marks of holders long gone
+    /// (`OLD_MARK`), so that a claim starts at once.
     pub fn new(layout: Layout) -> Sim {
+        let sim = Sim::fresh(layout);
+        for index in 0..8 {
+            sim.board.store_mark(index, OLD_MARK.to_string().as_bytes());
+        }
+        sim
+    }
+
+    /// A namespace never used: no record has a mark.
+    pub fn fresh(layout: Layout) -> Sim {
         let clock = FakeClock::new(0);
         let board = Board::new(Arc::new(clock.clone()), TERM);
         Sim {
@@ -42,8 +55,10 @@ impl Sim {
 
     pub fn holder(&self) -> Holder {
         let coordinator: MemoryCoordinator = self.board.connect();
+        let mut keeper = Keeper::new(&self.layout, "test coordinator".into(), TERM);
+        keeper.set_gen_offset(WALL0);
         Holder {
-            keeper: Keeper::new(&self.layout, "test coordinator".into(), TERM),
+            keeper,
             coordinator: Box::new(coordinator),
             wall_offset: WALL0,
         }

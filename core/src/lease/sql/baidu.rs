@@ -27,6 +27,10 @@ pub struct BaiduWorkerNode {
     timeout: Duration,
     row_id: i64,
     node: NodeId,
+    /// IDs use time after this: a new row has no mark, so the start waits as the keeper's
+    /// does for any record with none (`keeper::FRESH_RECORD_WAIT_MS`): a row ID given again
+    /// (the table emptied, its counter reset) could belong to a generator still running.
+    floor_ms: i64,
 }
 
 impl BaiduWorkerNode {
@@ -85,6 +89,9 @@ impl BaiduWorkerNode {
                 datacenter_id,
                 worker_id,
             },
+            floor_ms: SystemClock
+                .now_ms()
+                .saturating_add(crate::lease::keeper::FRESH_RECORD_WAIT_MS),
         })
     }
 
@@ -99,10 +106,15 @@ impl NodeLease for BaiduWorkerNode {
         NodeSource::Database
     }
 
-    fn grant(&self, _want_ms: i64, _now_ms: i64) -> Result<Grant> {
+    fn grant(&self, _want_ms: i64, now_ms: i64) -> Result<Grant> {
+        if now_ms < self.floor_ms {
+            // Once, at start (bounded by the wait): nothing may be issued before the floor.
+            let left = (self.floor_ms - now_ms).min(crate::lease::keeper::FRESH_RECORD_WAIT_MS);
+            std::thread::sleep(Duration::from_millis(left as u64 + 1));
+        }
         Ok(Grant {
             node: self.node,
-            floor_ms: i64::MIN,
+            floor_ms: self.floor_ms,
             until_ms: i64::MAX,
         })
     }

@@ -6,7 +6,7 @@
 //! (the primary key lets one of two inserting holders win; the other tries again). So two
 //! holders never hold one index while the first one's expiry has not passed.
 
-use crate::lease::node::read_mark;
+use crate::lease::node::{mark_ahead, read_mark};
 
 use super::dialect::Dialect;
 
@@ -42,6 +42,19 @@ pub(super) struct ClaimRequest {
     pub holder: i64,
     pub holder_name: String,
     pub term_ms: i64,
+    /// Marks past this (Unix ms) are skipped: the keeper's bound.
+    pub mark_limit_ms: i64,
+}
+
+/// The mark of a claimable row, if it can be used: `Err` names why not (unreadable, or past
+/// the keeper's limit).
+fn usable_mark(mark: &[u8], index: i64, limit_ms: i64) -> Result<Option<i64>, String> {
+    match read_mark(mark) {
+        Ok(Some(ms)) if ms > limit_ms => Err(mark_ahead(ms, limit_ms)),
+        Ok(mark) => Ok(mark),
+        Err(why) => Err(why),
+    }
+    .map_err(|why| format!("node index {index}: {why}"))
 }
 
 /// One attempt of a claim, inside a transaction; `None` when another holder's claim
@@ -72,14 +85,14 @@ fn try_claim(db: &mut dyn Dialect, ask: &ClaimRequest) -> Result<Option<Claimed>
         if missing < candidate.index && missing < to {
             return insert_missing(db);
         }
-        if let Err(why) = read_mark(&candidate.mark) {
-            unreadable.push(format!("node index {}: {why}", candidate.index));
+        if let Err(why) = usable_mark(&candidate.mark, candidate.index, ask.mark_limit_ms) {
+            unreadable.push(why);
             continue;
         }
         let Some(mark) = db.lock_claimable(namespace, candidate.index, holder, now_ms)? else {
             continue; // taken or being taken by another holder
         };
-        match read_mark(&mark) {
+        match usable_mark(&mark, candidate.index, ask.mark_limit_ms) {
             Ok(floor_ms) => {
                 db.take(
                     namespace,
@@ -95,7 +108,7 @@ fn try_claim(db: &mut dyn Dialect, ask: &ClaimRequest) -> Result<Option<Claimed>
                     now_ms,
                 }));
             }
-            Err(why) => unreadable.push(format!("node index {}: {why}", candidate.index)),
+            Err(why) => unreadable.push(why),
         }
     }
     if missing < to {

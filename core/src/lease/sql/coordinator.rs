@@ -239,7 +239,12 @@ impl Coordinator for SqlCoordinator {
         self.settings.term_ms
     }
 
-    fn claim(&mut self, count: u64, deadline_ms: i64) -> Result<Claim, Error> {
+    fn claim_within(
+        &mut self,
+        count: u64,
+        mark_limit_ms: i64,
+        deadline_ms: i64,
+    ) -> Result<Claim, Error> {
         let started_ms = self.settings.clock.now_ms();
         let holder = self.holder;
         let count = i64::try_from(count).unwrap_or(i64::MAX);
@@ -254,6 +259,7 @@ impl Coordinator for SqlCoordinator {
             holder,
             holder_name: self.holder_name.clone(),
             term_ms: self.settings.term_ms,
+            mark_limit_ms,
         };
         let claimed = self
             .request(deadline_ms, move |db| claim_in(db, &ask))
@@ -287,7 +293,7 @@ impl Coordinator for SqlCoordinator {
                 if !unreadable.is_empty() {
                     message.push_str(&format!(
                         "; these are free but their high-water marks (column mark) cannot be \
-                         read, so they are not used: {}",
+                         read or are too far ahead, so they are not used: {}",
                         unreadable.join("; ")
                     ));
                 }

@@ -101,6 +101,20 @@ impl MySql {
 
 impl Dialect for MySql {
     fn ensure_lease_table(&mut self) -> Result<(), String> {
+        // Looked up first: CREATE TABLE IF NOT EXISTS takes the table's metadata lock even
+        // when the table exists, waiting for every open transaction on it and making every
+        // later one wait behind it, so that many starts at once queue on one another.
+        let found: Option<u8> = self
+            .0
+            .exec_first(
+                "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() \
+                 AND table_name = ?",
+                (T,),
+            )
+            .map_err(text)?;
+        if found.is_some() {
+            return Ok(());
+        }
         self.0
             .query_drop(format!(
                 "CREATE TABLE IF NOT EXISTS {T} (

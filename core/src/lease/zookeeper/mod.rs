@@ -30,7 +30,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::layout::Layout;
 use crate::lease::coordinator::{Alarm, Claim, Coordinator, Failure, Token};
 use crate::lease::kept::{KeptLease, MonotonicClock};
-use crate::lease::node::{read_mark, Fence, Grant, NodeLease, NodeSource};
+use crate::lease::node::{mark_ahead, read_mark, Fence, Grant, NodeLease, NodeSource};
 use settings::Settings;
 use transport::Client;
 
@@ -155,7 +155,7 @@ impl Coordinator for ZooKeeperCoordinator {
         self.settings.session_timeout_ms as i64
     }
 
-    fn claim(&mut self, count: u64, deadline_ms: i64) -> Result<Claim> {
+    fn claim_within(&mut self, count: u64, mark_limit_ms: i64, deadline_ms: i64) -> Result<Claim> {
         let by = self.instant(deadline_ms);
         let settings = self.settings.clone();
         // Connecting gets the session timeout; the few requests of a claim the rest.
@@ -196,8 +196,8 @@ impl Coordinator for ZooKeeperCoordinator {
             crate::lease::resolve::hostname().unwrap_or_default(),
             std::process::id()
         );
-        // The lowest free index whose mark can be read; an unreadable mark is never "no
-        // mark": that index is given back and skipped.
+        // The lowest free index whose mark can be read and is not past the keeper's limit; an
+        // unreadable mark is never "no mark": that index is given back and skipped.
         let mut unreadable = Vec::new();
         for index in (0..count).filter(|i| !taken.contains(i)) {
             let path = settings.node_path(index);
@@ -211,7 +211,13 @@ impl Coordinator for ZooKeeperCoordinator {
                 Ok(None) => return Err(settings.failed(&format!("read {path}"), ZkError::NoNode)),
                 Err(err) => return Err(settings.failed(&format!("read {path}"), err)),
             };
-            match self.take_mark(zk, by, index)? {
+            let taken = self
+                .take_mark(zk, by, index)?
+                .and_then(|taken| match taken.0 {
+                    Some(mark) if mark > mark_limit_ms => Err(mark_ahead(mark, mark_limit_ms)),
+                    _ => Ok(taken),
+                });
+            match taken {
                 Ok((floor_ms, stat, server_ms)) => {
                     return Ok(Claim {
                         index,
@@ -241,8 +247,8 @@ impl Coordinator for ZooKeeperCoordinator {
         if !unreadable.is_empty() {
             message.push_str(&format!(
                 "; these free ones are not used because their high-water marks cannot be read \
-                 as a time (fix or delete the znodes only if no generator can have used those \
-                 node IDs since): {}",
+                 as a time or are too far ahead (fix or delete the znodes only if no generator \
+                 can have used those node IDs since): {}",
                 unreadable.join(", ")
             ));
         }
