@@ -197,7 +197,7 @@ impl Coordinator for ZooKeeperCoordinator {
             return Err(settings.unavailable("no session"));
         };
         for dir in [settings.nodes_dir(), settings.hwm_dir()] {
-            zk.create_parents(by, &dir)
+            zk.create_parents(by, &dir, &settings.root())
                 .map_err(|e| settings.failed(&format!("create {dir}"), e))?;
         }
         if let Some((index, session_id)) = self.stale.take() {

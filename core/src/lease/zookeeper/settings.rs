@@ -216,7 +216,16 @@ impl Settings {
     pub(crate) fn failed(&self, what: &str, err: ZkError) -> Error {
         Error::new(
             ErrorCode::CoordinatorUnavailable,
-            format!("ZooKeeper at {}: {what} failed: {err}", self.address()),
+            match err {
+                ZkError::NoAuth => format!(
+                    "ZooKeeper at {}: {what} failed: the znode is protected by other ZooKeeper \
+                     credentials than this lease's (or by credentials while this lease has \
+                     none); every holder of a namespace must connect with the same \
+                     user:password@ (docs/security.md#zookeeper)",
+                    self.address()
+                ),
+                err => format!("ZooKeeper at {}: {what} failed: {err}", self.address()),
+            },
         )
     }
 }

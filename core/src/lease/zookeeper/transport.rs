@@ -199,12 +199,23 @@ impl Client {
         data: Vec<u8>,
         mode: CreateMode,
     ) -> ZkResult<String> {
+        self.create_with(by, path, data, mode, &self.acl)
+    }
+
+    fn create_with(
+        &self,
+        by: Instant,
+        path: &str,
+        data: Vec<u8>,
+        mode: CreateMode,
+        acl: &[Acl],
+    ) -> ZkResult<String> {
         let flags = match mode {
             CreateMode::Persistent => 0,
             CreateMode::Ephemeral => 1,
         };
         let mut w = Self::body();
-        w.string(path).buffer(&data).acl(&self.acl).int(flags);
+        w.string(path).buffer(&data).acl(acl).int(flags);
         let reply = self.call(by, op::CREATE, strip(w))?;
         Reader::new(&reply).string()
     }
@@ -257,16 +268,23 @@ impl Client {
             .map(drop)
     }
 
-    /// Creates `path` and its parents as persistent nodes (existing ones are fine), and gives
-    /// each existing one the client's ACL when it has another (`secure`).
-    pub(crate) fn create_parents(&self, by: Instant, path: &str) -> ZkResult<()> {
+    /// Creates `path` and its parents as persistent nodes (existing ones are fine). From
+    /// `root` down they have the client's ACL (an existing one is given it: `secure`); the
+    /// parents above `root` (`/flakery`, a chroot) are left open to every client, so that
+    /// namespaces of other credentials, or of none, can live beside this one: what protects a
+    /// namespace is that its own znodes cannot be changed or deleted, and a znode with
+    /// children cannot be deleted at all.
+    pub(crate) fn create_parents(&self, by: Instant, path: &str, root: &str) -> ZkResult<()> {
         let mut prefix = String::new();
         for segment in path.split('/').filter(|s| !s.is_empty()) {
             prefix.push('/');
             prefix.push_str(segment);
-            match self.create(by, &prefix, Vec::new(), CreateMode::Persistent) {
+            let own = prefix.len() >= root.len();
+            let acl = if own { self.acl.clone() } else { Acl::open() };
+            match self.create_with(by, &prefix, Vec::new(), CreateMode::Persistent, &acl) {
                 Ok(_) => {}
-                Err(ZkError::NodeExists) => self.secure(by, &prefix)?,
+                Err(ZkError::NodeExists) if own => self.secure(by, &prefix)?,
+                Err(ZkError::NodeExists) => {}
                 Err(err) => return Err(err),
             }
         }
