@@ -34,7 +34,10 @@ fn assert_cannot_tamper(zk: &zookeeper::ZooKeeper, root: &str) {
     // Reading stays open, for operators.
     let (mark, before) = zk.get_data(&hwm, false).unwrap();
     assert!(zk.exists(&node, false).unwrap().is_some());
-    assert_eq!(zk.set_data(&hwm, b"0".to_vec(), None).err(), Some(ZkError::NoAuth));
+    assert_eq!(
+        zk.set_data(&hwm, b"0".to_vec(), None).err(),
+        Some(ZkError::NoAuth)
+    );
     assert_eq!(zk.delete(&hwm, None), Err(ZkError::NoAuth));
     assert_eq!(zk.delete(&node, None), Err(ZkError::NoAuth));
     let open = Acl::open_unsafe().clone();
@@ -91,13 +94,23 @@ fn znodes_made_without_credentials_become_the_identitys_own_and_other_credential
     // A namespace an older flakery (or anyone) made open to every client.
     let anonymous = server.client();
     let open = Acl::open_unsafe().clone();
-    for path in ["/flakery", "/flakery/old", "/flakery/old/hwm", "/flakery/old/nodes"] {
+    for path in [
+        "/flakery",
+        "/flakery/old",
+        "/flakery/old/hwm",
+        "/flakery/old/nodes",
+    ] {
         anonymous
             .create(path, Vec::new(), open.clone(), CreateMode::Persistent)
             .unwrap();
     }
     anonymous
-        .create("/flakery/old/hwm/0", b"1".to_vec(), open, CreateMode::Persistent)
+        .create(
+            "/flakery/old/hwm/0",
+            b"1".to_vec(),
+            open,
+            CreateMode::Persistent,
+        )
         .unwrap();
 
     let generator = Generator::new(options(&with_credentials(&server, "flakery"), "old")).unwrap();
@@ -114,7 +127,10 @@ fn znodes_made_without_credentials_become_the_identitys_own_and_other_credential
     )
     .unwrap_err();
     assert_eq!(err.code(), ErrorCode::CoordinatorUnavailable, "{err}");
-    assert!(err.message().contains("other ZooKeeper credentials"), "{err}");
+    assert!(
+        err.message().contains("other ZooKeeper credentials"),
+        "{err}"
+    );
     assert!(!format!("{err} {err:?}").contains(SECRET), "{err:?}");
     assert_eq!(generator.next_ids(10).unwrap().len(), 10);
 }
@@ -165,7 +181,10 @@ fn credentials_never_appear_in_errors_logs_or_debug_and_their_absence_is_logged_
     let logged = lines.lock().unwrap().clone();
     for text in shown.iter().chain(&logged) {
         assert!(!text.contains(SECRET), "the password is shown: {text}");
-        assert!(!text.contains("pw-7f3a"), "part of the password is shown: {text}");
+        assert!(
+            !text.contains("pw-7f3a"),
+            "part of the password is shown: {text}"
+        );
     }
     assert!(
         !logged.iter().any(|l| l.contains("without credentials")),

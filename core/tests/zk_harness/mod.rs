@@ -174,7 +174,10 @@ impl tracing::Subscriber for Recorder {
     fn event(&self, event: &tracing::Event<'_>) {
         let mut text = Text(event.metadata().level().to_string());
         event.record(&mut text);
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(text.0);
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(text.0);
     }
     fn enter(&self, _: &tracing::span::Id) {}
     fn exit(&self, _: &tracing::span::Id) {}
