@@ -171,6 +171,7 @@ fn credentials_never_appear_in_errors_logs_or_debug_and_their_absence_is_logged_
     shown.push(format!("{err} {err:?}"));
     // A lease and a generator that hold a node ID.
     let connect = with_credentials(&server, "flakery");
+    shown.push(format!("{:?}", options(&connect, "debug")));
     let lease = ZooKeeperLease::acquire(&connect, "debug", 4000, &Layout::twitter()).unwrap();
     shown.push(format!("{lease:?}"));
     let generator = Generator::new(options(&connect, "debug")).unwrap();
