@@ -617,9 +617,12 @@ fn write_loop(
                 .peer_addr()
                 .map_or_else(|_| "?".into(), |a| a.to_string());
             shared.break_with(format!("writing to {address} failed: {err}"));
-            break;
+            // Wakes the reader too.
+            let _ = stream.shutdown(Shutdown::Both);
+            return;
         }
     }
+    // The reader reads on until the server closes: the answer to the session's close.
     let _ = stream.shutdown(Shutdown::Write);
 }
 
