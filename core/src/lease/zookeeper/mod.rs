@@ -20,6 +20,7 @@
 //! `zookeeper-client` crate's global async-io reactor hangs every new client in a forked
 //! child). A child never touches its parent's client.
 
+mod connect;
 mod proto;
 mod settings;
 mod transport;
@@ -35,9 +36,10 @@ use crate::layout::Layout;
 use crate::lease::coordinator::{Alarm, Claim, Coordinator, Failure, Token};
 use crate::lease::kept::{KeptLease, MonotonicClock};
 use crate::lease::node::{read_mark, Fence, Grant, NodeLease, NodeSource};
+use connect::Backoff;
 use proto::{CreateMode, Stat, ZkError};
 use settings::Settings;
-use transport::{Backoff, Client};
+use transport::Client;
 
 pub use settings::MIN_SESSION_TIMEOUT_MS;
 
@@ -186,7 +188,7 @@ impl Coordinator for ZooKeeperCoordinator {
                     alarm.raise();
                 }
             });
-            self.client = Some(transport::connect(
+            self.client = Some(connect::connect(
                 &settings,
                 connect_by,
                 &mut self.backoff,
