@@ -16,7 +16,7 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-fn zkserver() -> Command {
+pub fn zkserver() -> Command {
     let mut command = Command::new("python3");
     command.arg(repo_root().join("tests/zookeeper/zkserver.py"));
     command
@@ -81,7 +81,7 @@ impl Server {
         ])
     }
 
-    fn start_with(args: &[&str]) -> Server {
+    pub fn start_with(args: &[&str]) -> Server {
         let output = zkserver()
             .arg("start")
             .args(args)
@@ -99,6 +99,23 @@ impl Server {
             port: info["port"].as_u64().unwrap() as u16,
             connect: info["connect"].as_str().unwrap().to_string(),
         }
+    }
+
+    fn signal(&self, what: &str) {
+        let status = zkserver()
+            .args([what, &self.pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// SIGSTOP: the server keeps its connections open and answers nothing.
+    pub fn pause(&self) {
+        self.signal("pause");
+    }
+
+    pub fn resume(&self) {
+        self.signal("resume");
     }
 
     /// A client of the test's own (the `zookeeper` crate, no credentials), to look at and
