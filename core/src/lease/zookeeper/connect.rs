@@ -28,6 +28,8 @@ pub(crate) struct Backoff {
     delay: Option<Duration>,
     not_before: Option<Instant>,
     failures: u64,
+    /// Why the last attempt failed, for a claim that makes none before its deadline.
+    last: Option<String>,
 }
 
 impl Backoff {
@@ -86,7 +88,10 @@ pub(crate) fn connect(
     backoff: &mut Backoff,
     on_broken: Arc<dyn Fn() + Send + Sync>,
 ) -> Result<Client> {
-    let mut last = String::from("no attempt before the deadline");
+    let mut last = backoff
+        .last
+        .clone()
+        .unwrap_or_else(|| "no attempt before the deadline".into());
     let mut turn = 0usize;
     loop {
         if let Some(at) = backoff.not_before {
@@ -128,7 +133,8 @@ pub(crate) fn connect(
                         BACKOFF_CAP.as_millis()
                     );
                 }
-                last = why;
+                last = why.clone();
+                backoff.last = Some(why);
                 backoff.failed();
                 if Instant::now() >= deadline {
                     return Err(settings.unavailable(&last));
@@ -249,4 +255,31 @@ fn handshake(
         id,
         timeout: Duration::from_millis(granted as u64),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_backoff_doubles_to_its_cap_with_jitter_and_starts_over_after_a_session() {
+        let mut backoff = Backoff::default();
+        let mut pauses = Vec::new();
+        for _ in 0..12 {
+            let before = Instant::now();
+            backoff.failed();
+            let after = Instant::now();
+            let delay = backoff.delay.unwrap();
+            let not_before = backoff.not_before.unwrap();
+            // Between half the delay and all of it, from the instant of the failure.
+            assert!(not_before >= before + delay / 2 && not_before <= after + delay);
+            pauses.push(delay);
+        }
+        assert_eq!(pauses[0], BACKOFF_FIRST);
+        assert_eq!(pauses[1], BACKOFF_FIRST * 2);
+        assert_eq!(*pauses.last().unwrap(), BACKOFF_CAP);
+        assert_eq!(backoff.succeeded(), 12);
+        backoff.failed();
+        assert_eq!(backoff.delay, Some(BACKOFF_FIRST));
+    }
 }

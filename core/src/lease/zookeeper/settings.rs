@@ -290,6 +290,34 @@ mod tests {
     }
 
     #[test]
+    fn credentials_come_before_the_last_at_and_never_show() {
+        let s = parse("flakery:p@ss:w/rd@zk1:2181,zk2/app").unwrap();
+        let credentials = s.credentials.clone().unwrap();
+        assert_eq!(credentials.user(), "flakery");
+        assert_eq!(credentials.secret(), "flakery:p@ss:w/rd");
+        assert_eq!(s.hosts, ["zk1:2181", "zk2:2181"]);
+        assert_eq!(s.chroot, "/app");
+        assert_eq!(s.connect, "zk1:2181,zk2/app");
+        assert!(!format!("{s:?}").contains("p@ss"), "{s:?}");
+        assert_eq!(s.acl().len(), 2);
+        // ZooKeeper's DigestAuthenticationProvider: user:base64(sha1(user:password)).
+        let superuser = parse("super:superpw@h:1").unwrap().credentials.unwrap();
+        assert_eq!(superuser.digest_id(), "super:g9oN2HttPfn8MMWJZ2r45Np/LIA=");
+        assert_eq!(parse("h:1").unwrap().acl(), Acl::open());
+        for bad in [
+            "u@h:1",
+            ":p@h:1",
+            "u:@h:1",
+            "u:secret-pw@h:x",
+            "u:secret-pw@",
+        ] {
+            let err = parse(bad).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::InvalidArgument, "{bad}: {err}");
+            assert!(!err.message().contains("secret-pw"), "{err}");
+        }
+    }
+
+    #[test]
     fn a_session_timeout_too_short_to_hold_a_lease_is_refused() {
         for short in [0, 1, MIN_SESSION_TIMEOUT_MS - 1] {
             let err = Settings::parse("h:1", "a", short, &Layout::twitter()).unwrap_err();
