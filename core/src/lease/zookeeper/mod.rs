@@ -100,8 +100,8 @@ impl ZooKeeperCoordinator {
         Instant::now() + Duration::from_millis(left as u64)
     }
 
-    /// The client, if its session is connected; a broken one is dropped (its request thread
-    /// closes the session when its request returns).
+    /// The client, if its connection is up; a broken one is dropped (and why remembered for
+    /// the lease's message).
     fn live_client(&mut self) -> Option<&Client> {
         if let Some(client) = self.client.take_if(|c| !c.connected()) {
             self.broken_cause = client.broken_cause();
