@@ -102,7 +102,18 @@ fn a_server_that_accepts_and_closes_costs_few_connections_and_log_lines() {
     drop(server);
     lines.lock().unwrap().clear();
     let fake = AcceptAndClose::on(port);
-    std::thread::sleep(Duration::from_secs(3));
+    // The generator is asked all along; what it answers names the real cause at some point.
+    let mut refusals = Vec::new();
+    let window = Instant::now();
+    while window.elapsed() < Duration::from_secs(3) {
+        if let Err(err) = generator.next_id() {
+            assert_eq!(err.code(), ErrorCode::LeaseLost, "{err}");
+            if !refusals.contains(&err.message().to_string()) {
+                refusals.push(err.message().to_string());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let accepted = fake.accepted.load(Ordering::SeqCst);
     let logged = lines.lock().unwrap().clone();
     drop(fake);
@@ -121,6 +132,13 @@ fn a_server_that_accepts_and_closes_costs_few_connections_and_log_lines() {
             .iter()
             .any(|l| l.starts_with("WARN") && l.contains("cannot connect to ZooKeeper")),
         "{logged:#?}"
+    );
+
+    assert!(
+        refusals
+            .iter()
+            .any(|m| m.contains("the connection to ZooKeeper broke (session 0x")),
+        "no refusal names the cause: {refusals:#?}"
     );
 
     let server = Server::start_at(&data.0, port);
