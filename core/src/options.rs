@@ -48,8 +48,9 @@ pub const DEFAULT_SESSION_TIMEOUT_MS: u64 = 10_000;
 pub const DEFAULT_NAMESPACE: &str = "default";
 
 /// Every option of docs/spec.md#generator-options. `None` means "not given": the environment
-/// or the documented default applies.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// or the documented default applies. `Debug` never shows a password (of `zookeeper` or
+/// `database_url`).
+#[derive(Clone, PartialEq, Eq)]
 pub struct Options {
     pub layout: Option<Layout>,
     pub datacenter_id: Option<u64>,
@@ -60,6 +61,8 @@ pub struct Options {
     pub random_sequence_start: bool,
     /// Values of constant fields by name.
     pub fields: Vec<(String, u64)>,
+    /// `[user:password@]host:port[,...][/chroot]`; its credentials never show
+    /// (`zookeeper_shown`).
     pub zookeeper: Option<String>,
     /// `postgres://...` or `mysql://...`; its password never shows (see `DatabaseUrl`).
     pub database_url: Option<crate::lease::sql::DatabaseUrl>,
@@ -67,6 +70,53 @@ pub struct Options {
     pub namespace: Option<String>,
     pub session_timeout_ms: Option<u64>,
     pub lease_dir: Option<PathBuf>,
+}
+
+/// A ZooKeeper connect string as messages and `Debug` show it: the credentials before its
+/// last `@` (docs/security.md#zookeeper) replaced by `<credentials>`.
+pub fn zookeeper_shown(connect: &str) -> String {
+    match connect.rsplit_once('@') {
+        Some((_, rest)) => format!("<credentials>@{rest}"),
+        None => connect.to_string(),
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Every field, so that a new one cannot be forgotten here.
+        let Options {
+            layout,
+            datacenter_id,
+            worker_id,
+            sequence_policy,
+            max_borrow_ms,
+            backwards_tolerance_ms,
+            random_sequence_start,
+            fields,
+            zookeeper,
+            database_url,
+            database_mode,
+            namespace,
+            session_timeout_ms,
+            lease_dir,
+        } = self;
+        f.debug_struct("Options")
+            .field("layout", layout)
+            .field("datacenter_id", datacenter_id)
+            .field("worker_id", worker_id)
+            .field("sequence_policy", sequence_policy)
+            .field("max_borrow_ms", max_borrow_ms)
+            .field("backwards_tolerance_ms", backwards_tolerance_ms)
+            .field("random_sequence_start", random_sequence_start)
+            .field("fields", fields)
+            .field("zookeeper", &zookeeper.as_deref().map(zookeeper_shown))
+            .field("database_url", database_url)
+            .field("database_mode", database_mode)
+            .field("namespace", namespace)
+            .field("session_timeout_ms", session_timeout_ms)
+            .field("lease_dir", lease_dir)
+            .finish()
+    }
 }
 
 impl Default for Options {

@@ -12,9 +12,8 @@
 #![cfg(all(unix, feature = "zookeeper"))]
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use flakery::zookeeper_lease::ZooKeeperLease;
@@ -22,130 +21,8 @@ use flakery::{decode, ErrorCode, FakeClock, Generator, Layout, NodeSource, Optio
 
 mod common;
 use common::ROLE;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn zkserver() -> Command {
-    let mut command = Command::new("python3");
-    command.arg(repo_root().join("tests/zookeeper/zkserver.py"));
-    command
-}
-
-fn in_ci() -> bool {
-    std::env::var("CI").as_deref() == Ok("true")
-}
-
-fn zookeeper_installed() -> bool {
-    Path::new("/usr/share/java/zookeeper.jar").exists()
-        && Command::new("java")
-            .arg("-version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-}
-
-/// One test at a time (and the ZooKeeper installed once).
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// A running ZooKeeper, stopped by PID on drop.
-struct Server {
-    pid: u32,
-    dir: String,
-    port: u16,
-    connect: String,
-}
-
-impl Server {
-    /// A new server, or `None` (after a loud notice) where ZooKeeper is missing outside CI.
-    fn start() -> Option<Server> {
-        if !zookeeper_installed() {
-            if in_ci() {
-                let status = Command::new("bash")
-                    .arg(repo_root().join("tests/zookeeper/install.sh"))
-                    .status()
-                    .expect("run tests/zookeeper/install.sh");
-                assert!(
-                    status.success() && zookeeper_installed(),
-                    "CI=true: ZooKeeper (and java) are required and could not be installed"
-                );
-            } else {
-                // Straight to stderr: libtest would swallow an eprintln! of a passing test.
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "!!!!!!!! SKIPPED: ZooKeeper is not installed; run bash \
-                     tests/zookeeper/install.sh (Debian's zookeeper) !!!!!!!!"
-                );
-                return None;
-            }
-        }
-        Some(Self::start_with(&[]))
-    }
-
-    fn start_with(args: &[&str]) -> Server {
-        let output = zkserver()
-            .arg("start")
-            .args(args)
-            .output()
-            .expect("run zkserver.py");
-        assert!(
-            output.status.success(),
-            "zkserver.py start failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let info: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-        Server {
-            pid: info["pid"].as_u64().unwrap() as u32,
-            dir: info["dir"].as_str().unwrap().to_string(),
-            port: info["port"].as_u64().unwrap() as u16,
-            connect: info["connect"].as_str().unwrap().to_string(),
-        }
-    }
-
-    fn signal(&self, what: &str) {
-        let status = zkserver()
-            .args([what, &self.pid.to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-
-    fn pause(&self) {
-        self.signal("pause");
-    }
-
-    fn resume(&self) {
-        self.signal("resume");
-    }
-
-    /// A client of the test's own, to look at the server's tree.
-    fn client(&self) -> zookeeper::ZooKeeper {
-        let zk = zookeeper::ZooKeeper::connect(
-            &self.connect,
-            Duration::from_secs(10),
-            |_: zookeeper::WatchedEvent| {},
-        )
-        .unwrap();
-        zk.exists("/", false).unwrap();
-        zk
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = zkserver()
-            .args(["stop", &self.pid.to_string(), &self.dir])
-            .status();
-    }
-}
+mod zk_harness;
+use zk_harness::{serial, zkserver, Server};
 
 fn options(server: &Server, namespace: &str, timeout_ms: u64) -> Options {
     Options {

@@ -110,11 +110,17 @@ def _tail(path: str, lines: int = 80) -> str:
 
 
 def _is_gone(pid: int) -> bool:
-    """True if `pid` no longer exists or is a zombie."""
+    """True if `pid` no longer exists or is a zombie whose threads have all exited.
+
+    A JVM's main thread can exit first: the process then shows as a zombie while its other
+    threads still run and still hold the listening socket, so a port taken at once after a
+    stop was "in use"."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             state = f.read().rsplit(")", 1)[1].split()[0]
-        return state in ("Z", "X")
+        if state not in ("Z", "X"):
+            return False
+        return len(os.listdir(f"/proc/{pid}/task")) <= 1
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return True
 

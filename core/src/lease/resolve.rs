@@ -110,10 +110,11 @@ pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLe
                         // It would not stay fixed: ZooKeeper leases whole node IDs.
                         return Err(Error::invalid_argument(format!(
                             "FLAKERY_DATACENTER_ID={id} is set without FLAKERY_WORKER_ID while \
-                             a ZooKeeper lease is configured ('{connect}'), which leases whole \
+                             a ZooKeeper lease is configured ('{}'), which leases whole \
                              node IDs and would not keep the datacenter: unset \
                              FLAKERY_DATACENTER_ID, or lease from a database \
-                             (FLAKERY_DATABASE_URL), which leases workers under it"
+                             (FLAKERY_DATABASE_URL), which leases workers under it",
+                            crate::options::zookeeper_shown(&connect)
                         )));
                     }
                 }

@@ -10,11 +10,18 @@
 //!   always written with a version check (compare-and-set). A claim overwrites it with itself
 //!   under a version check, so a previous holder's next write fails on the version.
 //!
-//! The client is the synchronous `zookeeper` crate: each client has its own threads and no
-//! process-wide reactor, so a forked child can make a client of its own (the
+//! With credentials (`user:password@` in the connect string) every znode flakery creates lets
+//! only that digest identity write, and others read; without, any client that reaches the
+//! ensemble can change a mark or a node, which can make two holders share a node ID: a lease
+//! without credentials says so once in the log (docs/security.md#zookeeper).
+//!
+//! The client is flakery's own (`transport`): a session per client, its own threads and
+//! socket, no process-wide state, so a forked child can make a client of its own (the
 //! `zookeeper-client` crate's global async-io reactor hangs every new client in a forked
 //! child). A child never touches its parent's client.
 
+mod connect;
+mod proto;
 mod settings;
 mod transport;
 
@@ -23,14 +30,14 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use zookeeper::{CreateMode, Stat, ZkError};
-
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, ErrorCode, Result};
 use crate::layout::Layout;
 use crate::lease::coordinator::{Alarm, Claim, Coordinator, Failure, Token};
 use crate::lease::kept::{KeptLease, MonotonicClock};
 use crate::lease::node::{mark_ahead, read_mark, Fence, Grant, NodeLease, NodeSource};
+use connect::Backoff;
+use proto::{CreateMode, Stat, ZkError};
 use settings::Settings;
 use transport::Client;
 
@@ -41,6 +48,10 @@ pub struct ZooKeeperCoordinator {
     settings: Settings,
     clock: Arc<dyn Clock>,
     client: Option<Client>,
+    /// The pause before the next connection attempt, kept across claims.
+    backoff: Backoff,
+    /// Why the last client was given up on, for the lease's message.
+    broken_cause: Option<String>,
     /// Our ephemeral node of a client given up on (index, session): deleted at the next claim.
     stale: Option<(u64, i64)>,
     alarm: Arc<Mutex<Option<Alarm>>>,
@@ -76,6 +87,8 @@ impl ZooKeeperCoordinator {
             settings,
             clock,
             client: None,
+            backoff: Backoff::default(),
+            broken_cause: None,
             stale: None,
             alarm: Arc::default(),
         }
@@ -87,13 +100,21 @@ impl ZooKeeperCoordinator {
         Instant::now() + Duration::from_millis(left as u64)
     }
 
-    /// The client, if its session is connected; a broken one is dropped (its request thread
-    /// closes the session when its request returns).
+    /// The client, if its connection is up; a broken one is dropped (and why remembered for
+    /// the lease's message).
     fn live_client(&mut self) -> Option<&Client> {
-        if self.client.as_ref().is_some_and(|c| !c.connected()) {
-            self.client = None;
+        if let Some(client) = self.client.take_if(|c| !c.connected()) {
+            self.broken_cause = client.broken_cause();
         }
         self.client.as_ref()
+    }
+
+    /// `Failure::Lost` for a request with no live client, with the connection's real cause.
+    fn broken(&self) -> Failure {
+        Failure::Lost(match &self.broken_cause {
+            Some(cause) => format!("the connection to ZooKeeper broke ({cause})"),
+            None => "the connection to ZooKeeper broke".into(),
+        })
     }
 
     fn failure(&self, err: ZkError) -> Failure {
@@ -167,13 +188,18 @@ impl Coordinator for ZooKeeperCoordinator {
                     alarm.raise();
                 }
             });
-            self.client = Some(transport::connect(&settings, connect_by, on_broken)?);
+            self.client = Some(connect::connect(
+                &settings,
+                connect_by,
+                &mut self.backoff,
+                on_broken,
+            )?);
         }
         let Some(zk) = self.client.as_ref() else {
             return Err(settings.unavailable("no session"));
         };
         for dir in [settings.nodes_dir(), settings.hwm_dir()] {
-            zk.create_parents(by, &dir)
+            zk.create_parents(by, &dir, &settings.root())
                 .map_err(|e| settings.failed(&format!("create {dir}"), e))?;
         }
         if let Some((index, session_id)) = self.stale.take() {
@@ -211,6 +237,10 @@ impl Coordinator for ZooKeeperCoordinator {
                 Ok(None) => return Err(settings.failed(&format!("read {path}"), ZkError::NoNode)),
                 Err(err) => return Err(settings.failed(&format!("read {path}"), err)),
             };
+            // A mark made before credentials were configured becomes ours alone.
+            zk.secure(by, &settings.hwm_path(index)).map_err(|e| {
+                settings.failed(&format!("protect {}", settings.hwm_path(index)), e)
+            })?;
             let taken = self
                 .take_mark(zk, by, index)?
                 .and_then(|taken| match taken.0 {
@@ -258,8 +288,11 @@ impl Coordinator for ZooKeeperCoordinator {
     fn renew(&mut self, claim: &mut Claim, deadline_ms: i64) -> std::result::Result<(), Failure> {
         let by = self.instant(deadline_ms);
         let path = self.settings.node_path(claim.index);
-        let Some(zk) = self.live_client() else {
-            return Err(Failure::Lost("the connection to ZooKeeper broke".into()));
+        if self.live_client().is_none() {
+            return Err(self.broken());
+        }
+        let Some(zk) = self.client.as_ref() else {
+            return Err(self.broken());
         };
         match zk.exists(by, &path) {
             Ok(Some(stat)) if stat.ephemeral_owner == claim.token.holder => Ok(()),
@@ -282,8 +315,11 @@ impl Coordinator for ZooKeeperCoordinator {
     ) -> std::result::Result<(), Failure> {
         let by = self.instant(deadline_ms);
         let path = self.settings.hwm_path(claim.index);
-        let Some(zk) = self.live_client() else {
-            return Err(Failure::Lost("the connection to ZooKeeper broke".into()));
+        if self.live_client().is_none() {
+            return Err(self.broken());
+        }
+        let Some(zk) = self.client.as_ref() else {
+            return Err(self.broken());
         };
         let version = claim.token.version as i32;
         let lost = || Failure::Lost("its high-water mark was written by another holder".into());
@@ -358,6 +394,14 @@ impl ZooKeeperLease {
         layout: &Layout,
     ) -> Result<ZooKeeperLease> {
         let settings = Settings::parse(connect, namespace, session_timeout_ms, layout)?;
+        if settings.credentials.is_none() {
+            tracing::warn!(
+                "ZooKeeper at {} without credentials: any client that can reach the ensemble \
+                 can change flakery's znodes and make two holders share a node ID; add \
+                 user:password@ to the connect string (docs/security.md#zookeeper)",
+                settings.address()
+            );
+        }
         let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
         let coordinator = ZooKeeperCoordinator::new(settings.clone(), Arc::clone(&clock));
         let kept = KeptLease::start(Box::new(coordinator), layout, clock)?;
