@@ -87,6 +87,9 @@ impl IntoResponse for ApiError {
         let mut response = (self.status, axum::Json(body)).into_response();
         if self.is_unavailable() {
             response
+                .extensions_mut()
+                .insert(crate::unavailable::AnsweredCode(self.code));
+            response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_S));
         }

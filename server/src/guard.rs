@@ -83,8 +83,13 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
             route_label(path.as_str(), request.uri().path())
         })
         .to_owned();
+    // A health check's 503 is an answer, not a refused request.
+    let health_check = is_health_check(request.uri().path());
     let response = answer(&guard, request, next).await;
     let metrics = &guard.ids.metrics;
+    if !health_check {
+        crate::unavailable::count(metrics, &response);
+    }
     metrics
         .requests
         .with_label_values(&[&route, response.status().as_str()])

@@ -31,6 +31,8 @@ class Server:
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("FLAKERY_")}
         full_env["FLAKERY_LEASE_DIR"] = tempfile.mkdtemp(prefix="server-test-lease-")
         full_env["FLAKERY_LOG_FORMAT"] = "json"
+        # Stop at once unless a test is about draining (tests/server/test_drain.py).
+        full_env["FLAKERY_DRAIN_DELAY_MS"] = "0"
         full_env.update(env or {})
         self.proc = subprocess.Popen(
             [BINARY, "serve", "--listen", f"127.0.0.1:{self.port}", *args],

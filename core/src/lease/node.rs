@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::lease::status::LeaseStatus;
 
 /// Where a generator's node ID came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -117,6 +118,12 @@ pub trait NodeLease: Send + Sync + fmt::Debug {
     /// between grants.
     fn attach(&self, fence: Fence) {
         let _ = fence;
+    }
+
+    /// What the lease says of itself now, readable without a lock (readiness, metrics). The
+    /// default, for a node ID that cannot be lost, is held until the generator is closed.
+    fn status(&self) -> LeaseStatus {
+        LeaseStatus::fixed()
     }
 
     /// Gives the node ID back now; later grants fail. `last_used_ms` is the time of the last
