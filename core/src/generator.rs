@@ -612,7 +612,7 @@ impl<C: Clock> Generator<C> {
     /// The lease's own report of itself (state, losses, round trip), readable without a lock:
     /// take it once and read it as often as wanted.
     pub fn lease_status(&self) -> crate::lease::status::LeaseStatus {
-        self.lock_identity().lease.status()
+        self.limit.status()
     }
 
     pub fn sequence_policy(&self) -> SequencePolicy {

@@ -26,6 +26,9 @@ const BATCH_SLOTS: usize = 8;
 /// without a thread.
 const SLOW_SLOTS: usize = 4;
 
+/// How often a request waiting on the slow path reads the lease's status (a few atomic loads).
+const STATUS_POLL: Duration = Duration::from_millis(5);
+
 /// How often the identity is checked when no request has told us anything.
 const PROBE_EVERY: Duration = Duration::from_millis(250);
 
@@ -35,8 +38,8 @@ pub struct Ids {
     /// The constant fields' values given to the generator (Vesta's version, type, method).
     constants: Vec<(String, u64)>,
     pub readiness: Readiness,
-    batch_slots: tokio::sync::Semaphore,
-    slow_slots: tokio::sync::Semaphore,
+    batch_slots: Arc<tokio::sync::Semaphore>,
+    slow_slots: Arc<tokio::sync::Semaphore>,
     /// Serialises copying the core's slow-path counts into the Prometheus counters.
     slow_path_synced: Mutex<()>,
 }
@@ -53,8 +56,8 @@ impl Ids {
             metrics,
             constants,
             readiness,
-            batch_slots: tokio::sync::Semaphore::new(BATCH_SLOTS),
-            slow_slots: tokio::sync::Semaphore::new(SLOW_SLOTS),
+            batch_slots: Arc::new(tokio::sync::Semaphore::new(BATCH_SLOTS)),
+            slow_slots: Arc::new(tokio::sync::Semaphore::new(SLOW_SLOTS)),
             slow_path_synced: Mutex::new(()),
         })
     }
@@ -79,9 +82,7 @@ impl Ids {
         if let Some(refusal) = self.readiness.refuse_fast() {
             return Err(refusal);
         }
-        let Ok(_slot) = self.slow_slots.acquire().await else {
-            return Err(ApiError::overloaded("the server is stopping"));
-        };
+        let slot = self.slot(&self.slow_slots).await?;
         // The tick may have turned, or the lease been renewed, while this waited its turn.
         if let Some(id) = self.generator.try_next_id_fast() {
             return self.account(Ok((id, 1)));
@@ -90,7 +91,11 @@ impl Ids {
             return Err(refusal);
         }
         let this = Arc::clone(self);
-        let result = match tokio::task::spawn_blocking(move || this.generator.next_id()).await {
+        let made = tokio::task::spawn_blocking(move || {
+            let _slot = slot; // held until the generator returns, however this request ends
+            this.generator.next_id()
+        });
+        let result = match self.unless_lease_stops(made).await? {
             Ok(result) => result,
             Err(_) => return Err(ApiError::overloaded("the request was cancelled")),
         };
@@ -119,16 +124,15 @@ impl Ids {
             } else {
                 &self.slow_slots
             };
-            let Ok(_slot) = slots.acquire().await else {
-                return Err(ApiError::overloaded("the server is stopping"));
-            };
+            let slot = self.slot(slots).await?;
             let this = Arc::clone(self);
             let made = tokio::task::spawn_blocking(move || {
+                let _slot = slot;
                 let done = ids.len();
                 ids.resize(count, 0);
                 this.generator.fill(&mut ids[done..]).map(|()| ids)
             });
-            match made.await {
+            match self.unless_lease_stops(made).await? {
                 Ok(result) => result,
                 Err(_) => return Err(ApiError::overloaded("the batch was cancelled")),
             }
@@ -137,6 +141,37 @@ impl Ids {
             let n = ids.len() as u64;
             (ids, n)
         }))
+    }
+
+    /// A turn on the slow path, unless the lease stops issuing while this waits for it.
+    async fn slot(
+        &self,
+        slots: &Arc<tokio::sync::Semaphore>,
+    ) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+        self.unless_lease_stops(Arc::clone(slots).acquire_owned())
+            .await?
+            .map_err(|_| ApiError::overloaded("the server is stopping"))
+    }
+
+    /// `wait`'s output, or the refusal as soon as the lease cannot issue: a request that
+    /// waits in line, or on a lease that stopped confirming, is answered 503 at once (what it
+    /// waited for goes on without it; an ID made for nobody is a gap, which costs nothing).
+    async fn unless_lease_stops<T>(
+        &self,
+        wait: impl std::future::Future<Output = T>,
+    ) -> Result<T, ApiError> {
+        let stops = async {
+            loop {
+                if let Some(refusal) = self.readiness.refuse_fast() {
+                    return refusal;
+                }
+                tokio::time::sleep(STATUS_POLL).await;
+            }
+        };
+        tokio::select! {
+            out = wait => Ok(out),
+            refusal = stops => Err(refusal),
+        }
     }
 
     /// Brings the core's slow-path counts (sequence waits, borrowed ticks) into the

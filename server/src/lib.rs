@@ -10,6 +10,7 @@ mod guard;
 mod http;
 mod ids;
 mod localtime;
+mod logs;
 mod metrics;
 mod readiness;
 mod serve;
@@ -63,23 +64,9 @@ fn options(args: &ServeArgs) -> Result<(Options, Vec<(String, u64)>), String> {
     ))
 }
 
-fn init_logs(format: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("FLAKERY_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr);
-    if format == "json" {
-        builder.json().init();
-    } else {
-        builder.init();
-    }
-}
-
 /// Runs the server until SIGTERM or SIGINT; the exit code says whether it started.
 pub fn run(args: ServeArgs) -> ExitCode {
-    init_logs(&args.log_format);
+    logs::init(&args.log_format);
     match run_inner(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

@@ -447,11 +447,8 @@ impl NodeLease for KeptLease {
     }
 
     fn attach(&self, fence: Fence) {
+        fence.report(self.shared.status.clone());
         self.shared.keeper().attach(fence);
-    }
-
-    fn status(&self) -> LeaseStatus {
-        self.shared.status.clone()
     }
 
     fn release(&self, last_used_ms: i64) {

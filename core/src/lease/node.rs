@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::lease::status::LeaseStatus;
@@ -120,12 +120,6 @@ pub trait NodeLease: Send + Sync + fmt::Debug {
         let _ = fence;
     }
 
-    /// What the lease says of itself now, readable without a lock (readiness, metrics). The
-    /// default, for a node ID that cannot be lost, is held until the generator is closed.
-    fn status(&self) -> LeaseStatus {
-        LeaseStatus::fixed()
-    }
-
     /// Gives the node ID back now; later grants fail. `last_used_ms` is the time of the last
     /// ID issued under it (`i64::MIN` for none), so that a persisted high-water mark can be
     /// brought down from its look-ahead to what was really used.
@@ -150,6 +144,9 @@ struct FenceState {
     /// Counts `close` calls, so that a limit granted while the lease was being lost cannot
     /// reopen the fence (see `Generator::refresh_grant`).
     closes: AtomicU64,
+    /// What the lease attached to this fence says of itself (none: a node ID that cannot be
+    /// lost). Carried here so that any lease, however wrapped, reports it in `attach`.
+    status: Mutex<Option<LeaseStatus>>,
 }
 
 impl Fence {
@@ -180,6 +177,22 @@ impl Fence {
         if self.closes() != closes_before {
             self.0.limit.store(0, Ordering::SeqCst);
         }
+    }
+
+    /// Called by a lease in `attach`: its status is what `status` answers from then on.
+    pub fn report(&self, status: LeaseStatus) {
+        *self.0.status.lock().unwrap_or_else(|e| e.into_inner()) = Some(status);
+    }
+
+    /// The attached lease's status, readable without a lock; a node ID that cannot be lost
+    /// is held.
+    pub fn status(&self) -> LeaseStatus {
+        self.0
+            .status
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .unwrap_or_else(LeaseStatus::fixed)
     }
 
     /// Closes the fence from the generator's side (a change of identity, a fork, `close`).
