@@ -237,3 +237,42 @@ def test_sigterm_releases_the_zookeeper_lease(zk, start_server):
     assert s.terminate() == 0
     # Released explicitly, not left to expire with the 10 s session.
     assert held_nodes(zk, "server-term") == []
+
+
+def test_a_mark_far_ahead_is_never_reported_ready(zk, start_server):
+    """Every node ID's mark two minutes ahead of this clock (as left by a host whose clock ran
+    ahead): the server either refuses to start, naming the cause, or listens without ever
+    reporting ready, and says so at start; it never logs "serving IDs" while it cannot."""
+    namespace = "server-ahead"
+    ahead_ms = int(time.time() * 1000) + 120_000
+    client = KazooClient(hosts=zk.connect)
+    client.start(timeout=10)
+    try:
+        for index in (0, 1):
+            client.create(f"/flakery/{namespace}/hwm/{index}", str(ahead_ms).encode(),
+                          makepath=True)
+    finally:
+        client.stop()
+        client.close()
+    env = {"FLAKERY_ZOOKEEPER": zk.connect, "FLAKERY_NAMESPACE": namespace,
+           "FLAKERY_LAYOUT": "time:41,worker:1,sequence:21;epoch=2020-01-01T00:00:00Z"}
+    try:
+        s = start_server(env=env, wait_ready=False)
+        print("started:", [e["fields"].get("message") for e in s.log_events()][:3])
+    except RuntimeError as refused:  # the coordinator skipped both node IDs: none left
+        print("refused:", str(refused)[:600])
+        assert "exited 1" in str(refused)
+        assert "worker_ids_exhausted" in str(refused) or "clock" in str(refused), refused
+        return
+    status, _, body = s.get_json("/readyz")
+    assert status == 503, body
+    started = [e["fields"] for e in s.log_events() if e.get("fields", {}).get("event") == "started"]
+    assert started and started[0]["message"] != "serving IDs", started
+    assert any(e.get("fields", {}).get("event") == "not_issuing" for e in s.log_events())
+    # Still not ready after the identity probe has run a few times.
+    probes = 0
+    while probes < 5:
+        assert s.get("/readyz")[0] == 503
+        assert s.get("/v1/id")[0] == 503
+        probes += 1
+        time.sleep(0.3)
