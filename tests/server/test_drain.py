@@ -149,3 +149,29 @@ def test_rolling_restart_behind_haproxy_fails_no_request(start_server):
     assert len(ids) == answered[0]
     events = [e.get("fields", {}).get("event") for e in servers[0].log_events()]
     assert "started" in events
+
+
+def test_sigterm_turns_readiness_first_then_serves_through_the_drain(start_server):
+    """In order: SIGTERM; /readyz 503 `draining` while ID requests are still answered (with
+    `Connection: close`); then the process exits 0, having logged no error or warning."""
+    s = start_server(env={"FLAKERY_DRAIN_DELAY_MS": "60000"})
+    assert s.get("/readyz")[0] == 200
+    s.proc.send_signal(signal.SIGTERM)
+    deadline = time.time() + 30  # a safety net against a hang, not a measure
+    while s.get("/readyz")[0] != 503:
+        assert time.time() < deadline, "/readyz never turned 503 after SIGTERM"
+        time.sleep(0.01)
+    status, headers, body = s.get_json("/readyz")
+    assert status == 503 and body["error"]["code"] == "draining"
+    assert headers["retry-after"] == "1"
+    status, headers, _ = s.get("/v1/id")
+    assert status == 200 and headers.get("connection") == "close"
+    assert s.proc.poll() is None, "stopped during the drain delay"
+    # A second signal ends the delay.
+    s.proc.send_signal(signal.SIGTERM)
+    assert s.proc.wait(30) == 0
+    events = s.log_events()
+    names = [e.get("fields", {}).get("event") for e in events]
+    assert names.index("draining") < names.index("stopping") < names.index("stopped"), names
+    loud = [e for e in events if e.get("level") in ("ERROR", "WARN")]
+    assert loud == [], loud
