@@ -82,9 +82,12 @@ def test_paused_zookeeper_gives_503_then_recovers(zk, start_server):
     assert status == 200 and int(body["id"]) > 0
     assert lease_held_metric(s) == 1
     wait_for("gRPC health SERVING", lambda: grpc_health(s) == "SERVING", 3)
-    states = [e["fields"].get("state") for e in s.log_events()
-              if e.get("fields", {}).get("event") == "lease_state"]
-    assert {"suspect", "lost"} & set(states) and states[-1] == "held", states
+    def states():
+        return [e["fields"].get("state") for e in s.log_events()
+                if e.get("fields", {}).get("event") == "lease_state"]
+    # The log line follows the state within one identity probe (250 ms): wait for it.
+    wait_for("the lease logged as held again", lambda: states()[-1:] == ["held"], 10)
+    assert {"suspect", "lost"} & set(states()), states()
     # The ZooKeeper client's lines carry no source file path of the build machine.
     assert "log.file" not in s.logs() and ".cargo/registry" not in s.logs()
 
