@@ -27,7 +27,7 @@ const BATCH_SLOTS: usize = 8;
 const SLOW_SLOTS: usize = 4;
 
 /// How often a request waiting on the slow path reads the lease's status (a few atomic loads).
-const STATUS_POLL: Duration = Duration::from_millis(5);
+const STATUS_POLL: Duration = Duration::from_millis(10);
 
 /// How often the identity is checked when no request has told us anything.
 const PROBE_EVERY: Duration = Duration::from_millis(250);
