@@ -55,6 +55,15 @@ def lease_held_metric(server):
     return families["flakery_lease_held"].samples[0].value
 
 
+def unavailable_count(server, code):
+    _, _, body = server.get("/metrics")
+    for family in text_string_to_metric_families(body.decode()):
+        for sample in family.samples:
+            if sample.name == "flakery_unavailable_total" and sample.labels["code"] == code:
+                return sample.value
+    return 0
+
+
 def test_paused_zookeeper_gives_503_then_recovers(zk, start_server):
     s = start_server(env={"FLAKERY_ZOOKEEPER": zk.connect, "FLAKERY_NAMESPACE": "server-pause",
                           "FLAKERY_SESSION_TIMEOUT_MS": str(SESSION_MS)})
@@ -72,6 +81,15 @@ def test_paused_zookeeper_gives_503_then_recovers(zk, start_server):
         assert s.get("/healthz")[0] == 200  # the process is up; only readiness falls
         assert lease_held_metric(s) == 0
         wait_for("gRPC health NOT_SERVING", lambda: grpc_health(s) == "NOT_SERVING", 3)
+        # A gRPC refusal is counted by its cause like an HTTP one.
+        before = unavailable_count(s, "lease_lost")
+        with grpc.insecure_channel(f"127.0.0.1:{s.port}") as ch:
+            next_id = ch.unary_unary("/flakery.v1.Ids/NextId", request_serializer=bytes,
+                                     response_deserializer=bytes)
+            with pytest.raises(grpc.RpcError) as refused:
+                next_id(b"", timeout=10)
+        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert unavailable_count(s, "lease_lost") == before + 1
         # Past the session timeout, still refusing.
         time.sleep(SESSION_MS / 1000 + 0.5)
         assert s.get("/v1/id")[0] == 503 and s.get("/readyz")[0] == 503
