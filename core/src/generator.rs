@@ -609,6 +609,12 @@ impl<C: Clock> Generator<C> {
         self.lock_identity().lease.source()
     }
 
+    /// The lease's own report of itself (state, losses, round trip), readable without a lock:
+    /// take it once and read it as often as wanted.
+    pub fn lease_status(&self) -> crate::lease::status::LeaseStatus {
+        self.limit.status()
+    }
+
     pub fn sequence_policy(&self) -> SequencePolicy {
         self.policy
     }

@@ -37,5 +37,6 @@ pub use error::{Error, ErrorCode, Result};
 pub use generator::{Builder, Generator, SlowPathCounts};
 pub use layout::{Capacity, Field, FieldKind, Layout, Slot, TimeUnit};
 pub use lease::node::{Fence, FixedNode, Grant, NodeId, NodeLease, NodeSource};
+pub use lease::status::{LeaseState, LeaseStatus, LossReason};
 pub use options::{Options, SequencePolicy};
 pub use text::IdFormat;

@@ -86,7 +86,14 @@ pub struct ServeArgs {
     #[arg(long, env = "FLAKERY_REQUEST_TIMEOUT_S", default_value_t = 30, value_parser = decimal_u64)]
     pub request_timeout_s: u64,
 
-    /// Seconds in-flight requests get to finish after SIGTERM/SIGINT.
+    /// Milliseconds the server keeps serving after SIGTERM/SIGINT while /readyz answers 503,
+    /// so that load balancers stop sending first: longer than the health check's interval
+    /// times its failure count (haproxy `inter 1s fall 2` needs more than 2 s). 0 stops at
+    /// once. A second signal ends the delay.
+    #[arg(long, env = "FLAKERY_DRAIN_DELAY_MS", default_value_t = 5000, value_parser = decimal_u64)]
+    pub drain_delay_ms: u64,
+
+    /// Seconds in-flight requests get to finish after the drain delay.
     #[arg(long, env = "FLAKERY_SHUTDOWN_GRACE_S", default_value_t = 30, value_parser = decimal_u64)]
     pub shutdown_grace_s: u64,
 
@@ -135,6 +142,10 @@ impl ServeArgs {
             ));
         }
         Ok(Some(token.clone()))
+    }
+
+    pub fn drain_delay(&self) -> Duration {
+        Duration::from_millis(self.drain_delay_ms)
     }
 
     pub fn shutdown_grace(&self) -> Duration {

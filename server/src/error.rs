@@ -121,6 +121,9 @@ impl IntoResponse for ApiError {
         response.extensions_mut().insert(Shaped);
         if self.is_unavailable() {
             response
+                .extensions_mut()
+                .insert(crate::unavailable::AnsweredCode(self.code));
+            response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_S));
         }

@@ -226,6 +226,9 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         response = metered(kind, &conn, response);
     }
     let metrics = &guard.ids.metrics;
+    if !kind.health {
+        crate::unavailable::count(metrics, &response);
+    }
     metrics
         .requests
         .with_label_values(&[&route, response.status().as_str()])

@@ -283,19 +283,20 @@ pub async fn healthz() -> Json<Value> {
 }
 
 pub async fn readyz(State(ids): State<Arc<Ids>>) -> Result<Json<Value>, ApiError> {
-    if ids.is_ready() {
-        Ok(Json(json!({ "status": "ready" })))
-    } else {
-        Err(ApiError {
-            code: flakery::ErrorCode::LeaseLost.as_str(),
+    match ids.readiness.check() {
+        Ok(()) => Ok(Json(json!({ "status": "ready" }))),
+        Err(not_ready) => Err(ApiError {
+            code: not_ready.code(),
             status: StatusCode::SERVICE_UNAVAILABLE,
-            message: "the node identity is not held: no IDs are issued until it is".into(),
-        })
+            message: not_ready.message(),
+        }),
     }
 }
 
 pub async fn metrics(State(ids): State<Arc<Ids>>) -> Result<Response, ApiError> {
     ids.sync_slow_path_counts();
+    ids.metrics.show_lease(ids.readiness.lease());
+    ids.metrics.show_layout_time_left(ids.generator.layout());
     let text = ids.metrics.render().map_err(|e| ApiError {
         code: "internal",
         status: StatusCode::INTERNAL_SERVER_ERROR,

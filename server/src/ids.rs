@@ -1,15 +1,15 @@
 //! The one generator the server hands IDs out of, and what it knows of its identity: whether
 //! it can issue now (for `/readyz` and the metrics), and a log line whenever that changes.
 
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use flakery::{ErrorCode, Generator, NodeId};
+use flakery::{ErrorCode, Generator, LeaseState, NodeId};
 use tokio::sync::watch;
 
 use crate::error::ApiError;
 use crate::metrics::Metrics;
+use crate::readiness::Readiness;
 
 /// Batches up to this size are first tried on the async threads through the generator's
 /// lock-free hot path (about 10 ns an ID); the rest of a batch, and every larger one, is made
@@ -26,6 +26,9 @@ const BATCH_SLOTS: usize = 8;
 /// without a thread.
 const SLOW_SLOTS: usize = 4;
 
+/// How often a request waiting on the slow path reads the lease's status (a few atomic loads).
+const STATUS_POLL: Duration = Duration::from_millis(10);
+
 /// How often the identity is checked when no request has told us anything.
 const PROBE_EVERY: Duration = Duration::from_millis(250);
 
@@ -34,9 +37,9 @@ pub struct Ids {
     pub metrics: Metrics,
     /// The constant fields' values given to the generator (Vesta's version, type, method).
     constants: Vec<(String, u64)>,
-    ready: AtomicBool,
-    batch_slots: tokio::sync::Semaphore,
-    slow_slots: tokio::sync::Semaphore,
+    pub readiness: Readiness,
+    batch_slots: Arc<tokio::sync::Semaphore>,
+    slow_slots: Arc<tokio::sync::Semaphore>,
     /// Serialises copying the core's slow-path counts into the Prometheus counters.
     slow_path_synced: Mutex<()>,
 }
@@ -46,14 +49,15 @@ impl Ids {
         let node = generator.node();
         metrics.datacenter_id.set(node.datacenter_id as i64);
         metrics.worker_id.set(node.worker_id as i64);
-        metrics.lease_held.set(1);
+        let readiness = Readiness::new(generator.lease_status());
+        metrics.show_lease(readiness.lease());
         Arc::new(Ids {
             generator,
             metrics,
             constants,
-            ready: AtomicBool::new(true),
-            batch_slots: tokio::sync::Semaphore::new(BATCH_SLOTS),
-            slow_slots: tokio::sync::Semaphore::new(SLOW_SLOTS),
+            readiness,
+            batch_slots: Arc::new(tokio::sync::Semaphore::new(BATCH_SLOTS)),
+            slow_slots: Arc::new(tokio::sync::Semaphore::new(SLOW_SLOTS)),
             slow_path_synced: Mutex::new(()),
         })
     }
@@ -62,9 +66,9 @@ impl Ids {
         self.constants.clone()
     }
 
-    /// Whether the last attempt to issue (a request's or the probe's) succeeded.
+    /// Whether load balancers should send requests here (see `readiness`).
     pub fn is_ready(&self) -> bool {
-        self.ready.load(Relaxed)
+        self.readiness.is_ready()
     }
 
     /// One ID. The async threads only take the generator's lock-free hot path; what may
@@ -74,15 +78,24 @@ impl Ids {
         if let Some(id) = self.generator.try_next_id_fast() {
             return self.account(Ok((id, 1)));
         }
-        let Ok(_slot) = self.slow_slots.acquire().await else {
-            return Err(ApiError::overloaded("the server is stopping"));
-        };
+        // A lease that cannot issue now would only make this wait: refuse at once.
+        if let Some(refusal) = self.readiness.refuse_fast() {
+            return Err(refusal);
+        }
+        let slot = self.slot(&self.slow_slots).await?;
         // The tick may have turned, or the lease been renewed, while this waited its turn.
         if let Some(id) = self.generator.try_next_id_fast() {
             return self.account(Ok((id, 1)));
         }
+        if let Some(refusal) = self.readiness.refuse_fast() {
+            return Err(refusal);
+        }
         let this = Arc::clone(self);
-        let result = match tokio::task::spawn_blocking(move || this.generator.next_id()).await {
+        let made = tokio::task::spawn_blocking(move || {
+            let _slot = slot; // held until the generator returns, however this request ends
+            this.generator.next_id()
+        });
+        let result = match self.unless_lease_stops(made).await? {
             Ok(result) => result,
             Err(_) => return Err(ApiError::overloaded("the request was cancelled")),
         };
@@ -103,22 +116,23 @@ impl Ids {
         }
         let result = if ids.len() == count {
             Ok(ids)
+        } else if let Some(refusal) = self.readiness.refuse_fast() {
+            return Err(refusal);
         } else {
             let slots = if count > INLINE_BATCH {
                 &self.batch_slots
             } else {
                 &self.slow_slots
             };
-            let Ok(_slot) = slots.acquire().await else {
-                return Err(ApiError::overloaded("the server is stopping"));
-            };
+            let slot = self.slot(slots).await?;
             let this = Arc::clone(self);
             let made = tokio::task::spawn_blocking(move || {
+                let _slot = slot;
                 let done = ids.len();
                 ids.resize(count, 0);
                 this.generator.fill(&mut ids[done..]).map(|()| ids)
             });
-            match made.await {
+            match self.unless_lease_stops(made).await? {
                 Ok(result) => result,
                 Err(_) => return Err(ApiError::overloaded("the batch was cancelled")),
             }
@@ -127,6 +141,37 @@ impl Ids {
             let n = ids.len() as u64;
             (ids, n)
         }))
+    }
+
+    /// A turn on the slow path, unless the lease stops issuing while this waits for it.
+    async fn slot(
+        &self,
+        slots: &Arc<tokio::sync::Semaphore>,
+    ) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+        self.unless_lease_stops(Arc::clone(slots).acquire_owned())
+            .await?
+            .map_err(|_| ApiError::overloaded("the server is stopping"))
+    }
+
+    /// `wait`'s output, or the refusal as soon as the lease cannot issue: a request that
+    /// waits in line, or on a lease that stopped confirming, is answered 503 at once (what it
+    /// waited for goes on without it; an ID made for nobody is a gap, which costs nothing).
+    async fn unless_lease_stops<T>(
+        &self,
+        wait: impl std::future::Future<Output = T>,
+    ) -> Result<T, ApiError> {
+        let stops = async {
+            loop {
+                if let Some(refusal) = self.readiness.refuse_fast() {
+                    return refusal;
+                }
+                tokio::time::sleep(STATUS_POLL).await;
+            }
+        };
+        tokio::select! {
+            out = wait => Ok(out),
+            refusal = stops => Err(refusal),
+        }
     }
 
     /// Brings the core's slow-path counts (sequence waits, borrowed ticks) into the
@@ -146,47 +191,70 @@ impl Ids {
         match result {
             Ok((value, n)) => {
                 self.metrics.ids_issued.inc_by(n);
-                if !self.ready.load(Relaxed) {
-                    self.set_ready(true, None);
-                }
+                self.record(Ok(()));
                 Ok(value)
             }
             Err(error) => {
-                match error.code() {
-                    ErrorCode::LeaseLost | ErrorCode::CoordinatorUnavailable => {
-                        self.set_ready(false, Some(&error))
-                    }
-                    ErrorCode::ClockMovedBackwards => self.metrics.clock_backwards.inc(),
-                    _ => {}
+                if error.code() == ErrorCode::ClockMovedBackwards {
+                    self.metrics.clock_backwards.inc();
                 }
+                self.record(Err(&error));
                 Err(error.into())
             }
         }
     }
 
-    fn set_ready(&self, ready: bool, error: Option<&flakery::Error>) {
-        if self.ready.swap(ready, Relaxed) == ready {
+    /// Records an attempt to issue, and logs when it changes whether this server can.
+    pub fn record(&self, outcome: Result<(), &flakery::Error>) {
+        if !self.readiness.record(outcome.map_err(|e| e.code())) {
             return;
         }
-        self.metrics.lease_held.set(ready as i64);
         self.metrics.lease_changes.inc();
         let node = self.generator.node();
         self.show_node(node);
-        if ready {
-            tracing::info!(
-                event = "lease_held",
+        match outcome {
+            Ok(()) => tracing::info!(
+                event = "issuing",
                 datacenter_id = node.datacenter_id,
                 worker_id = node.worker_id,
                 source = %self.generator.source(),
-                "identity held again: issuing IDs"
+                "IDs are issued again; /readyz answers 200"
+            ),
+            Err(error) => tracing::warn!(
+                event = "not_issuing",
+                datacenter_id = node.datacenter_id,
+                worker_id = node.worker_id,
+                code = error.code().as_str(),
+                reason = error.message(),
+                "cannot issue IDs: ID requests and /readyz answer 503 until this passes; \
+                 the reason says what to fix"
+            ),
+        }
+    }
+
+    /// Logs a change of the lease's state once, with what it means for requests.
+    fn show_lease_state(&self, before: LeaseState, now: LeaseState) {
+        self.metrics.show_lease(self.readiness.lease());
+        if before == now {
+            return;
+        }
+        let coordinator = self.readiness.lease().coordinator().unwrap_or("");
+        if now.can_issue() {
+            tracing::info!(
+                event = "lease_state",
+                state = now.as_str(),
+                was = before.as_str(),
+                coordinator,
+                "node ID lease confirmed: issuing IDs"
             );
         } else {
             tracing::warn!(
-                event = "lease_lost",
-                datacenter_id = node.datacenter_id,
-                worker_id = node.worker_id,
-                reason = error.map(|e| e.message()).unwrap_or(""),
-                "identity may be lost: ID requests answer 503 until it is held again"
+                event = "lease_state",
+                state = now.as_str(),
+                was = before.as_str(),
+                coordinator,
+                "node ID lease not confirmed: ID requests and /readyz answer 503 until it is; \
+                 check that the coordinator is reachable and answering"
             );
         }
     }
@@ -200,6 +268,7 @@ impl Ids {
     /// nothing), so `/readyz` turns 503 when a lease is lost even with no traffic, and back.
     pub async fn watch_identity(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
         let mut last_node = self.generator.node();
+        let mut last_state = self.readiness.lease().state();
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(PROBE_EVERY) => {}
@@ -209,17 +278,12 @@ impl Ids {
             let probe = tokio::task::spawn_blocking(move || this.generator.try_next_id()).await;
             let Ok(result) = probe else { continue };
             match result {
-                Ok(_) => self.set_ready(true, None),
-                Err(error)
-                    if matches!(
-                        error.code(),
-                        ErrorCode::LeaseLost | ErrorCode::CoordinatorUnavailable
-                    ) =>
-                {
-                    self.set_ready(false, Some(&error))
-                }
-                Err(_) => {}
+                Ok(_) => self.record(Ok(())),
+                Err(error) => self.record(Err(&error)),
             }
+            let state = self.readiness.lease().state();
+            self.show_lease_state(last_state, state);
+            last_state = state;
             let node = self.generator.node();
             if node != last_node {
                 tracing::info!(

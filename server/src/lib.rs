@@ -5,15 +5,19 @@ mod batch;
 mod budget;
 mod compat;
 pub mod config;
+mod drain;
 mod error;
 mod grpc;
 mod guard;
 mod http;
 mod ids;
 mod localtime;
+mod logs;
 mod metrics;
 mod query;
+mod readiness;
 mod serve;
+mod unavailable;
 
 use std::process::ExitCode;
 
@@ -62,23 +66,9 @@ fn options(args: &ServeArgs) -> Result<(Options, Vec<(String, u64)>), String> {
     ))
 }
 
-fn init_logs(format: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("FLAKERY_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr);
-    if format == "json" {
-        builder.json().init();
-    } else {
-        builder.init();
-    }
-}
-
 /// Runs the server until SIGTERM or SIGINT; the exit code says whether it started.
 pub fn run(args: ServeArgs) -> ExitCode {
-    init_logs(&args.log_format);
+    logs::init(&args.log_format);
     match run_inner(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
@@ -127,6 +117,36 @@ fn return_large_blocks_when_freed() {
     }
 }
 
+/// The start line: where the node ID came from (the coordinator by address and namespace,
+/// never its credentials, and its session timeout or term) and whether IDs can be issued.
+fn log_started(ids: &ids::Ids, args: &ServeArgs, listen: std::net::SocketAddr) {
+    let node = ids.generator.node();
+    let source = ids.generator.source();
+    let lease = ids.readiness.lease();
+    let zookeeper = source == flakery::NodeSource::ZooKeeper;
+    let term_ms = lease.term_ms();
+    let message = if ids.is_ready() {
+        "serving IDs"
+    } else {
+        "listening, but cannot issue IDs yet (see the warning above): ID requests and /readyz \
+         answer 503 until it can"
+    };
+    tracing::info!(
+        event = "started",
+        listen = %listen,
+        layout = %ids.generator.layout(),
+        datacenter_id = node.datacenter_id,
+        worker_id = node.worker_id,
+        source = %source,
+        coordinator = lease.coordinator().unwrap_or("none"),
+        session_timeout_ms = term_ms.filter(|_| zookeeper),
+        lease_term_ms = term_ms.filter(|_| !zookeeper),
+        drain_delay_ms = args.drain_delay_ms,
+        token = if args.token.is_some() { "required" } else { "none" },
+        "{message}"
+    );
+}
+
 fn run_inner(mut args: ServeArgs) -> Result<(), String> {
     return_large_blocks_when_freed();
     raise_descriptor_limit();
@@ -142,20 +162,17 @@ fn run_inner(mut args: ServeArgs) -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let ids = ids::Ids::new(generator, metrics, constants);
+    // One ID before reporting ready: a lease whose mark is ahead of this clock is held but
+    // cannot issue, and must not be reported ready (the ID is a gap, which costs nothing).
+    match ids.generator.try_next_id() {
+        Ok(_) => ids.record(Ok(())),
+        Err(error) => ids.record(Err(&error)),
+    }
     let result = runtime.block_on(async {
         let listener =
             listen(args.listen).map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
-        let node = ids.generator.node();
-        tracing::info!(
-            event = "started",
-            listen = %listener.local_addr().map_err(|e| e.to_string())?,
-            layout = %ids.generator.layout(),
-            datacenter_id = node.datacenter_id,
-            worker_id = node.worker_id,
-            source = %ids.generator.source(),
-            token = if args.token.is_some() { "required" } else { "none" },
-            "serving IDs"
-        );
+        let listen = listener.local_addr().map_err(|e| e.to_string())?;
+        log_started(&ids, &args, listen);
         serve::serve(std::sync::Arc::clone(&ids), args, listener).await;
         Ok::<(), String>(())
     });

@@ -1,12 +1,16 @@
 //! The Prometheus metrics `/metrics` exposes, in a registry of the server's own.
 
+use flakery::{Layout, LeaseState, LeaseStatus, LossReason};
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
-    TextEncoder,
+    Encoder, Gauge, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec,
+    Opts, Registry, TextEncoder,
 };
 
 pub struct Metrics {
     registry: Registry,
+    /// Set once the lease-only metrics (losses, round trip, headroom) are registered: only
+    /// for a lease kept by a coordinator.
+    coordinated: std::sync::OnceLock<()>,
     pub ids_issued: IntCounter,
     pub requests: IntCounterVec,
     pub latency: HistogramVec,
@@ -21,6 +25,14 @@ pub struct Metrics {
     pub worker_id: IntGauge,
     pub connections_open: IntGauge,
     pub connections_refused: IntCounter,
+    /// 1 for the lease's state now, 0 for the others.
+    pub lease_state: IntGaugeVec,
+    pub lease_losses: IntCounterVec,
+    pub coordinator_round_trip: Gauge,
+    pub mark_headroom: Gauge,
+    /// 503 answers (and gRPC UNAVAILABLE) by their error code.
+    pub unavailable: IntCounterVec,
+    pub layout_time_left: Gauge,
 }
 
 impl Metrics {
@@ -75,6 +87,58 @@ impl Metrics {
             "flakery_connections_refused_total",
             "Connections closed at once because --max-connections were open",
         )?;
+        let lease_state = IntGaugeVec::new(
+            Opts::new(
+                "flakery_lease_state",
+                "1 for the node ID lease's state now (acquiring, held, suspect, lost, released)",
+            ),
+            &["state"],
+        )?;
+        let lease_losses = IntCounterVec::new(
+            Opts::new(
+                "flakery_lease_losses_total",
+                "Times a held lease stopped issuing, by reason (disconnected, unconfirmed, \
+                 mark_stalled, lost)",
+            ),
+            &["reason"],
+        )?;
+        let coordinator_round_trip = Gauge::new(
+            "flakery_coordinator_round_trip_seconds",
+            "The latest answered request to the lease's coordinator, in seconds",
+        )?;
+        let mark_headroom = Gauge::new(
+            "flakery_lease_mark_headroom_seconds",
+            "The confirmed high-water mark minus the clock: how long IDs can be issued without \
+             the coordinator",
+        )?;
+        let unavailable = IntCounterVec::new(
+            Opts::new(
+                "flakery_unavailable_total",
+                "Requests answered 503 (or gRPC UNAVAILABLE), by error code",
+            ),
+            &["code"],
+        )?;
+        let layout_time_left = Gauge::new(
+            "flakery_layout_time_left_seconds",
+            "Seconds until the layout's time field is used up",
+        )?;
+        let process_start = Gauge::new(
+            "process_start_time_seconds",
+            "Start time of the process since the Unix epoch, in seconds",
+        )?;
+        process_start.set(unix_seconds());
+        let build_info = IntGaugeVec::new(
+            Opts::new("flakery_build_info", "1, labelled with the flakery version"),
+            &["version"],
+        )?;
+        build_info
+            .with_label_values(&[env!("CARGO_PKG_VERSION")])
+            .set(1);
+        registry.register(Box::new(lease_state.clone()))?;
+        registry.register(Box::new(unavailable.clone()))?;
+        registry.register(Box::new(layout_time_left.clone()))?;
+        registry.register(Box::new(process_start))?;
+        registry.register(Box::new(build_info))?;
         registry.register(Box::new(ids_issued.clone()))?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(latency.clone()))?;
@@ -89,6 +153,7 @@ impl Metrics {
         registry.register(Box::new(connections_refused.clone()))?;
         Ok(Metrics {
             registry,
+            coordinated: std::sync::OnceLock::new(),
             ids_issued,
             requests,
             latency,
@@ -101,7 +166,52 @@ impl Metrics {
             worker_id,
             connections_open,
             connections_refused,
+            lease_state,
+            lease_losses,
+            coordinator_round_trip,
+            mark_headroom,
+            unavailable,
+            layout_time_left,
         })
+    }
+
+    /// Copies what the lease says of itself into the gauges and counters.
+    pub fn show_lease(&self, status: &LeaseStatus) {
+        let now = status.state();
+        for state in LeaseState::ALL {
+            self.lease_state
+                .with_label_values(&[state.as_str()])
+                .set((state == now) as i64);
+        }
+        self.lease_held.set(now.can_issue() as i64);
+        if !status.is_coordinated() {
+            return;
+        }
+        self.coordinated.get_or_init(|| {
+            for metric in [
+                Box::new(self.lease_losses.clone()) as Box<dyn prometheus::core::Collector>,
+                Box::new(self.coordinator_round_trip.clone()),
+                Box::new(self.mark_headroom.clone()),
+            ] {
+                // Registered once, with names unique in this registry: cannot fail.
+                let _ = self.registry.register(metric);
+            }
+        });
+        for reason in LossReason::ALL {
+            let counter = self.lease_losses.with_label_values(&[reason.as_str()]);
+            counter.inc_by(status.losses(reason).saturating_sub(counter.get()));
+        }
+        if let Some(seconds) = status.round_trip_s() {
+            self.coordinator_round_trip.set(seconds);
+        }
+        if let Some(mark_ms) = status.mark_ms() {
+            self.mark_headroom
+                .set((mark_ms as f64 - unix_seconds() * 1000.0) / 1000.0);
+        }
+    }
+
+    pub fn show_layout_time_left(&self, layout: &Layout) {
+        self.layout_time_left.set(layout_time_left_seconds(layout));
     }
 
     /// The Prometheus text exposition of every metric.
@@ -110,4 +220,15 @@ impl Metrics {
         TextEncoder::new().encode(&self.registry.gather(), &mut buffer)?;
         String::from_utf8(buffer).map_err(|e| prometheus::Error::Msg(e.to_string()))
     }
+}
+
+fn unix_seconds() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// Seconds from now until the layout can stamp no later time (negative once past).
+pub fn layout_time_left_seconds(layout: &Layout) -> f64 {
+    (layout.capacity().exhausted_at_ms as f64 - unix_seconds() * 1000.0) / 1000.0
 }

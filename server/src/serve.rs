@@ -1,6 +1,8 @@
 //! The listener: one port for HTTP/1.1, h2c and gRPC; connections bounded and timed out;
-//! on SIGTERM or SIGINT, stop accepting, let in-flight requests finish, then return.
+//! on SIGTERM or SIGINT, drain (see `drain`): turn unready, keep serving for the drain delay,
+//! then stop accepting, let in-flight requests finish, and return.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -62,6 +64,10 @@ fn app(ids: &Arc<Ids>, args: &ServeArgs, grpc: Router) -> Router {
             guard,
             crate::guard::guard,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(ids),
+            crate::drain::close_when_draining,
+        ))
 }
 
 /// Keeps gRPC's health service in step with `/readyz`.
@@ -72,7 +78,7 @@ async fn mirror_readiness(
 ) {
     let mut shown = None;
     loop {
-        let ready = ids.is_ready() && !*stop.borrow();
+        let ready = ids.is_ready();
         if shown != Some(ready) {
             let status = if ready {
                 tonic_health::ServingStatus::Serving
@@ -117,6 +123,52 @@ pub async fn serve(ids: Arc<Ids>, args: ServeArgs, listener: TcpListener) {
         .into_axum_router();
     let app = app(&ids, &args, grpc);
 
+    let accept = Accept {
+        app,
+        builder: Arc::new(connection_builder(&args)),
+        connections: Arc::new(Semaphore::new(args.max_connections.max(1))),
+        graceful: GracefulShutdown::new(),
+        ids: Arc::clone(&ids),
+        budget: Budget::new(args.max_unsent_bytes),
+        first_byte_timeout: args.header_timeout(),
+    };
+    let signal_name = accept.until(&listener, shutdown_signal()).await;
+    ids.readiness.start_draining();
+    tracing::info!(
+        event = "draining",
+        signal = signal_name,
+        drain_delay_ms = args.drain_delay_ms,
+        "/readyz answers 503 so that load balancers stop sending here; still serving for the \
+         drain delay (a second signal ends it)"
+    );
+    let delay = args.drain_delay();
+    accept
+        .until(&listener, async move {
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = shutdown_signal() => {}
+            }
+        })
+        .await;
+    tracing::info!(
+        event = "stopping",
+        "no new connections; finishing the requests in flight"
+    );
+    drop(listener);
+    let _ = stop_tx.send(true);
+    if tokio::time::timeout(args.shutdown_grace(), accept.graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            grace_s = args.shutdown_grace_s,
+            "requests still in flight after the grace period were cut off; raise \
+             --shutdown-grace-s if they were expected to finish"
+        );
+    }
+}
+
+fn connection_builder(args: &ServeArgs) -> auto::Builder<TokioExecutor> {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
@@ -131,47 +183,66 @@ pub async fn serve(ids: Arc<Ids>, args: ServeArgs, listener: TcpListener) {
         .max_send_buf_size(H2_SEND_BUFFER)
         .keep_alive_interval(Some(args.header_timeout()))
         .keep_alive_timeout(args.header_timeout());
-    let builder = Arc::new(builder);
-    let connections = Arc::new(Semaphore::new(args.max_connections.max(1)));
-    let budget = Budget::new(args.max_unsent_bytes);
-    let graceful = GracefulShutdown::new();
-    let signal = shutdown_signal();
-    tokio::pin!(signal);
+    builder
+}
 
-    let signal_name = loop {
-        let (stream, _peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(pair) => pair,
-                Err(error) => {
-                    // Out of file descriptors, most likely: wait instead of spinning.
-                    tracing::warn!(%error, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            name = &mut signal => break name,
-        };
-        let Ok(permit) = Arc::clone(&connections).try_acquire_owned() else {
-            ids.metrics.connections_refused.inc();
+/// Accepts connections and serves each on a task of its own, until a future completes.
+struct Accept {
+    app: Router,
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    connections: Arc<Semaphore>,
+    graceful: GracefulShutdown,
+    ids: Arc<Ids>,
+    budget: Arc<Budget>,
+    first_byte_timeout: Duration,
+}
+
+impl Accept {
+    async fn until<T>(&self, listener: &TcpListener, stop: impl Future<Output = T>) -> T {
+        tokio::pin!(stop);
+        loop {
+            let (stream, _peer) = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok(pair) => pair,
+                    Err(error) => {
+                        // Out of file descriptors, most likely: wait instead of spinning.
+                        tracing::warn!(
+                            %error,
+                            "accept failed: raise the descriptor limit (LimitNOFILE) or lower \
+                             --max-connections"
+                        );
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                out = &mut stop => return out,
+            };
+            self.serve_connection(stream);
+        }
+    }
+
+    fn serve_connection(&self, stream: TcpStream) {
+        let Ok(permit) = Arc::clone(&self.connections).try_acquire_owned() else {
+            self.ids.metrics.connections_refused.inc();
             drop(stream);
-            continue;
+            return;
         };
         let _ = stream.set_nodelay(true);
         // Every request carries its connection's account of unsent answers (`budget`).
-        let conn = budget.connection();
+        let conn = self.budget.connection();
         let service = TowerToHyperService::new(tower::ServiceExt::map_request(
-            app.clone(),
+            self.app.clone(),
             move |mut request: axum::http::Request<hyper::body::Incoming>| {
                 request.extensions_mut().insert(Arc::clone(&conn));
                 request
             },
         ));
-        let builder = Arc::clone(&builder);
-        let watcher = graceful.watcher();
-        let metrics_ids = Arc::clone(&ids);
-        let first_byte_timeout = args.header_timeout();
+        let builder = Arc::clone(&self.builder);
+        let watcher = self.graceful.watcher();
+        let ids = Arc::clone(&self.ids);
+        let first_byte_timeout = self.first_byte_timeout;
         tokio::spawn(async move {
-            metrics_ids.metrics.connections_open.inc();
+            ids.metrics.connections_open.inc();
             // A client that connects and sends nothing is closed, so idle connections
             // cannot hold every slot.
             if sent_something(&stream, first_byte_timeout).await {
@@ -179,26 +250,9 @@ pub async fn serve(ids: Arc<Ids>, args: ServeArgs, listener: TcpListener) {
                     builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
                 let _ = watcher.watch(connection.into_owned()).await;
             }
-            metrics_ids.metrics.connections_open.dec();
+            ids.metrics.connections_open.dec();
             drop(permit);
         });
-    };
-
-    tracing::info!(
-        event = "stopping",
-        signal = signal_name,
-        "no new connections; draining"
-    );
-    drop(listener);
-    let _ = stop_tx.send(true);
-    if tokio::time::timeout(args.shutdown_grace(), graceful.shutdown())
-        .await
-        .is_err()
-    {
-        tracing::warn!(
-            grace_s = args.shutdown_grace_s,
-            "requests still in flight after the grace period were cut off"
-        );
     }
 }
 

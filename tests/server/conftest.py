@@ -25,12 +25,14 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, args=(), env=None, wait_ready=True):
-        self.port = free_port()
+    def __init__(self, args=(), env=None, wait_ready=True, port=None):
+        self.port = port or free_port()
         self.log = tempfile.NamedTemporaryFile(prefix="server-test-", suffix=".log", delete=False)
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("FLAKERY_")}
         full_env["FLAKERY_LEASE_DIR"] = tempfile.mkdtemp(prefix="server-test-lease-")
         full_env["FLAKERY_LOG_FORMAT"] = "json"
+        # Stop at once unless a test is about draining (tests/server/test_drain.py).
+        full_env["FLAKERY_DRAIN_DELAY_MS"] = "0"
         full_env.update(env or {})
         self.proc = subprocess.Popen(
             [BINARY, "serve", "--listen", f"127.0.0.1:{self.port}", *args],
@@ -114,8 +116,8 @@ class Server:
 def start_server():
     servers = []
 
-    def start(*args, env=None, wait_ready=True):
-        server = Server(args, env, wait_ready)
+    def start(*args, env=None, wait_ready=True, port=None):
+        server = Server(args, env, wait_ready, port)
         servers.append(server)
         return server
 

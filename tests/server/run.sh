@@ -15,6 +15,9 @@ if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
 fi
 bash tests/zookeeper/install.sh || skip_or_fail "cannot install ZooKeeper"
 need systemd-analyze systemd
+need haproxy haproxy
+need prometheus prometheus
+need promtool prometheus
 
 echo "building flakery (cargo build -p flakery-cli) ..."
 quiet cargo build -q -p flakery-cli

@@ -16,6 +16,7 @@ use crate::layout::Layout;
 use crate::lease::coordinator::{Alarm, Coordinator};
 use crate::lease::keeper::{carry, Keeper, Next, Outcome, Refusal, Request, State, Ticket};
 use crate::lease::node::{Fence, Grant, NodeLease, NodeSource};
+use crate::lease::status::{LeaseState, LeaseStatus, MARK_STALL_MS};
 
 /// How far the local clock may be behind the coordinator's at lease time.
 pub const MAX_CLOCK_BEHIND_MS: i64 = 1000;
@@ -73,6 +74,8 @@ struct Shared {
     finished: Mutex<bool>,
     /// The coordinator's clock minus ours, at the latest claim.
     server_offset_ms: Mutex<Option<i64>>,
+    /// The keeper's state as others read it without the lock, published after each change.
+    status: LeaseStatus,
 }
 
 impl Shared {
@@ -82,6 +85,18 @@ impl Shared {
 
     fn now(&self) -> i64 {
         self.clock.now_ms()
+    }
+
+    /// Publishes the keeper's state (call with the keeper locked, after it may have changed).
+    fn publish(&self, keeper: &Keeper, alarm: bool) {
+        let state = match keeper.state() {
+            State::Acquiring => LeaseState::Acquiring,
+            State::Held | State::Renewing => LeaseState::Held,
+            State::Suspect => LeaseState::Suspect,
+            State::Lost => LeaseState::Lost,
+            State::Released => LeaseState::Released,
+        };
+        self.status.set_state(state, alarm);
     }
 }
 
@@ -118,11 +133,16 @@ impl KeptLease {
             clock,
             finished: Mutex::new(false),
             server_offset_ms: Mutex::new(None),
+            status: LeaseStatus::new(),
         });
+        shared.status.set_coordinator(describe.clone(), term_ms);
         let weak = Arc::downgrade(&shared);
         coordinator.set_alarm(Alarm::new(move || {
             if let Some(shared) = weak.upgrade() {
-                shared.keeper().alarm();
+                let mut keeper = shared.keeper();
+                keeper.alarm();
+                shared.publish(&keeper, true);
+                drop(keeper);
                 shared.wake.notify_all();
                 shared.changed.notify_all();
             }
@@ -207,7 +227,10 @@ impl KeptLease {
 
     fn stop(&self, mark_ms: Option<i64>) {
         let shared = &self.shared;
-        shared.keeper().release(mark_ms);
+        let mut keeper = shared.keeper();
+        keeper.release(mark_ms);
+        shared.status.set_state(LeaseState::Released, false);
+        drop(keeper);
         shared.wake.notify_all();
         let until = Instant::now() + Duration::from_millis(RELEASE_WAIT_MS as u64);
         let mut finished = shared.finished.lock().unwrap_or_else(|e| e.into_inner());
@@ -250,6 +273,7 @@ fn spawn_requests(
         .name("flakery-lease-io".into())
         .spawn(move || {
             for ticket in rx {
+                let sent = Instant::now();
                 let outcome = carry(coordinator.as_mut(), &ticket);
                 let after = SystemClock.now_ms();
                 let Some(outcome) = outcome else {
@@ -257,8 +281,10 @@ fn spawn_requests(
                     return;
                 };
                 let outcome = check_clock(&shared, coordinator.as_mut(), &ticket, outcome, after);
+                report(&shared.status, &ticket, &outcome, sent.elapsed());
                 let mut keeper = shared.keeper();
                 keeper.answer(ticket.seq, outcome, shared.now());
+                shared.publish(&keeper, false);
                 drop(keeper);
                 shared.wake.notify_all();
                 shared.changed.notify_all();
@@ -266,6 +292,24 @@ fn spawn_requests(
         })
         .map_err(|e| thread_error(&e))?;
     Ok(tx)
+}
+
+/// Tells the status what an answer confirmed: the round trip, and a mark.
+fn report(status: &LeaseStatus, ticket: &Ticket, outcome: &Outcome, took: Duration) {
+    match (&ticket.request, outcome) {
+        (_, Outcome::Claimed(claim)) => {
+            status.set_round_trip(took);
+            status.set_mark(claim.floor_ms, false);
+            status.unstall();
+        }
+        (Request::WriteMark { new_ms, .. }, Outcome::Done(_)) => {
+            status.set_round_trip(took);
+            status.set_mark(Some(*new_ms), true);
+            status.unstall();
+        }
+        (_, Outcome::Done(_)) => status.set_round_trip(took),
+        _ => {}
+    }
 }
 
 /// A claim whose coordinator's clock is far ahead of ours is given back and refused: IDs
@@ -311,6 +355,7 @@ fn drive(shared: &Shared, requests: mpsc::Sender<Ticket>) {
     loop {
         let now = shared.now();
         let next = keeper.poll(now);
+        shared.publish(&keeper, false);
         shared.changed.notify_all();
         match next {
             Next::Send(ticket) => {
@@ -365,8 +410,13 @@ impl NodeLease for KeptLease {
             let now = shared.now();
             // The generator's clock moved on while this call waited.
             let gen_now_ms = now_ms.saturating_add(now - started);
-            match keeper.grant(want_ms, gen_now_ms, now) {
-                Ok(grant) => return Ok(grant),
+            let granted = keeper.grant(want_ms, gen_now_ms, now);
+            shared.publish(&keeper, false);
+            match granted {
+                Ok(grant) => {
+                    shared.status.unstall();
+                    return Ok(grant);
+                }
                 Err(Refusal::Lost(err)) => return Err(err),
                 Err(Refusal::Wait(floor_ms)) => {
                     // Bounded by the keeper: a floor at most MAX_MARK_AHEAD_MS ahead. The mark
@@ -389,6 +439,10 @@ impl NodeLease for KeptLease {
             // burning the CPU that many processes starting at once need.
             wake_keeper_once(shared, &mut woke);
             let waited = now - mark_wait_from;
+            // Others learn at once (lock-free) that IDs wait on an unconfirmed mark.
+            if waited >= MARK_STALL_MS {
+                shared.status.stall();
+            }
             if waited >= grant_wait {
                 return Err(Error::new(
                     ErrorCode::LeaseLost,
@@ -398,9 +452,14 @@ impl NodeLease for KeptLease {
                     ),
                 ));
             }
+            let until = if waited < MARK_STALL_MS {
+                MARK_STALL_MS
+            } else {
+                grant_wait
+            };
             keeper = shared
                 .changed
-                .wait_timeout(keeper, Duration::from_millis((grant_wait - waited) as u64))
+                .wait_timeout(keeper, Duration::from_millis((until - waited) as u64))
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
@@ -422,6 +481,7 @@ impl NodeLease for KeptLease {
     }
 
     fn attach(&self, fence: Fence) {
+        fence.report(self.shared.status.clone());
         self.shared.keeper().attach(fence);
     }
 

@@ -17,6 +17,7 @@
 //! │                   released), stepped with an injected clock; no threads, no I/O
 //! ├── requests.rs     what the keeper asks a backend, matched to the answers
 //! ├── kept.rs         the keeper on its threads, as a NodeLease over any Coordinator
+//! ├── status.rs       what a lease says of itself, lock-free (state, losses, round trip)
 //! ├── coordinator.rs  the trait a backend implements (claim the lowest free node index,
 //! │                   renew, compare-and-set the mark, release, server time) and its rules
 //! ├── memory.rs       a backend in memory, for deterministic tests of the keeper
@@ -40,6 +41,7 @@ pub mod node;
 pub mod requests;
 pub mod resolve;
 pub mod sql;
+pub mod status;
 #[cfg(all(unix, feature = "zookeeper"))]
 pub mod zookeeper;
 

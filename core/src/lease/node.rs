@@ -4,9 +4,10 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::lease::status::LeaseStatus;
 
 /// Where a generator's node ID came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -158,6 +159,9 @@ struct FenceState {
     /// Counts `close` calls, so that a limit granted while the lease was being lost cannot
     /// reopen the fence (see `Generator::refresh_grant`).
     closes: AtomicU64,
+    /// What the lease attached to this fence says of itself (none: a node ID that cannot be
+    /// lost). Carried here so that any lease, however wrapped, reports it in `attach`.
+    status: Mutex<Option<LeaseStatus>>,
 }
 
 impl Fence {
@@ -188,6 +192,22 @@ impl Fence {
         if self.closes() != closes_before {
             self.0.limit.store(0, Ordering::SeqCst);
         }
+    }
+
+    /// Called by a lease in `attach`: its status is what `status` answers from then on.
+    pub fn report(&self, status: LeaseStatus) {
+        *self.0.status.lock().unwrap_or_else(|e| e.into_inner()) = Some(status);
+    }
+
+    /// The attached lease's status, readable without a lock; a node ID that cannot be lost
+    /// is held.
+    pub fn status(&self) -> LeaseStatus {
+        self.0
+            .status
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .unwrap_or_else(LeaseStatus::fixed)
     }
 
     /// Closes the fence from the generator's side (a change of identity, a fork, `close`).
