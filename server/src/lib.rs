@@ -8,6 +8,7 @@ mod grpc;
 mod guard;
 mod http;
 mod ids;
+mod leaf;
 mod localtime;
 mod metrics;
 mod serve;
@@ -41,6 +42,7 @@ fn options(args: &ServeArgs) -> Result<(Options, Vec<(String, u64)>), String> {
         .iter()
         .map(|pair| parse_field(pair))
         .collect::<Result<Vec<_>, _>>()?;
+    compat::check_vesta_fields(layout.as_ref().unwrap_or(&Layout::twitter()), &fields)?;
     let sequence_policy = args
         .sequence_policy
         .parse()
