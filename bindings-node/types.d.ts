@@ -166,7 +166,8 @@ export interface LayoutInfo {
   totalBits: number
   epochMs: number
   epoch: Date
-  unit: 'ms' | '10ms' | 's'
+  /** 'ms', '10ms', 's', or any whole number of them: '5ms', '100ms', '2s'. */
+  unit: string
   /** IDs one node can make in one tick. */
   idsPerTick: number
   /** IDs one node can make in one second. */

@@ -286,7 +286,7 @@ fn layout_info(
     out.set_number(c"totalBits", f64::from(layout.total_bits()))?;
     out.set_number(c"epochMs", layout.epoch_ms() as f64)?;
     out.set(c"epoch", new_date(env, layout.epoch_ms())?)?;
-    out.set_string(c"unit", layout.unit().as_str())?;
+    out.set_string(c"unit", &layout.unit().as_str())?;
     out.set_number(c"idsPerTick", capacity.ids_per_tick as f64)?;
     out.set_number(c"idsPerSecond", capacity.ids_per_second as f64)?;
     out.set_number(c"datacenterIds", capacity.datacenter_ids as f64)?;

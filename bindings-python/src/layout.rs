@@ -142,10 +142,10 @@ impl PyLayout {
         time::of_ms(py, self.inner.epoch_ms())
     }
 
-    /// The length of one tick: `"ms"`, `"10ms"` or `"s"`.
+    /// The length of one tick as `unit=` writes it: `"ms"`, `"10ms"`, `"s"`, `"5ms"`, ...
     #[getter]
-    fn unit(&self) -> &'static str {
-        self.inner.unit().as_str()
+    fn unit(&self) -> String {
+        self.inner.unit().as_str().into_owned()
     }
 
     /// The bits the fields use together (at most 64).

@@ -56,7 +56,7 @@ pub fn decode(id: i64, layout: &Layout) -> Result<Decoded> {
     // A wide time field in coarse units can name instants past the last i64 millisecond; the
     // saturated value would be a wrong answer, and compose could not give the ID back.
     let timestamp_ms = i64::try_from(
-        i128::from(tick) * i128::from(layout.unit().millis()) + i128::from(layout.epoch_ms()),
+        i128::from(tick) * i128::from(layout.unit().millis()) + i128::from(layout.tick_origin_ms()),
     )
     .map_err(|_| {
         Error::invalid_argument(format!(
@@ -93,7 +93,7 @@ pub fn compose(parts: &Parts, layout: &Layout) -> Result<i64> {
         Error::invalid_argument(format!(
             "timestamp {} ms is before the epoch of layout '{layout}' ({} ms)",
             parts.timestamp_ms,
-            layout.epoch_ms()
+            layout.tick_origin_ms()
         ))
     })?;
     if tick > layout.max_tick() {

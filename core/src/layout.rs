@@ -8,13 +8,21 @@ use std::sync::OnceLock;
 use crate::error::{Error, Result};
 use crate::timestamp::{format_rfc3339_ms, parse_instant_ms};
 
-/// The length of one tick of the time field.
+/// The length of one tick of the time field: a whole number of milliseconds. Ticks are
+/// counted from the Unix epoch, as Sonyflake counts them: the tick of instant `t` is
+/// `floor(t/unit) - floor(epoch/unit)`, so an epoch off a unit boundary starts its tick 0 at
+/// the boundary before it (docs/spec.md#layouts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TimeUnit {
     Millis,
     TenMillis,
     Seconds,
+    /// Any other length (Sonyflake v2's `TimeUnit`: 5 ms, 100 ms, ...), never 1, 10 or 1000.
+    Other(u32),
 }
+
+/// The longest tick a layout may have: one day.
+pub const MAX_UNIT_MS: u32 = 86_400_000;
 
 impl TimeUnit {
     pub const fn millis(self) -> i64 {
@@ -22,26 +30,52 @@ impl TimeUnit {
             TimeUnit::Millis => 1,
             TimeUnit::TenMillis => 10,
             TimeUnit::Seconds => 1000,
+            TimeUnit::Other(ms) => ms as i64,
         }
     }
 
-    pub const fn as_str(self) -> &'static str {
+    /// The unit of `ms` milliseconds, one of the named variants where it is one.
+    fn of_millis(ms: u32) -> Self {
+        match ms {
+            1 => TimeUnit::Millis,
+            10 => TimeUnit::TenMillis,
+            1000 => TimeUnit::Seconds,
+            _ => TimeUnit::Other(ms),
+        }
+    }
+
+    /// As `unit=` writes it: `ms`, `10ms`, `s`, `5ms`, `2s`.
+    pub fn as_str(self) -> std::borrow::Cow<'static, str> {
         match self {
-            TimeUnit::Millis => "ms",
-            TimeUnit::TenMillis => "10ms",
-            TimeUnit::Seconds => "s",
+            TimeUnit::Millis => "ms".into(),
+            TimeUnit::TenMillis => "10ms".into(),
+            TimeUnit::Seconds => "s".into(),
+            TimeUnit::Other(ms) if ms % 1000 == 0 => format!("{}s", ms / 1000).into(),
+            TimeUnit::Other(ms) => format!("{ms}ms").into(),
         }
     }
 
     fn parse(text: &str) -> Result<Self> {
-        match text {
-            "ms" => Ok(TimeUnit::Millis),
-            "10ms" => Ok(TimeUnit::TenMillis),
-            "s" => Ok(TimeUnit::Seconds),
-            _ => Err(Error::invalid_layout(format!(
-                "unit '{text}' is not one of ms, 10ms, s"
-            ))),
-        }
+        let (count, scale) = match text {
+            "ms" => ("1", 1),
+            "s" => ("1", 1000),
+            _ => match text.strip_suffix("ms") {
+                Some(count) => (count, 1),
+                None => (text.strip_suffix('s').unwrap_or(""), 1000),
+            },
+        };
+        let ms = count
+            .parse::<u32>()
+            .ok()
+            .filter(|n| count.bytes().all(|b| b.is_ascii_digit()) && *n > 0)
+            .and_then(|n| n.checked_mul(scale))
+            .filter(|ms| *ms <= MAX_UNIT_MS);
+        ms.map(TimeUnit::of_millis).ok_or_else(|| {
+            Error::invalid_layout(format!(
+                "unit '{text}' is not ms, s, or a whole number of them from 1 ms to one day \
+                 (10ms, 5ms, 100ms, 2s)"
+            ))
+        })
     }
 }
 
@@ -120,6 +154,8 @@ pub struct Layout {
     fields: Vec<Field>,
     epoch_ms: i64,
     unit: TimeUnit,
+    /// Where tick 0 starts: the epoch rounded down to a whole unit since the Unix epoch.
+    tick_origin_ms: i64,
     time: Slot,
     sequence: Slot,
     datacenter: Option<Slot>,
@@ -281,6 +317,7 @@ impl Layout {
             fields,
             epoch_ms,
             unit,
+            tick_origin_ms: epoch_ms - epoch_ms.rem_euclid(unit.millis()),
             time,
             sequence,
             total_bits,
@@ -349,25 +386,32 @@ impl Layout {
         }
     }
 
-    /// The tick a Unix millisecond falls in; `None` before the epoch.
+    /// The first Unix millisecond of tick 0: the epoch itself when it lies on a unit
+    /// boundary (every preset's does), else the boundary before it, as Sonyflake counts.
+    pub fn tick_origin_ms(&self) -> i64 {
+        self.tick_origin_ms
+    }
+
+    /// The tick a Unix millisecond falls in; `None` before tick 0.
     #[inline]
     pub fn tick_of_ms(&self, ms: i64) -> Option<u64> {
-        let since = ms.checked_sub(self.epoch_ms)?;
+        let since = ms.checked_sub(self.tick_origin_ms)?;
         if since < 0 {
             return None;
         }
-        // A match on the unit keeps the divisor a constant, which the compiler turns into
-        // a multiply: a run-time division would cost more than the rest of next_id.
+        // A match on the unit keeps the common divisors constants, which the compiler turns
+        // into a multiply: a run-time division would cost more than the rest of next_id.
         Some(match self.unit {
             TimeUnit::Millis => since as u64,
             TimeUnit::TenMillis => since as u64 / 10,
             TimeUnit::Seconds => since as u64 / 1000,
+            TimeUnit::Other(ms) => since as u64 / u64::from(ms),
         })
     }
 
     /// The first Unix millisecond of a tick (saturating).
     pub fn ms_of_tick(&self, tick: u64) -> i64 {
-        let since = (tick as i128) * (self.unit.millis() as i128) + self.epoch_ms as i128;
+        let since = (tick as i128) * (self.unit.millis() as i128) + self.tick_origin_ms as i128;
         since.min(i64::MAX as i128) as i64
     }
 
@@ -634,6 +678,52 @@ mod tests {
     }
 
     #[test]
+    fn units_are_whole_milliseconds_and_print_back() {
+        for (text, ms, printed) in [
+            ("ms", 1, "ms"),
+            ("1ms", 1, "ms"),
+            ("10ms", 10, "10ms"),
+            ("5ms", 5, "5ms"),
+            ("100ms", 100, "100ms"),
+            ("s", 1000, "s"),
+            ("1000ms", 1000, "s"),
+            ("2s", 2000, "2s"),
+            ("86400s", 86_400_000, "86400s"),
+        ] {
+            let unit = TimeUnit::parse(text).unwrap();
+            assert_eq!(
+                (unit.millis(), unit.as_str().as_ref()),
+                (ms, printed),
+                "{text}"
+            );
+        }
+        for bad in [
+            "0ms",
+            "-5ms",
+            "5",
+            "1.5ms",
+            "+5ms",
+            "86401s",
+            "min",
+            "",
+            "99999999999ms",
+        ] {
+            assert!(TimeUnit::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_epoch_off_the_unit_starts_tick_0_at_the_boundary_before_it() {
+        let l =
+            Layout::parse("time:39,sequence:8,worker:16;epoch=1577836800005;unit=10ms").unwrap();
+        assert_eq!(l.tick_origin_ms(), 1_577_836_800_000);
+        assert_eq!(l.tick_of_ms(1_577_836_800_009), Some(0));
+        assert_eq!(l.tick_of_ms(1_577_836_800_010), Some(1));
+        assert_eq!(l.tick_of_ms(1_577_836_799_999), None);
+        assert_eq!(l.ms_of_tick(1), 1_577_836_800_010);
+    }
+
+    #[test]
     fn baidu_ran_out_on_2024_11_20() {
         let c = Layout::preset("baidu").unwrap().capacity();
         assert_eq!(
@@ -649,6 +739,7 @@ mod tests {
             ("nope", "unknown preset 'nope'"),
             ("time:41,sequence:12", "needs an epoch"),
             ("time:41,sequence:12;epoch=0;unit=min", "unit 'min'"),
+            ("time:41,sequence:12;epoch=0;unit=0ms", "unit '0ms'"),
             ("time:41,sequence:0;epoch=0", "'sequence' has 0 bits"),
             ("time:41,time:3,sequence:2;epoch=0", "'time' appears twice"),
             ("time:41,worker:12,sequence:12;epoch=0", "65 bits"),

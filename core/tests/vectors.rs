@@ -59,3 +59,43 @@ fn every_preset_has_a_vector() {
         );
     }
 }
+
+/// Sonyflake v2's own `Compose` and `ToTime` with start times off a 10 ms boundary and time
+/// units other than 10 ms (tests/vectors/sonyflake_units.json): ticks counted from the Unix
+/// epoch, `floor(t/unit) - floor(start/unit)`.
+#[test]
+fn sonyflake_epochs_and_units_count_ticks_as_sonyflake_does() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/vectors/sonyflake_units.json"
+    );
+    let vectors: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert!(vectors.len() >= 8);
+    for v in &vectors {
+        let spec = format!(
+            "time:39,sequence:8,worker:16;epoch={};unit={}ms",
+            v["start_ms"], v["unit_ms"]
+        );
+        let layout = Layout::parse(&spec).unwrap();
+        let id: i64 = v["id"].as_str().unwrap().parse().unwrap();
+        let parts = flakery::Parts {
+            timestamp_ms: v["time_ms"].as_i64().unwrap(),
+            worker_id: v["machine_id"].as_u64().unwrap(),
+            sequence: v["sequence"].as_u64().unwrap(),
+            ..Default::default()
+        };
+        assert_eq!(flakery::compose(&parts, &layout), Ok(id), "{spec}");
+        let d = decode(id, &layout).unwrap();
+        assert_eq!(
+            d.timestamp_ms,
+            v["decoded_time_ms"].as_i64().unwrap(),
+            "{spec}"
+        );
+        assert_eq!(
+            Layout::parse(&layout.to_string()).unwrap(),
+            layout,
+            "{spec}"
+        );
+    }
+}
