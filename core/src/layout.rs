@@ -514,6 +514,61 @@ impl fmt::Display for Layout {
     }
 }
 
+/// How long before a layout runs out the server and the CLI warn at start, unless configured
+/// (`FLAKERY_EXHAUSTION_WARNING_DAYS`): one year. uid-generator's default layout ran out
+/// unannounced on 2024-11-20 and took production systems with it.
+pub const DEFAULT_EXHAUSTION_WARNING_DAYS: u64 = 365;
+
+const DAY_MS: i64 = 86_400_000;
+
+impl Layout {
+    /// Milliseconds from `now_ms` until this layout can make no more IDs (0 once it cannot).
+    pub fn time_left_ms(&self, now_ms: i64) -> i64 {
+        self.capacity()
+            .exhausted_at_ms
+            .saturating_sub(now_ms)
+            .max(0)
+    }
+
+    /// The warning to log at start when less than `margin_days` are left at `now_ms`, or
+    /// none at all (whatever the margin, a layout that has run out is worth a line).
+    pub fn exhaustion_warning(&self, now_ms: i64, margin_days: u64) -> Option<String> {
+        let left_ms = self.time_left_ms(now_ms);
+        let margin_ms = i64::try_from(margin_days).map_or(i64::MAX, |d| d.saturating_mul(DAY_MS));
+        if left_ms > 0 && left_ms >= margin_ms {
+            return None;
+        }
+        let end = format_rfc3339_ms(self.capacity().exhausted_at_ms);
+        Some(if left_ms == 0 {
+            format!(
+                "layout '{self}' ran out at {end}: every ID fails with time_exhausted; choose a \
+                 layout with a later epoch or more time bits"
+            )
+        } else {
+            format!(
+                "layout '{self}' runs out at {end}, in {} days (less than the {margin_days} \
+                 days of FLAKERY_EXHAUSTION_WARNING_DAYS); plan a layout with a later epoch or \
+                 more time bits",
+                left_ms / DAY_MS
+            )
+        })
+    }
+}
+
+/// `FLAKERY_EXHAUSTION_WARNING_DAYS`, else the default: the one setting of the start-up
+/// warning, shared by the server and the CLI.
+pub fn exhaustion_warning_days() -> Result<u64> {
+    match std::env::var("FLAKERY_EXHAUSTION_WARNING_DAYS") {
+        Err(_) => Ok(DEFAULT_EXHAUSTION_WARNING_DAYS),
+        Ok(text) => text.trim().parse().map_err(|_| {
+            Error::invalid_argument(format!(
+                "FLAKERY_EXHAUSTION_WARNING_DAYS='{}' is not a whole number of days",
+                text.escape_debug()
+            ))
+        }),
+    }
+}
+
 /// A human-readable description for listings: fields, capacity, exhaustion date.
 pub fn describe(layout: &Layout) -> String {
     let c = layout.capacity();
@@ -721,6 +776,26 @@ mod tests {
         assert_eq!(l.tick_of_ms(1_577_836_800_010), Some(1));
         assert_eq!(l.tick_of_ms(1_577_836_799_999), None);
         assert_eq!(l.ms_of_tick(1), 1_577_836_800_010);
+    }
+
+    #[test]
+    fn time_left_and_the_warning_count_down_to_the_end() {
+        let baidu = Layout::preset("baidu").unwrap();
+        let end = baidu.capacity().exhausted_at_ms;
+        assert_eq!(baidu.time_left_ms(end - 5), 5);
+        assert_eq!(baidu.time_left_ms(end), 0);
+        assert_eq!(baidu.time_left_ms(i64::MIN), i64::MAX);
+        assert_eq!(baidu.exhaustion_warning(end - 366 * DAY_MS, 365), None);
+        let soon = baidu.exhaustion_warning(end - 364 * DAY_MS, 365).unwrap();
+        assert!(
+            soon.contains("in 364 days") && soon.contains("2024-11-20"),
+            "{soon}"
+        );
+        assert!(baidu
+            .exhaustion_warning(end + 1, 0)
+            .unwrap()
+            .contains("ran out"));
+        assert_eq!(baidu.exhaustion_warning(end - 1, 0), None);
     }
 
     #[test]

@@ -76,6 +76,24 @@ fn init_logs(format: &str) {
     }
 }
 
+/// One log line at start when the layout has less than the margin left (docs/server.md#logs).
+fn warn_if_running_out(options: &Options, margin_days: u64) -> Result<(), String> {
+    let layout = options
+        .resolved_layout()
+        .map_err(|e| format!("{}: {}", e.code(), e.message()))?;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    if let Some(warning) = layout.exhaustion_warning(now_ms, margin_days) {
+        tracing::warn!(
+            event = "layout_running_out",
+            time_left_ms = layout.time_left_ms(now_ms),
+            "{warning}"
+        );
+    }
+    Ok(())
+}
+
 /// Runs the server until SIGTERM or SIGINT; the exit code says whether it started.
 pub fn run(args: ServeArgs) -> ExitCode {
     init_logs(&args.log_format);
@@ -118,10 +136,14 @@ fn raise_descriptor_limit() {
 fn run_inner(args: ServeArgs) -> Result<(), String> {
     raise_descriptor_limit();
     let (options, constants) = options(&args)?;
+    warn_if_running_out(&options, args.exhaustion_warning_days)?;
     // The identity first, before any port is open: a server that cannot issue never listens.
     let generator =
         Generator::new(options).map_err(|e| format!("{}: {}", e.code(), e.message()))?;
     let metrics = metrics::Metrics::new().map_err(|e| format!("metrics: {e}"))?;
+    metrics
+        .register_time_left(generator.layout().clone())
+        .map_err(|e| format!("metrics: {e}"))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -111,3 +111,36 @@ impl Metrics {
         String::from_utf8(buffer).map_err(|e| prometheus::Error::Msg(e.to_string()))
     }
 }
+
+/// `flakery_layout_time_left_seconds`: how long the layout can still make IDs, as of each
+/// scrape (an alert can fire long before it ends; docs/server.md#metrics).
+struct TimeLeft {
+    layout: flakery::Layout,
+    gauge: prometheus::Gauge,
+}
+
+impl prometheus::core::Collector for TimeLeft {
+    fn desc(&self) -> Vec<&prometheus::core::Desc> {
+        self.gauge.desc()
+    }
+
+    fn collect(&self) -> Vec<prometheus::proto::MetricFamily> {
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        self.gauge
+            .set(self.layout.time_left_ms(now_ms) as f64 / 1000.0);
+        self.gauge.collect()
+    }
+}
+
+impl Metrics {
+    pub fn register_time_left(&self, layout: flakery::Layout) -> Result<(), prometheus::Error> {
+        let gauge = prometheus::Gauge::new(
+            "flakery_layout_time_left_seconds",
+            "Seconds until the layout's time field runs out and every ID fails with \
+             time_exhausted",
+        )?;
+        self.registry.register(Box::new(TimeLeft { layout, gauge }))
+    }
+}

@@ -82,3 +82,21 @@ def test_leaf_decode_answers_byte_for_byte(start_server, vector):
         assert answer == expected
     else:
         assert body.decode() == vector["leaf"]
+
+
+def test_time_left_is_a_metric_and_a_start_up_warning(start_server):
+    import time
+    end_ms = 1420041600000 + (1 << 30) * 1000  # vesta-max-peak: 30 bits of seconds
+    before = time.time() * 1000
+    s = start_server("--layout", "vesta-max-peak", "--worker-id", "1",
+                     env={"FLAKERY_EXHAUSTION_WARNING_DAYS": "10000"})
+    _, _, body = s.get("/metrics")
+    after = time.time() * 1000
+    left = [float(line.split()[1]) for line in body.decode().splitlines()
+            if line.startswith("flakery_layout_time_left_seconds ")]
+    assert len(left) == 1
+    assert (end_ms - after) / 1000 - 1 <= left[0] <= (end_ms - before) / 1000 + 1
+    warnings = [e for e in s.log_events() if e.get("fields", {}).get("event") == "layout_running_out"]
+    assert len(warnings) == 1 and "2049-01-09" in warnings[0]["fields"]["message"]
+    quiet = start_server("--layout", "vesta-max-peak", "--worker-id", "2")
+    assert not [e for e in quiet.log_events() if "layout_running_out" in json.dumps(e)]
