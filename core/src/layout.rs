@@ -156,6 +156,9 @@ pub struct Layout {
     unit: TimeUnit,
     /// Where tick 0 starts: the epoch rounded down to a whole unit since the Unix epoch.
     tick_origin_ms: i64,
+    /// IDs are unsigned 64-bit integers by the origin's definition (Discord): decoding and
+    /// composing take IDs of 2^63 and above (`decode_u64`, `compose_u64`).
+    unsigned: bool,
     time: Slot,
     sequence: Slot,
     datacenter: Option<Slot>,
@@ -170,8 +173,9 @@ pub const PRESETS: [(&str, &str); 9] = [
         "time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;unit=ms",
     ),
     (
+        // Discord's IDs are unsigned, with a 42-bit timestamp (its API reference).
         "discord",
-        "time:41,datacenter:5,worker:5,sequence:12;epoch=1420070400000;unit=ms",
+        "time:42,datacenter:5,worker:5,sequence:12;epoch=1420070400000;unit=ms;unsigned=true",
     ),
     (
         "instagram",
@@ -233,14 +237,20 @@ impl Layout {
                 preset_names().join(", ")
             )));
         }
-        let (fields, mut epoch, mut unit) = if head.contains(':') {
-            (parse_fields(head)?, None, None)
+        let (fields, mut epoch, mut unit, mut unsigned) = if head.contains(':') {
+            (parse_fields(head)?, None, None, false)
         } else {
             let base = Layout::preset(head)?;
-            (base.fields, Some(base.epoch_ms), Some(base.unit))
+            (
+                base.fields,
+                Some(base.epoch_ms),
+                Some(base.unit),
+                base.unsigned,
+            )
         };
         let mut seen_epoch = false;
         let mut seen_unit = false;
+        let mut seen_unsigned = false;
         for option in parts {
             let option = option.trim();
             let (key, value) = option.split_once('=').ok_or_else(|| {
@@ -260,14 +270,26 @@ impl Layout {
                     seen_unit = true;
                     unit = Some(TimeUnit::parse(value)?);
                 }
-                "epoch" | "unit" => {
+                "unsigned" if !seen_unsigned => {
+                    seen_unsigned = true;
+                    unsigned = match value {
+                        "true" => true,
+                        "false" => false,
+                        _ => {
+                            return Err(Error::invalid_layout(format!(
+                                "unsigned='{value}' in layout '{spec}' is not true or false"
+                            )))
+                        }
+                    };
+                }
+                "epoch" | "unit" | "unsigned" => {
                     return Err(Error::invalid_layout(format!(
                         "option '{key}' appears twice in layout '{spec}'"
                     )))
                 }
                 _ => {
                     return Err(Error::invalid_layout(format!(
-                        "unknown option '{key}' in layout '{spec}' (known: epoch, unit)"
+                        "unknown option '{key}' in layout '{spec}' (known: epoch, unit, unsigned)"
                     )))
                 }
             }
@@ -277,7 +299,7 @@ impl Layout {
                 "layout '{spec}' needs an epoch: add ;epoch=<Unix ms or RFC 3339>"
             ))
         })?;
-        Layout::from_fields(fields, epoch, unit.unwrap_or(TimeUnit::Millis))
+        Layout::from_fields(fields, epoch, unit.unwrap_or(TimeUnit::Millis), unsigned)
     }
 
     /// One of the presets (docs/spec.md#presets) by name.
@@ -304,7 +326,12 @@ impl Layout {
         Layout::preset("twitter").expect("twitter is a preset")
     }
 
-    fn from_fields(fields: Vec<Field>, epoch_ms: i64, unit: TimeUnit) -> Result<Layout> {
+    fn from_fields(
+        fields: Vec<Field>,
+        epoch_ms: i64,
+        unit: TimeUnit,
+        unsigned: bool,
+    ) -> Result<Layout> {
         let slot_of = |kind: FieldKind| fields.iter().find(|f| f.kind == kind).map(|f| f.slot);
         let time = slot_of(FieldKind::Time)
             .ok_or_else(|| Error::invalid_layout("a layout needs a 'time' field"))?;
@@ -318,6 +345,7 @@ impl Layout {
             epoch_ms,
             unit,
             tick_origin_ms: epoch_ms - epoch_ms.rem_euclid(unit.millis()),
+            unsigned,
             time,
             sequence,
             total_bits,
@@ -374,6 +402,22 @@ impl Layout {
 
     pub fn total_bits(&self) -> u32 {
         self.total_bits
+    }
+
+    /// Whether the origin defines its IDs as unsigned 64-bit integers (`;unsigned=true`;
+    /// the `discord` preset): then decoding and composing take IDs of 2^63 and above, which
+    /// no generator makes (docs/layouts.md#unsigned-ids).
+    pub fn is_unsigned(&self) -> bool {
+        self.unsigned
+    }
+
+    /// The largest tick `compose_u64` accepts: the whole time field in an unsigned layout.
+    pub fn max_tick_unsigned(&self) -> u64 {
+        if self.unsigned {
+            self.time.max()
+        } else {
+            self.max_tick()
+        }
     }
 
     /// The largest tick that still gives a non-negative ID: a time field that reaches bit 63
@@ -495,10 +539,9 @@ impl fmt::Display for Layout {
         if let Some((name, _)) = presets.iter().find(|(_, p)| p == self) {
             return f.write_str(name);
         }
-        if let Some((name, _)) = presets
-            .iter()
-            .find(|(_, p)| p.fields == self.fields && p.unit == self.unit)
-        {
+        if let Some((name, _)) = presets.iter().find(|(_, p)| {
+            p.fields == self.fields && p.unit == self.unit && p.unsigned == self.unsigned
+        }) {
             return write!(f, "{name};epoch={}", self.epoch_ms);
         }
         for (i, field) in self.fields.iter().enumerate() {
@@ -510,7 +553,11 @@ impl fmt::Display for Layout {
                 write!(f, "={}", field.default)?;
             }
         }
-        write!(f, ";epoch={};unit={}", self.epoch_ms, self.unit.as_str())
+        write!(f, ";epoch={};unit={}", self.epoch_ms, self.unit.as_str())?;
+        if self.unsigned {
+            f.write_str(";unsigned=true")?;
+        }
+        Ok(())
     }
 }
 
