@@ -180,6 +180,10 @@ export interface LayoutInfo {
   exhaustedAtMs: number
   /** `exhaustedAtMs` as a Date; null when it is past what a Date can hold. */
   exhaustedAt: Date | null
+  /** Milliseconds from when this object was made until no ID can be made (0 once run out). */
+  timeLeftMs: number
+  /** IDs are unsigned 64-bit by definition (`discord`): `decode`/`compose` reach 2^64-1. */
+  unsigned: boolean
 }
 
 

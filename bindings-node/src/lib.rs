@@ -294,6 +294,11 @@ fn layout_info(
     out.set_number(c"workerIds", capacity.worker_ids as f64)?;
     out.set_number(c"nodeIds", capacity.node_ids as f64)?;
     out.set_number(c"exhaustedAtMs", capacity.exhausted_at_ms as f64)?;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    out.set_number(c"timeLeftMs", layout.time_left_ms(now_ms) as f64)?;
+    out.set_bool(c"unsigned", layout.is_unsigned())?;
     if (-MAX_DATE_MS..=MAX_DATE_MS).contains(&capacity.exhausted_at_ms) {
         out.set(c"exhaustedAt", new_date(env, capacity.exhausted_at_ms)?)?;
     } else {

@@ -206,6 +206,13 @@ impl ObjectBuilder {
         self.set(key, out)
     }
 
+    pub(crate) fn set_bool(&mut self, key: &std::ffi::CStr, value: bool) -> JsResult<()> {
+        let mut out = ptr::null_mut();
+        // SAFETY: env is live; out is written by the call.
+        check(unsafe { sys::napi_get_boolean(self.env, value, &mut out) })?;
+        self.set(key, out)
+    }
+
     pub(crate) fn set_null(&mut self, key: &std::ffi::CStr) -> JsResult<()> {
         let mut out = ptr::null_mut();
         // SAFETY: env is live.

@@ -180,6 +180,22 @@ impl PyLayout {
         self.inner.capacity().exhausted_at_ms
     }
 
+    /// Milliseconds from now until this layout can make no more IDs (0 once it has run out).
+    #[getter]
+    fn time_left_ms(&self) -> i64 {
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        self.inner.time_left_ms(now_ms)
+    }
+
+    /// Whether IDs of this layout are unsigned 64-bit integers by definition (`discord`):
+    /// then `decode` takes and `compose` gives IDs up to 2^64-1.
+    #[getter]
+    fn unsigned(&self) -> bool {
+        self.inner.is_unsigned()
+    }
+
     /// The instant this layout's time field runs out, as an aware UTC datetime.
     #[getter]
     fn exhausted_at<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

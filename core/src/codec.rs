@@ -53,8 +53,8 @@ pub fn decode(id: i64, layout: &Layout) -> Result<Decoded> {
 pub fn decode_u64(id: u64, layout: &Layout) -> Result<Decoded> {
     if id >> 63 != 0 && !layout.is_unsigned() {
         return Err(Error::invalid_argument(format!(
-            "ID {id} is larger than 2^63-1, and layout '{layout}' is signed (only a layout \
-             with ;unsigned=true, such as discord, takes IDs of 2^63 and above)"
+            "ID {id} is larger than the largest ID of layout '{layout}', 2^63-1: it is signed \
+             (only a layout with ;unsigned=true, such as discord, takes IDs of 2^63 and above)"
         )));
     }
     let raw = id;
@@ -266,7 +266,7 @@ pub fn parse_id_u64(text: &str) -> Result<u64> {
     }
     digits.parse::<u64>().map_err(|_| {
         Error::invalid_argument(format!(
-            "{} is larger than the largest unsigned ID, 2^64-1",
+            "{} is larger than the largest ID of any layout, 2^64-1",
             text.trim()
         ))
     })
