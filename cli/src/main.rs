@@ -184,8 +184,13 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
                 .map_err(|e| flag_named(e.about("format")))?;
             let layout = Layout::parse(&layout)?;
             for written in ids {
-                let id = format.parse(&written)?;
-                let d = flakery::decode(id, &layout)?;
+                // Decimal IDs reach 2^64-1, which an unsigned layout (discord) decodes.
+                let d = match format {
+                    IdFormat::Decimal => {
+                        flakery::decode_u64(flakery::parse_id_u64(&written)?, &layout)?
+                    }
+                    _ => flakery::decode(format.parse(&written)?, &layout)?,
+                };
                 let line = if json {
                     let fields: serde_json::Map<String, serde_json::Value> = d
                         .fields
@@ -247,7 +252,7 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
                 sequence,
                 fields,
             };
-            writeln!(out, "{}", flakery::compose(&parts, &layout)?).map_err(write_err)?;
+            writeln!(out, "{}", flakery::compose_u64(&parts, &layout)?).map_err(write_err)?;
         }
         Command::Serve(_) => unreachable!("served by main"),
         Command::Layouts => {

@@ -193,6 +193,40 @@ fn layouts_lists_every_preset_with_its_end() {
 }
 
 #[test]
+fn discord_ids_above_2_pow_63_decode_and_compose() {
+    // tests/vectors/unsigned.json, from @sapphire/snowflake.
+    let out = stdout(&flakery(&[
+        "decode",
+        "10401578640998539267",
+        "--layout",
+        "discord",
+    ]));
+    assert_eq!(
+        out,
+        "10401578640998539267  time 2093-08-01T21:20:00.000Z  datacenter 1  worker 2  sequence 3\n"
+    );
+    let out = stdout(&flakery(&[
+        "compose",
+        "--layout",
+        "discord",
+        "--timestamp-ms",
+        "3900000000000",
+        "--datacenter-id",
+        "1",
+        "--worker-id",
+        "2",
+        "--sequence",
+        "3",
+    ]));
+    assert_eq!(out, "10401578640998539267\n");
+    fails_with(
+        &["decode", "10401578640998539267"],
+        "invalid_argument",
+        "signed",
+    );
+}
+
+#[test]
 fn next_warns_once_when_the_layout_has_less_than_the_margin_left() {
     let next = |layout: &str, margin: Option<&str>| {
         let mut command = Command::new(env!("CARGO_BIN_EXE_flakery"));
