@@ -112,7 +112,7 @@ fn check_decode(layout: &Layout, id: i64) {
         representable,
         "decode({id}, {layout}) gave an instant past i64"
     );
-    assert_eq!(decoded.id, id);
+    assert_eq!(decoded.id, id as u64);
     assert_eq!(decoded.fields.len(), layout.fields().len());
     for (f, (name, value)) in layout.fields().iter().zip(&decoded.fields) {
         assert_eq!(&f.name, name);
