@@ -16,12 +16,21 @@ use crate::localtime::java_timestamp_string;
 /// Spring's content type for a `@ResponseBody` map and for its error body.
 const LEAF_JSON: &str = "application/json;charset=UTF-8";
 
+/// Spring Boot's content type for a `String` a `@RestController` returns (its
+/// `StringHttpMessageConverter` configured for UTF-8).
+const LEAF_TEXT: &str = "text/plain;charset=UTF-8";
+
 /// `GET /api/snowflake/get/{key}`: the bare ID.
 pub async fn get(
     State(ids): State<Arc<Ids>>,
     Path(_key): Path<String>,
-) -> Result<String, ApiError> {
-    Ok(ids.next_id().await?.to_string())
+) -> Result<Response, ApiError> {
+    let id = ids.next_id().await?;
+    Ok((
+        [(header::CONTENT_TYPE, HeaderValue::from_static(LEAF_TEXT))],
+        id.to_string(),
+    )
+        .into_response())
 }
 
 fn leaf_json(status: StatusCode, body: String) -> Response {

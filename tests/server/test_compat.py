@@ -67,6 +67,13 @@ def test_transtime_writes_dates_as_java_25(start_server, tz, rows):
         assert status == 200 and body.decode() == row.get("flakery", row["java25"]), row
 
 
+def test_leaf_get_is_springs_plain_text(start_server):
+    s = start_server("--worker-id", "7")
+    status, headers, body = s.get("/api/snowflake/get/leaf-segment-test")
+    assert status == 200 and body.isdigit()
+    assert headers["content-type"] == "text/plain;charset=UTF-8"
+
+
 @pytest.mark.parametrize("vector", ROUTES["leaf"], ids=lambda v: v["path"])
 def test_leaf_decode_answers_byte_for_byte(start_server, vector):
     s = start_server("--worker-id", "7", env={"TZ": vector.get("tz", "UTC")})
