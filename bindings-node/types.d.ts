@@ -169,7 +169,8 @@ export interface LayoutInfo {
   totalBits: number
   epochMs: number
   epoch: Date
-  unit: 'ms' | '10ms' | 's'
+  /** 'ms', '10ms', 's', or any whole number of them: '5ms', '100ms', '2s'. */
+  unit: string
   /** IDs one node can make in one tick. */
   idsPerTick: number
   /** IDs one node can make in one second. */
@@ -182,5 +183,9 @@ export interface LayoutInfo {
   exhaustedAtMs: number
   /** `exhaustedAtMs` as a Date; null when it is past what a Date can hold. */
   exhaustedAt: Date | null
+  /** Milliseconds from when this object was made until no ID can be made (0 once run out). */
+  timeLeftMs: number
+  /** IDs are unsigned 64-bit by definition (`discord`): `decode`/`compose` reach 2^64-1. */
+  unsigned: boolean
 }
 

@@ -7,6 +7,7 @@ package flakery
 import "C"
 
 import (
+	"math"
 	"time"
 	"unsafe"
 )
@@ -65,8 +66,41 @@ func DecodeField(layout string, id int64, field string) (uint64, error) {
 // timestamp is rounded down to its tick; every other value must fit its field, else
 // ErrInvalidArgument.
 func Compose(layout string, p Parts) (int64, error) {
+	var id C.int64_t
+	err := withCParts(layout, p, func(spec *C.char, c *C.flakery_parts) C.flakery_status {
+		return C.flakery_compose(spec, c, &id)
+	})
+	return int64(id), err
+}
+
+// DecodeU64 is Decode of an ID as an unsigned 64-bit integer: IDs of 2^63 and above decode
+// under a layout that is unsigned by definition ("discord", ";unsigned=true") and are
+// ErrInvalidArgument under any other.
+func DecodeU64(layout string, id uint64) (Parts, error) {
+	var strs cStrings
+	defer strs.free()
+	spec := strs.add(layout)
+	var p C.flakery_parts
+	if err := call(func() C.flakery_status { return C.flakery_decode_u64(spec, C.uint64_t(id), &p) }); err != nil {
+		return Parts{}, err
+	}
+	return partsFromC(&p), nil
+}
+
+// ComposeU64 is Compose giving an unsigned 64-bit integer: under an unsigned layout
+// ("discord") the time field may use its top bit, which makes IDs of 2^63 and above.
+func ComposeU64(layout string, p Parts) (uint64, error) {
+	var id C.uint64_t
+	err := withCParts(layout, p, func(spec *C.char, c *C.flakery_parts) C.flakery_status {
+		return C.flakery_compose_u64(spec, c, &id)
+	})
+	return uint64(id), err
+}
+
+// withCParts calls f with layout and p as C values, freed when it returns.
+func withCParts(layout string, p Parts, f func(spec *C.char, c *C.flakery_parts) C.flakery_status) error {
 	if len(p.Fields) > 1<<16 {
-		return 0, invalidArgument("too many constant fields")
+		return invalidArgument("too many constant fields")
 	}
 	var strs cStrings
 	defer strs.free()
@@ -78,9 +112,20 @@ func Compose(layout string, p Parts) (int64, error) {
 		sequence:      C.uint64_t(p.Sequence),
 	}
 	c.field_names, c.field_values, c.field_count = strs.fields(p.Fields)
-	var id C.int64_t
-	err := call(func() C.flakery_status { return C.flakery_compose(spec, &c, &id) })
-	return int64(id), err
+	return call(func() C.flakery_status { return f(spec, &c) })
+}
+
+// LayoutTimeLeft is how long layout can still make IDs from now (0 once it has run out).
+func LayoutTimeLeft(layout string) (time.Duration, error) {
+	var strs cStrings
+	defer strs.free()
+	spec := strs.add(layout)
+	var ms C.int64_t
+	err := call(func() C.flakery_status { return C.flakery_layout_time_left_ms(spec, &ms) })
+	if int64(ms) > int64(math.MaxInt64/time.Millisecond) {
+		return time.Duration(math.MaxInt64), err
+	}
+	return time.Duration(ms) * time.Millisecond, err
 }
 
 // NormalizeLayout is the canonical spec of layout: a preset's name where it is one, else

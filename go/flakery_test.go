@@ -1,12 +1,16 @@
 package flakery
 
 import (
+	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestMain gives the process-wide generator a lease directory of its own: the tests must
@@ -250,4 +254,56 @@ func TestErrorMessagesFromManyGoroutines(t *testing.T) {
 		}(i)
 	}
 	wg.Wait()
+}
+
+// Discord IDs of 2^63 and above (tests/vectors/unsigned.json, from @sapphire/snowflake).
+func TestUnsignedDiscordIDs(t *testing.T) {
+	text, err := os.ReadFile("../tests/vectors/unsigned.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vectors []struct {
+		Layout       string `json:"layout"`
+		ID           string `json:"id"`
+		TimestampMs  int64  `json:"timestamp_ms"`
+		DatacenterID uint64 `json:"datacenter_id"`
+		WorkerID     uint64 `json:"worker_id"`
+		Sequence     uint64 `json:"sequence"`
+	}
+	if err := json.Unmarshal(text, &vectors); err != nil {
+		t.Fatal(err)
+	}
+	above := 0
+	for _, v := range vectors {
+		id, err := strconv.ParseUint(v.ID, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id > math.MaxInt64 {
+			above++
+		}
+		want := Parts{TimestampMs: v.TimestampMs, DatacenterID: v.DatacenterID, WorkerID: v.WorkerID, Sequence: v.Sequence}
+		got, err := DecodeU64(v.Layout, id)
+		if err != nil || got.TimestampMs != want.TimestampMs || got.DatacenterID != want.DatacenterID ||
+			got.WorkerID != want.WorkerID || got.Sequence != want.Sequence {
+			t.Errorf("DecodeU64(%q, %d) = %+v, %v; want %+v", v.Layout, id, got, err, want)
+		}
+		if back, err := ComposeU64(v.Layout, got); err != nil || back != id {
+			t.Errorf("ComposeU64 = %d, %v; want %d", back, err, id)
+		}
+	}
+	if above == 0 {
+		t.Fatal("no vector above 2^63-1")
+	}
+	if _, err := DecodeU64("twitter", 1<<63); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("a signed layout took 2^63: %v", err)
+	}
+	left, err := LayoutTimeLeft("twitter")
+	end := time.UnixMilli(3487858230209) // twitter's 41 bits run out
+	if err != nil || left <= 0 || left > time.Until(end)+time.Second {
+		t.Errorf("LayoutTimeLeft(twitter) = %v, %v", left, err)
+	}
+	if left, err := LayoutTimeLeft("baidu"); err != nil || left != 0 {
+		t.Errorf("LayoutTimeLeft(baidu) = %v, %v; want 0", left, err)
+	}
 }

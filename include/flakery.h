@@ -458,15 +458,38 @@ flakery_status flakery_decode_field(const char *layout,
  * The ID that `flakery_decode` would take apart into `*parts`, into `*out`. The timestamp
  * is rounded down to its tick; every other value must fit its field. Errors:
  * `FLAKERY_STATUS_INVALID_LAYOUT`, `FLAKERY_STATUS_INVALID_ARGUMENT` (NULL pointers, a value
- * that does not fit, a time before the epoch or past the layout's end, an unknown constant).
+ * that does not fit, a time before the epoch or past the layout's end, an unknown constant,
+ * an ID of 2^63 or above, which only `flakery_compose_u64` gives).
  */
 flakery_status flakery_compose(const char *layout, const struct flakery_parts *parts, int64_t *out);
+
+/**
+ * `flakery_decode` of an ID as an unsigned 64-bit integer: IDs of 2^63 and above decode under
+ * a layout that is unsigned by definition (`discord`, `;unsigned=true`), and are refused with
+ * `FLAKERY_STATUS_INVALID_ARGUMENT` under any other.
+ */
+flakery_status flakery_decode_u64(const char *layout, uint64_t id, struct flakery_parts *out);
+
+/**
+ * `flakery_compose` into a `uint64_t`: under an unsigned layout (`discord`) the time field may
+ * use its top bit, which makes IDs of 2^63 and above.
+ */
+flakery_status flakery_compose_u64(const char *layout,
+                                   const struct flakery_parts *parts,
+                                   uint64_t *out);
 
 /**
  * What `layout` can hold, into `*out`. Errors: `FLAKERY_STATUS_INVALID_LAYOUT`,
  * `FLAKERY_STATUS_INVALID_ARGUMENT` (NULL pointers).
  */
 flakery_status flakery_layout_capacity(const char *layout, struct flakery_capacity *out);
+
+/**
+ * Milliseconds from now (the system clock) until `layout` can make no more IDs, into
+ * `*out`; 0 once it has run out. Errors: `FLAKERY_STATUS_INVALID_LAYOUT`,
+ * `FLAKERY_STATUS_INVALID_ARGUMENT` (NULL pointers).
+ */
+flakery_status flakery_layout_time_left_ms(const char *layout, int64_t *out);
 
 /**
  * The canonical spec of `layout` (a preset's name where it is one, else the full field list)

@@ -138,7 +138,8 @@ pub unsafe extern "C" fn flakery_decode_field(
 /// The ID that `flakery_decode` would take apart into `*parts`, into `*out`. The timestamp
 /// is rounded down to its tick; every other value must fit its field. Errors:
 /// `FLAKERY_STATUS_INVALID_LAYOUT`, `FLAKERY_STATUS_INVALID_ARGUMENT` (NULL pointers, a value
-/// that does not fit, a time before the epoch or past the layout's end, an unknown constant).
+/// that does not fit, a time before the epoch or past the layout's end, an unknown constant,
+/// an ID of 2^63 or above, which only `flakery_compose_u64` gives).
 #[no_mangle]
 pub unsafe extern "C" fn flakery_compose(
     layout: *const c_char,
@@ -146,30 +147,73 @@ pub unsafe extern "C" fn flakery_compose(
     out: *mut i64,
 ) -> flakery_status {
     guard(|| {
-        // SAFETY: the header requires a NUL-terminated layout.
-        let layout = unsafe { layout_arg(layout)? };
-        // SAFETY: the header requires NULL or a readable flakery_parts.
-        let Some(parts) = (unsafe { parts.as_ref() }) else {
-            return Err(crate::error::null("parts"));
-        };
-        let parts = Parts {
-            timestamp_ms: parts.timestamp_ms,
-            datacenter_id: parts.datacenter_id,
-            worker_id: parts.worker_id,
-            sequence: parts.sequence,
-            // SAFETY: the header requires `field_count` names and values.
-            fields: unsafe {
-                constant_fields(
-                    parts.field_names,
-                    parts.field_values,
-                    parts.field_count,
-                    "parts->field_names",
-                )?
-            },
-        };
+        // SAFETY: the header requires a NUL-terminated layout and a readable parts.
+        let (layout, parts) = unsafe { (layout_arg(layout)?, read_parts(parts)?) };
         let id = flakery_core::compose(&parts, &layout)?;
         // SAFETY: the header requires NULL or a writable int64_t.
         unsafe { write_out(out, id) }
+    })
+}
+
+/// `flakery_decode` of an ID as an unsigned 64-bit integer: IDs of 2^63 and above decode under
+/// a layout that is unsigned by definition (`discord`, `;unsigned=true`), and are refused with
+/// `FLAKERY_STATUS_INVALID_ARGUMENT` under any other.
+#[no_mangle]
+pub unsafe extern "C" fn flakery_decode_u64(
+    layout: *const c_char,
+    id: u64,
+    out: *mut flakery_parts,
+) -> flakery_status {
+    guard(|| {
+        // SAFETY: the header requires a NUL-terminated layout.
+        let layout = unsafe { layout_arg(layout)? };
+        let decoded = flakery_core::decode_u64(id, &layout)?;
+        // SAFETY: the header requires NULL or a writable flakery_parts.
+        unsafe { write_out(out, flakery_parts::from(&decoded)) }
+    })
+}
+
+/// `flakery_compose` into a `uint64_t`: under an unsigned layout (`discord`) the time field may
+/// use its top bit, which makes IDs of 2^63 and above.
+#[no_mangle]
+pub unsafe extern "C" fn flakery_compose_u64(
+    layout: *const c_char,
+    parts: *const flakery_parts,
+    out: *mut u64,
+) -> flakery_status {
+    guard(|| {
+        // SAFETY: the header requires a NUL-terminated layout and a readable parts.
+        let (layout, parts) = unsafe { (layout_arg(layout)?, read_parts(parts)?) };
+        let id = flakery_core::compose_u64(&parts, &layout)?;
+        // SAFETY: the header requires NULL or a writable uint64_t.
+        unsafe { write_out(out, id) }
+    })
+}
+
+/// `*parts` as the core's `Parts`.
+///
+/// # Safety
+/// `parts` is NULL or a readable `flakery_parts` whose `field_count` names and values are
+/// readable.
+unsafe fn read_parts(parts: *const flakery_parts) -> Result<Parts, Error> {
+    // SAFETY: the caller's contract.
+    let Some(parts) = (unsafe { parts.as_ref() }) else {
+        return Err(crate::error::null("parts"));
+    };
+    Ok(Parts {
+        timestamp_ms: parts.timestamp_ms,
+        datacenter_id: parts.datacenter_id,
+        worker_id: parts.worker_id,
+        sequence: parts.sequence,
+        // SAFETY: the caller's contract.
+        fields: unsafe {
+            constant_fields(
+                parts.field_names,
+                parts.field_values,
+                parts.field_count,
+                "parts->field_names",
+            )?
+        },
     })
 }
 
@@ -198,6 +242,25 @@ pub unsafe extern "C" fn flakery_layout_capacity(
         };
         // SAFETY: the header requires NULL or a writable flakery_capacity.
         unsafe { write_out(out, capacity) }
+    })
+}
+
+/// Milliseconds from now (the system clock) until `layout` can make no more IDs, into
+/// `*out`; 0 once it has run out. Errors: `FLAKERY_STATUS_INVALID_LAYOUT`,
+/// `FLAKERY_STATUS_INVALID_ARGUMENT` (NULL pointers).
+#[no_mangle]
+pub unsafe extern "C" fn flakery_layout_time_left_ms(
+    layout: *const c_char,
+    out: *mut i64,
+) -> flakery_status {
+    guard(|| {
+        // SAFETY: the header requires a NUL-terminated layout.
+        let layout = unsafe { layout_arg(layout)? };
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        // SAFETY: the header requires NULL or a writable int64_t.
+        unsafe { write_out(out, layout.time_left_ms(now_ms)) }
     })
 }
 

@@ -25,9 +25,9 @@ pub mod text;
 mod values;
 
 use errors::{core_error, range_error, type_error, JsResult, OrThrow};
-use read::{get_string, read_id, read_string, value_type, OptionsObject};
+use read::{get_string, read_id_u64, read_string, value_type, OptionsObject};
 use values::{
-    new_array, new_bigint, new_date, new_field_value, new_number, ObjectBuilder, Raw, MAX_DATE_MS,
+    new_array, new_biguint, new_date, new_field_value, new_number, ObjectBuilder, Raw, MAX_DATE_MS,
 };
 
 /// The process-wide generator, made on first use from the `FLAKERY_*` environment and shared
@@ -171,7 +171,7 @@ fn layout_or_twitter(layout: Option<Layout>) -> Layout {
 )]
 pub fn decode(env: Env, id: Unknown, options: Unknown) -> napi::Result<Raw, &'static str> {
     let env = env.raw();
-    let id = read_id(env, id.raw())?;
+    let id = read_id_u64(env, id.raw())?;
     let layout = match value_type(env, options.raw())? {
         ValueType::String => Layout::parse(&get_string(env, options.raw())?).or_throw(env)?,
         _ => {
@@ -179,7 +179,7 @@ pub fn decode(env: Env, id: Unknown, options: Unknown) -> napi::Result<Raw, &'st
             layout_or_twitter(o.layout()?)
         }
     };
-    let decoded = flakery::decode(id, &layout).or_throw(env)?;
+    let decoded = flakery::decode_u64(id, &layout).or_throw(env)?;
     let bits = |slot: Option<flakery::Slot>| slot.map_or(0, |s| s.bits);
     let mut fields = ObjectBuilder::new(env)?;
     for ((name, value), field) in decoded.fields.iter().zip(layout.fields()) {
@@ -187,7 +187,7 @@ pub fn decode(env: Env, id: Unknown, options: Unknown) -> napi::Result<Raw, &'st
         fields.set_dynamic(name, value)?;
     }
     let mut out = ObjectBuilder::new(env)?;
-    out.set(c"id", new_bigint(env, decoded.id)?)?;
+    out.set(c"id", new_biguint(env, decoded.id)?)?;
     out.set(c"timestampMs", new_date_ms(env, decoded.timestamp_ms)?)?;
     out.set(c"date", new_date(env, decoded.timestamp_ms)?)?;
     let datacenter = new_field_value(env, decoded.datacenter_id, bits(layout.datacenter()))?;
@@ -247,8 +247,9 @@ pub fn compose(env: Env, parts: Unknown) -> napi::Result<Raw, &'static str> {
         sequence: o.u64("sequence")?.unwrap_or(0),
         fields: o.fields()?,
     };
-    let id = flakery::compose(&parts, &layout).or_throw(env)?;
-    new_bigint(env, id).map(Raw)
+    // Unsigned layouts (discord) reach 2^64-1; signed ones refuse bit 63 as compose does.
+    let id = flakery::compose_u64(&parts, &layout).or_throw(env)?;
+    new_biguint(env, id).map(Raw)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -286,13 +287,18 @@ fn layout_info(
     out.set_number(c"totalBits", f64::from(layout.total_bits()))?;
     out.set_number(c"epochMs", layout.epoch_ms() as f64)?;
     out.set(c"epoch", new_date(env, layout.epoch_ms())?)?;
-    out.set_string(c"unit", layout.unit().as_str())?;
+    out.set_string(c"unit", &layout.unit().as_str())?;
     out.set_number(c"idsPerTick", capacity.ids_per_tick as f64)?;
     out.set_number(c"idsPerSecond", capacity.ids_per_second as f64)?;
     out.set_number(c"datacenterIds", capacity.datacenter_ids as f64)?;
     out.set_number(c"workerIds", capacity.worker_ids as f64)?;
     out.set_number(c"nodeIds", capacity.node_ids as f64)?;
     out.set_number(c"exhaustedAtMs", capacity.exhausted_at_ms as f64)?;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    out.set_number(c"timeLeftMs", layout.time_left_ms(now_ms) as f64)?;
+    out.set_bool(c"unsigned", layout.is_unsigned())?;
     if (-MAX_DATE_MS..=MAX_DATE_MS).contains(&capacity.exhausted_at_ms) {
         out.set(c"exhaustedAt", new_date(env, capacity.exhausted_at_ms)?)?;
     } else {

@@ -219,16 +219,29 @@ pub(crate) fn read_bool(env: sys::napi_env, value: sys::napi_value, what: &str) 
 /// An ID to decode: a `bigint`, a decimal string, or a `number` only when it is a safe
 /// integer (above 2^53 a number may already be a different integer than the one meant).
 pub(crate) fn read_id(env: sys::napi_env, value: sys::napi_value) -> JsResult<i64> {
+    let id = read_id_u64(env, value)?;
+    match i64::try_from(id) {
+        Ok(id) => Ok(id),
+        Err(_) => flakery::parse_id(&id.to_string()).or_throw(env),
+    }
+}
+
+/// `read_id` up to 2^64-1, for `decode` (IDs of unsigned layouts such as `discord`).
+pub(crate) fn read_id_u64(env: sys::napi_env, value: sys::napi_value) -> JsResult<u64> {
     match value_type(env, value)? {
-        ValueType::BigInt => match bigint_bits(env, value, true)? {
-            (bits, true) if bits as i64 >= 0 => Ok(bits as i64),
+        ValueType::BigInt => match bigint_bits(env, value, false)? {
+            (bits, true) => Ok(bits),
             // Out of range: the core's message, the one it gives for the ID as text.
-            _ => flakery::parse_id(&display(env, value)).or_throw(env),
+            _ => flakery::parse_id_u64(&display(env, value)).or_throw(env),
         },
-        ValueType::String => flakery::parse_id(&get_string(env, value)?).or_throw(env),
+        ValueType::String => flakery::parse_id_u64(&get_string(env, value)?).or_throw(env),
         ValueType::Number => {
             let n = read_safe_integer(env, value, "ID", "the ID as a bigint or a decimal string")?;
-            Ok(n as i64)
+            if n < 0.0 {
+                // The core's message for a negative ID.
+                return flakery::parse_id_u64(&(n as i64).to_string()).or_throw(env);
+            }
+            Ok(n as u64)
         }
         _ => Err(wrong_type(
             env,

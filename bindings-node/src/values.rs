@@ -26,6 +26,14 @@ pub(crate) fn new_bigint(env: sys::napi_env, value: i64) -> JsResult<sys::napi_v
     Ok(out)
 }
 
+/// A `bigint` of an unsigned 64-bit ID (`BigUint64`): IDs of unsigned layouts reach 2^64-1.
+pub(crate) fn new_biguint(env: sys::napi_env, value: u64) -> JsResult<sys::napi_value> {
+    let mut out = ptr::null_mut();
+    // SAFETY: env is live; out is written by the call.
+    check(unsafe { sys::napi_create_bigint_uint64(env, value, &mut out) })?;
+    Ok(out)
+}
+
 pub(crate) fn new_number(env: sys::napi_env, value: f64) -> JsResult<sys::napi_value> {
     let mut out = ptr::null_mut();
     // SAFETY: as above.
@@ -195,6 +203,13 @@ impl ObjectBuilder {
                 &mut out,
             )
         })?;
+        self.set(key, out)
+    }
+
+    pub(crate) fn set_bool(&mut self, key: &std::ffi::CStr, value: bool) -> JsResult<()> {
+        let mut out = ptr::null_mut();
+        // SAFETY: env is live; out is written by the call.
+        check(unsafe { sys::napi_get_boolean(self.env, value, &mut out) })?;
         self.set(key, out)
     }
 

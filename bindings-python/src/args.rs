@@ -53,8 +53,17 @@ where
 /// arrives in JSON or a URL). Out of range is `invalid_argument` with the core's message, the
 /// one it gives for an ID written as text.
 pub fn id(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    let id = id_u64(obj)?;
+    match i64::try_from(id) {
+        Ok(id) => Ok(id),
+        Err(_) => flakery::parse_id(&id.to_string()).py(),
+    }
+}
+
+/// `id` up to 2^64-1, for `decode` (IDs of unsigned layouts such as `discord`).
+pub fn id_u64(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
     if let Ok(text) = obj.cast::<PyString>() {
-        return flakery::parse_id(&text.to_cow()?).py();
+        return flakery::parse_id_u64(&text.to_cow()?).py();
     }
     let py = obj.py();
     if obj.is_instance_of::<PyBool>()
@@ -62,7 +71,7 @@ pub fn id(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
     {
         return Err(wrong_type("id", "an int or a decimal str", obj));
     }
-    int_arg(obj, "id", |text| match flakery::parse_id(&text) {
+    int_arg(obj, "id", |text| match flakery::parse_id_u64(&text) {
         Err(error) => crate::errors::to_py(error),
         Ok(_) => invalid_argument(format!("{text} is not an ID")),
     })

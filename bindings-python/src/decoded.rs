@@ -40,7 +40,7 @@ impl PartialOrd for PyDecoded {
 
 /// What orders two decoded IDs before their layouts do; borrowed, so a comparison allocates
 /// nothing.
-fn decoded_key(d: &Decoded) -> (i64, i64, u64, u64, u64, &[(String, u64)]) {
+fn decoded_key(d: &Decoded) -> (u64, i64, u64, u64, u64, &[(String, u64)]) {
     (
         d.id,
         d.timestamp_ms,
@@ -68,7 +68,7 @@ impl Ord for PyDecoded {
 #[pymethods]
 impl PyDecoded {
     #[getter]
-    fn id(&self) -> i64 {
+    fn id(&self) -> u64 {
         self.decoded.id
     }
 

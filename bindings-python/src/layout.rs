@@ -142,10 +142,10 @@ impl PyLayout {
         time::of_ms(py, self.inner.epoch_ms())
     }
 
-    /// The length of one tick: `"ms"`, `"10ms"` or `"s"`.
+    /// The length of one tick as `unit=` writes it: `"ms"`, `"10ms"`, `"s"`, `"5ms"`, ...
     #[getter]
-    fn unit(&self) -> &'static str {
-        self.inner.unit().as_str()
+    fn unit(&self) -> String {
+        self.inner.unit().as_str().into_owned()
     }
 
     /// The bits the fields use together (at most 64).
@@ -178,6 +178,22 @@ impl PyLayout {
     #[getter]
     fn exhausted_at_ms(&self) -> i64 {
         self.inner.capacity().exhausted_at_ms
+    }
+
+    /// Milliseconds from now until this layout can make no more IDs (0 once it has run out).
+    #[getter]
+    fn time_left_ms(&self) -> i64 {
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        self.inner.time_left_ms(now_ms)
+    }
+
+    /// Whether IDs of this layout are unsigned 64-bit integers by definition (`discord`):
+    /// then `decode` takes and `compose` gives IDs up to 2^64-1.
+    #[getter]
+    fn unsigned(&self) -> bool {
+        self.inner.is_unsigned()
     }
 
     /// The instant this layout's time field runs out, as an aware UTC datetime.

@@ -45,10 +45,10 @@ fn default_generator(py: Python<'_>) -> PyResult<PyGenerator> {
 #[pyfunction]
 #[pyo3(signature = (id, layout=None), text_signature = "(id, layout='twitter')")]
 fn decode(id: &Bound<'_, PyAny>, layout: Option<&Bound<'_, PyAny>>) -> PyResult<PyDecoded> {
-    let id = args::id(id)?;
+    let id = args::id_u64(id)?;
     let layout = args::layout_or_twitter(layout)?;
     Ok(PyDecoded {
-        decoded: flakery::decode(id, &layout).py()?,
+        decoded: flakery::decode_u64(id, &layout).py()?,
         layout,
     })
 }
@@ -73,7 +73,7 @@ fn compose<'py>(
     sequence: Option<&Bound<'_, PyAny>>,
     fields: Option<&Bound<'_, PyAny>>,
     layout: Option<&Bound<'_, PyAny>>,
-) -> PyResult<i64> {
+) -> PyResult<u64> {
     let given = |obj: Option<&Bound<'py, PyAny>>| obj.filter(|o| !o.is_none()).cloned();
     let timestamp_ms = match (given(timestamp_ms), given(timestamp)) {
         (Some(ms), None) => args::i64_arg(&ms, "timestamp_ms")?,
@@ -98,7 +98,8 @@ fn compose<'py>(
         sequence: field(sequence, "sequence")?.unwrap_or(0),
         fields: args::fields(fields)?,
     };
-    flakery::compose(&parts, &layout).py()
+    // Unsigned layouts (discord) reach 2^64-1; signed ones refuse bit 63 as compose does.
+    flakery::compose_u64(&parts, &layout).py()
 }
 
 /// Called by `os.register_at_fork(after_in_child=...)`: tells the core that this process is

@@ -149,6 +149,14 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
                 )
             })?;
             let resolved = options.resolved_layout()?;
+            // A layout that has run out fails below with time_exhausted: one line, not two.
+            let margin_days = flakery::layout::exhaustion_warning_days()?;
+            if let Some(warning) = resolved
+                .exhaustion_warning(now_ms(), margin_days)
+                .filter(|_| resolved.time_left_ms(now_ms()) > 0)
+            {
+                eprintln!("flakery: warning: {warning}");
+            }
             options.datacenter_id = datacenter_id
                 .map(|text| number(&resolved, "datacenter_id", &text))
                 .transpose()?;
@@ -188,8 +196,13 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
                 .map_err(|e| flag_named(e.about("format")))?;
             let layout = Layout::parse(&layout)?;
             for written in ids {
-                let id = format.parse(&written)?;
-                let d = flakery::decode(id, &layout)?;
+                // Decimal IDs reach 2^64-1, which an unsigned layout (discord) decodes.
+                let d = match format {
+                    IdFormat::Decimal => {
+                        flakery::decode_u64(flakery::parse_id_u64(&written)?, &layout)?
+                    }
+                    _ => flakery::decode(format.parse(&written)?, &layout)?,
+                };
                 let line = if json {
                     let fields: serde_json::Map<String, serde_json::Value> = d
                         .fields
@@ -252,17 +265,29 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
                 sequence,
                 fields,
             };
-            writeln!(out, "{}", flakery::compose(&parts, &layout)?).map_err(write_err)?;
+            writeln!(out, "{}", flakery::compose_u64(&parts, &layout)?).map_err(write_err)?;
         }
         Command::Serve(_) => unreachable!("served by main"),
         Command::Layouts => {
+            let now = now_ms();
             for (name, layout) in Layout::presets() {
-                writeln!(out, "{name:<22} {}", flakery::layout::describe(&layout))
-                    .map_err(write_err)?;
+                let days_left = layout.time_left_ms(now) / 86_400_000;
+                writeln!(
+                    out,
+                    "{name:<22} {} | {days_left} days left",
+                    flakery::layout::describe(&layout)
+                )
+                .map_err(write_err)?;
             }
         }
     }
     Ok(())
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 fn parse_field(pair: &str) -> flakery::Result<(String, u64)> {

@@ -174,6 +174,84 @@ fn layouts_lists_every_preset_with_its_end() {
     let baidu = out.lines().find(|l| l.starts_with("baidu")).unwrap();
     assert!(baidu.contains("2024-11-20"), "{baidu}");
     assert!(out.contains("4096000 IDs/s"));
+    assert!(baidu.ends_with("| 0 days left"), "{baidu}");
+    // The time left counts down from now: twitter's end minus today, to the day.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let end = flakery::Layout::twitter().capacity().exhausted_at_ms;
+    let twitter = out.lines().find(|l| l.starts_with("twitter")).unwrap();
+    let days: i64 = twitter
+        .rsplit("| ")
+        .next()
+        .and_then(|t| t.strip_suffix(" days left"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((end - now) / 86_400_000 - days <= 1 && days <= (end - now) / 86_400_000);
+}
+
+#[test]
+fn discord_ids_above_2_pow_63_decode_and_compose() {
+    // tests/vectors/unsigned.json, from @sapphire/snowflake.
+    let out = stdout(&flakery(&[
+        "decode",
+        "10401578640998539267",
+        "--layout",
+        "discord",
+    ]));
+    assert_eq!(
+        out,
+        "10401578640998539267  time 2093-08-01T21:20:00.000Z  datacenter 1  worker 2  sequence 3\n"
+    );
+    let out = stdout(&flakery(&[
+        "compose",
+        "--layout",
+        "discord",
+        "--timestamp-ms",
+        "3900000000000",
+        "--datacenter-id",
+        "1",
+        "--worker-id",
+        "2",
+        "--sequence",
+        "3",
+    ]));
+    assert_eq!(out, "10401578640998539267\n");
+    fails_with(
+        &["decode", "10401578640998539267"],
+        "invalid_argument",
+        "signed",
+    );
+}
+
+#[test]
+fn next_warns_once_when_the_layout_has_less_than_the_margin_left() {
+    let next = |layout: &str, margin: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_flakery"));
+        command
+            .args(["next", "--worker-id", "1", "--layout", layout])
+            .env_remove("FLAKERY_DATACENTER_ID");
+        match margin {
+            Some(days) => command.env("FLAKERY_EXHAUSTION_WARNING_DAYS", days),
+            None => command.env_remove("FLAKERY_EXHAUSTION_WARNING_DAYS"),
+        };
+        String::from_utf8(command.output().unwrap().stderr).unwrap()
+    };
+    // twitter runs out in 2080: no warning by default, one with a margin of a century.
+    assert!(!next("twitter", None).contains("warning"));
+    let warned = next("twitter", Some("36500"));
+    assert_eq!(
+        warned
+            .matches("flakery: warning: layout 'twitter' runs out at 2080")
+            .count(),
+        1,
+        "{warned}"
+    );
+    // Run out: the time_exhausted error is the one line.
+    assert!(!next("baidu", Some("0")).contains("warning"));
+    assert!(next("twitter", Some("soon")).contains("FLAKERY_EXHAUSTION_WARNING_DAYS='soon'"));
 }
 
 #[test]

@@ -8,7 +8,8 @@ use crate::lease::node::NodeId;
 /// its raw value (the time field in ticks since the epoch).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Decoded {
-    pub id: i64,
+    /// The ID as an unsigned 64-bit integer: 2^63 and above only under an unsigned layout.
+    pub id: u64,
     pub timestamp_ms: i64,
     /// 0 when the layout has no datacenter field.
     pub datacenter_id: u64,
@@ -44,7 +45,19 @@ pub fn decode(id: i64, layout: &Layout) -> Result<Decoded> {
             "ID {id} is negative; IDs are non-negative 64-bit integers"
         )));
     }
-    let raw = id as u64;
+    decode_u64(id as u64, layout)
+}
+
+/// `decode` of an ID given as an unsigned 64-bit integer: one of 2^63 and above decodes only
+/// under a layout whose origin defines its IDs as unsigned (`;unsigned=true`, `discord`).
+pub fn decode_u64(id: u64, layout: &Layout) -> Result<Decoded> {
+    if id >> 63 != 0 && !layout.is_unsigned() {
+        return Err(Error::invalid_argument(format!(
+            "ID {id} is larger than the largest ID of layout '{layout}', 2^63-1: it is signed \
+             (only a layout with ;unsigned=true, such as discord, takes IDs of 2^63 and above)"
+        )));
+    }
+    let raw = id;
     if layout.total_bits() < 64 && raw >> layout.total_bits() != 0 {
         return Err(Error::invalid_argument(format!(
             "ID {id} has bits set above the {} bits of layout '{layout}'",
@@ -56,7 +69,7 @@ pub fn decode(id: i64, layout: &Layout) -> Result<Decoded> {
     // A wide time field in coarse units can name instants past the last i64 millisecond; the
     // saturated value would be a wrong answer, and compose could not give the ID back.
     let timestamp_ms = i64::try_from(
-        i128::from(tick) * i128::from(layout.unit().millis()) + i128::from(layout.epoch_ms()),
+        i128::from(tick) * i128::from(layout.unit().millis()) + i128::from(layout.tick_origin_ms()),
     )
     .map_err(|_| {
         Error::invalid_argument(format!(
@@ -81,6 +94,18 @@ pub fn decode(id: i64, layout: &Layout) -> Result<Decoded> {
 /// Builds the ID `decode` would take apart into `parts`. The timestamp is rounded down to its
 /// tick, as generation does; every other value must fit its field exactly.
 pub fn compose(parts: &Parts, layout: &Layout) -> Result<i64> {
+    let id = compose_u64(parts, layout)?;
+    i64::try_from(id).map_err(|_| {
+        Error::invalid_argument(format!(
+            "these values make ID {id}, above 2^63-1: compose it as an unsigned integer \
+             (compose_u64)"
+        ))
+    })
+}
+
+/// `compose` giving an unsigned 64-bit integer: under an unsigned layout (`discord`) the
+/// time field may use its top bit, which makes IDs of 2^63 and above.
+pub fn compose_u64(parts: &Parts, layout: &Layout) -> Result<u64> {
     let fixed = constant_bits(layout, &parts.fields)?
         | node_bits(
             layout,
@@ -93,10 +118,10 @@ pub fn compose(parts: &Parts, layout: &Layout) -> Result<i64> {
         Error::invalid_argument(format!(
             "timestamp {} ms is before the epoch of layout '{layout}' ({} ms)",
             parts.timestamp_ms,
-            layout.epoch_ms()
+            layout.tick_origin_ms()
         ))
     })?;
-    if tick > layout.max_tick() {
+    if tick > layout.max_tick_unsigned() {
         return Err(Error::invalid_argument(format!(
             "timestamp {} ms is past the end of layout '{layout}'",
             parts.timestamp_ms
@@ -105,12 +130,12 @@ pub fn compose(parts: &Parts, layout: &Layout) -> Result<i64> {
     let sequence = layout.sequence();
     check_fits("sequence", parts.sequence, sequence.bits).map_err(|e| e.about("sequence"))?;
     let id = layout.time().put(tick) | sequence.put(parts.sequence) | fixed;
-    if id >> 63 != 0 {
+    if id >> 63 != 0 && !layout.is_unsigned() {
         return Err(Error::invalid_argument(
             "these values set bit 63, which would make the ID negative",
         ));
     }
-    Ok(id as i64)
+    Ok(id)
 }
 
 /// The constant fields' bits, in place: each the value `values` gives it (the last one named),
@@ -213,6 +238,42 @@ fn no_field(layout: &Layout, name: &str, value: impl std::fmt::Display) -> Error
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decimal::{parse_id, parse_id_u64};
+
+    /// @sapphire/snowflake's ID for 2093 (issue 21), above 2^63: Discord's IDs are unsigned
+    /// with 42 time bits.
+    #[test]
+    fn discord_ids_above_2_pow_63_decode_and_compose_as_u64() {
+        let discord = Layout::preset("discord").unwrap();
+        let id = 10_401_578_640_998_539_267u64;
+        let d = decode_u64(id, &discord).unwrap();
+        assert_eq!(d.id, id);
+        let parts = Parts {
+            timestamp_ms: d.timestamp_ms,
+            datacenter_id: d.datacenter_id,
+            worker_id: d.worker_id,
+            sequence: d.sequence,
+            fields: vec![],
+        };
+        assert_eq!(compose_u64(&parts, &discord), Ok(id));
+        assert!(compose(&parts, &discord)
+            .unwrap_err()
+            .message()
+            .contains("compose_u64"));
+        assert_eq!(parse_id_u64("10401578640998539267"), Ok(id));
+        assert!(parse_id("10401578640998539267").is_err());
+        // A signed layout refuses the same bits rather than misread them.
+        let twitter = Layout::twitter();
+        assert!(decode_u64(id, &twitter)
+            .unwrap_err()
+            .message()
+            .contains("signed"));
+        // Below 2^63 the two agree.
+        assert_eq!(
+            decode_u64(175928847299117063, &discord),
+            decode(175928847299117063, &discord)
+        );
+    }
 
     /// Found by the decode_compose fuzz target: the tick of this ID starts 4.4e21 ms after the
     /// epoch, which no i64 holds; decode used to saturate it to i64::MAX.

@@ -120,15 +120,26 @@ pub fn parse_i64(option: &str, text: &str) -> Result<i64> {
 
 /// An ID written in decimal: 0 to 2^63-1.
 pub fn parse_id(text: &str) -> Result<i64> {
+    let id = parse_id_u64(text)?;
+    i64::try_from(id).map_err(|_| {
+        Error::invalid_argument(format!(
+            "ID {} is larger than the largest ID, 2^63-1",
+            shown(text)
+        ))
+    })
+}
+
+/// `parse_id` up to 2^64-1, for `decode_u64` (IDs of unsigned layouts such as `discord`).
+pub fn parse_id_u64(text: &str) -> Result<u64> {
     let read = read("", text, "an ID")?;
-    match read.magnitude.and_then(|m| i64::try_from(m).ok()) {
+    match read.magnitude {
         Some(id) if !read.negative => Ok(id),
         _ if read.negative => Err(Error::invalid_argument(format!(
             "ID {} is negative; IDs are non-negative 64-bit integers",
             shown(text)
         ))),
         _ => Err(Error::invalid_argument(format!(
-            "ID {} is larger than the largest ID, 2^63-1",
+            "ID {} is larger than the largest ID of any layout, 2^64-1",
             shown(text)
         ))),
     }

@@ -8,13 +8,21 @@ use std::sync::OnceLock;
 use crate::error::{Error, Result};
 use crate::timestamp::{format_rfc3339_ms, parse_instant_ms};
 
-/// The length of one tick of the time field.
+/// The length of one tick of the time field: a whole number of milliseconds. Ticks are
+/// counted from the Unix epoch, as Sonyflake counts them: the tick of instant `t` is
+/// `floor(t/unit) - floor(epoch/unit)`, so an epoch off a unit boundary starts its tick 0 at
+/// the boundary before it (docs/spec.md#layouts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TimeUnit {
     Millis,
     TenMillis,
     Seconds,
+    /// Any other length (Sonyflake v2's `TimeUnit`: 5 ms, 100 ms, ...), never 1, 10 or 1000.
+    Other(u32),
 }
+
+/// The longest tick a layout may have: one day.
+pub const MAX_UNIT_MS: u32 = 86_400_000;
 
 impl TimeUnit {
     pub const fn millis(self) -> i64 {
@@ -22,26 +30,52 @@ impl TimeUnit {
             TimeUnit::Millis => 1,
             TimeUnit::TenMillis => 10,
             TimeUnit::Seconds => 1000,
+            TimeUnit::Other(ms) => ms as i64,
         }
     }
 
-    pub const fn as_str(self) -> &'static str {
+    /// The unit of `ms` milliseconds, one of the named variants where it is one.
+    fn of_millis(ms: u32) -> Self {
+        match ms {
+            1 => TimeUnit::Millis,
+            10 => TimeUnit::TenMillis,
+            1000 => TimeUnit::Seconds,
+            _ => TimeUnit::Other(ms),
+        }
+    }
+
+    /// As `unit=` writes it: `ms`, `10ms`, `s`, `5ms`, `2s`.
+    pub fn as_str(self) -> std::borrow::Cow<'static, str> {
         match self {
-            TimeUnit::Millis => "ms",
-            TimeUnit::TenMillis => "10ms",
-            TimeUnit::Seconds => "s",
+            TimeUnit::Millis => "ms".into(),
+            TimeUnit::TenMillis => "10ms".into(),
+            TimeUnit::Seconds => "s".into(),
+            TimeUnit::Other(ms) if ms % 1000 == 0 => format!("{}s", ms / 1000).into(),
+            TimeUnit::Other(ms) => format!("{ms}ms").into(),
         }
     }
 
     fn parse(text: &str) -> Result<Self> {
-        match text {
-            "ms" => Ok(TimeUnit::Millis),
-            "10ms" => Ok(TimeUnit::TenMillis),
-            "s" => Ok(TimeUnit::Seconds),
-            _ => Err(Error::invalid_layout(format!(
-                "unit '{text}' is not one of ms, 10ms, s"
-            ))),
-        }
+        let (count, scale) = match text {
+            "ms" => ("1", 1),
+            "s" => ("1", 1000),
+            _ => match text.strip_suffix("ms") {
+                Some(count) => (count, 1),
+                None => (text.strip_suffix('s').unwrap_or(""), 1000),
+            },
+        };
+        let ms = count
+            .parse::<u32>()
+            .ok()
+            .filter(|n| count.bytes().all(|b| b.is_ascii_digit()) && *n > 0)
+            .and_then(|n| n.checked_mul(scale))
+            .filter(|ms| *ms <= MAX_UNIT_MS);
+        ms.map(TimeUnit::of_millis).ok_or_else(|| {
+            Error::invalid_layout(format!(
+                "unit '{text}' is not ms, s, or a whole number of them from 1 ms to one day \
+                 (10ms, 5ms, 100ms, 2s)"
+            ))
+        })
     }
 }
 
@@ -120,6 +154,11 @@ pub struct Layout {
     fields: Vec<Field>,
     epoch_ms: i64,
     unit: TimeUnit,
+    /// Where tick 0 starts: the epoch rounded down to a whole unit since the Unix epoch.
+    tick_origin_ms: i64,
+    /// IDs are unsigned 64-bit integers by the origin's definition (Discord): decoding and
+    /// composing take IDs of 2^63 and above (`decode_u64`, `compose_u64`).
+    unsigned: bool,
     time: Slot,
     sequence: Slot,
     datacenter: Option<Slot>,
@@ -134,8 +173,9 @@ pub const PRESETS: [(&str, &str); 9] = [
         "time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;unit=ms",
     ),
     (
+        // Discord's IDs are unsigned, with a 42-bit timestamp (its API reference).
         "discord",
-        "time:41,datacenter:5,worker:5,sequence:12;epoch=1420070400000;unit=ms",
+        "time:42,datacenter:5,worker:5,sequence:12;epoch=1420070400000;unit=ms;unsigned=true",
     ),
     (
         "instagram",
@@ -197,14 +237,20 @@ impl Layout {
                 preset_names().join(", ")
             )));
         }
-        let (fields, mut epoch, mut unit) = if head.contains(':') {
-            (parse_fields(head)?, None, None)
+        let (fields, mut epoch, mut unit, mut unsigned) = if head.contains(':') {
+            (parse_fields(head)?, None, None, false)
         } else {
             let base = Layout::preset(head)?;
-            (base.fields, Some(base.epoch_ms), Some(base.unit))
+            (
+                base.fields,
+                Some(base.epoch_ms),
+                Some(base.unit),
+                base.unsigned,
+            )
         };
         let mut seen_epoch = false;
         let mut seen_unit = false;
+        let mut seen_unsigned = false;
         for option in parts {
             let option = option.trim();
             let (key, value) = option.split_once('=').ok_or_else(|| {
@@ -224,14 +270,26 @@ impl Layout {
                     seen_unit = true;
                     unit = Some(TimeUnit::parse(value)?);
                 }
-                "epoch" | "unit" => {
+                "unsigned" if !seen_unsigned => {
+                    seen_unsigned = true;
+                    unsigned = match value {
+                        "true" => true,
+                        "false" => false,
+                        _ => {
+                            return Err(Error::invalid_layout(format!(
+                                "unsigned='{value}' in layout '{spec}' is not true or false"
+                            )))
+                        }
+                    };
+                }
+                "epoch" | "unit" | "unsigned" => {
                     return Err(Error::invalid_layout(format!(
                         "option '{key}' appears twice in layout '{spec}'"
                     )))
                 }
                 _ => {
                     return Err(Error::invalid_layout(format!(
-                        "unknown option '{key}' in layout '{spec}' (known: epoch, unit)"
+                        "unknown option '{key}' in layout '{spec}' (known: epoch, unit, unsigned)"
                     )))
                 }
             }
@@ -241,7 +299,7 @@ impl Layout {
                 "layout '{spec}' needs an epoch: add ;epoch=<Unix ms or RFC 3339>"
             ))
         })?;
-        Layout::from_fields(fields, epoch, unit.unwrap_or(TimeUnit::Millis))
+        Layout::from_fields(fields, epoch, unit.unwrap_or(TimeUnit::Millis), unsigned)
     }
 
     /// One of the presets (docs/spec.md#presets) by name.
@@ -268,7 +326,12 @@ impl Layout {
         Layout::preset("twitter").expect("twitter is a preset")
     }
 
-    fn from_fields(fields: Vec<Field>, epoch_ms: i64, unit: TimeUnit) -> Result<Layout> {
+    fn from_fields(
+        fields: Vec<Field>,
+        epoch_ms: i64,
+        unit: TimeUnit,
+        unsigned: bool,
+    ) -> Result<Layout> {
         let slot_of = |kind: FieldKind| fields.iter().find(|f| f.kind == kind).map(|f| f.slot);
         let time = slot_of(FieldKind::Time)
             .ok_or_else(|| Error::invalid_layout("a layout needs a 'time' field"))?;
@@ -281,6 +344,8 @@ impl Layout {
             fields,
             epoch_ms,
             unit,
+            tick_origin_ms: epoch_ms - epoch_ms.rem_euclid(unit.millis()),
+            unsigned,
             time,
             sequence,
             total_bits,
@@ -339,6 +404,22 @@ impl Layout {
         self.total_bits
     }
 
+    /// Whether the origin defines its IDs as unsigned 64-bit integers (`;unsigned=true`;
+    /// the `discord` preset): then decoding and composing take IDs of 2^63 and above, which
+    /// no generator makes (docs/layouts.md#unsigned-ids).
+    pub fn is_unsigned(&self) -> bool {
+        self.unsigned
+    }
+
+    /// The largest tick `compose_u64` accepts: the whole time field in an unsigned layout.
+    pub fn max_tick_unsigned(&self) -> u64 {
+        if self.unsigned {
+            self.time.max()
+        } else {
+            self.max_tick()
+        }
+    }
+
     /// The largest tick that still gives a non-negative ID: a time field that reaches bit 63
     /// loses its top bit.
     pub fn max_tick(&self) -> u64 {
@@ -349,25 +430,32 @@ impl Layout {
         }
     }
 
-    /// The tick a Unix millisecond falls in; `None` before the epoch.
+    /// The first Unix millisecond of tick 0: the epoch itself when it lies on a unit
+    /// boundary (every preset's does), else the boundary before it, as Sonyflake counts.
+    pub fn tick_origin_ms(&self) -> i64 {
+        self.tick_origin_ms
+    }
+
+    /// The tick a Unix millisecond falls in; `None` before tick 0.
     #[inline]
     pub fn tick_of_ms(&self, ms: i64) -> Option<u64> {
-        let since = ms.checked_sub(self.epoch_ms)?;
+        let since = ms.checked_sub(self.tick_origin_ms)?;
         if since < 0 {
             return None;
         }
-        // A match on the unit keeps the divisor a constant, which the compiler turns into
-        // a multiply: a run-time division would cost more than the rest of next_id.
+        // A match on the unit keeps the common divisors constants, which the compiler turns
+        // into a multiply: a run-time division would cost more than the rest of next_id.
         Some(match self.unit {
             TimeUnit::Millis => since as u64,
             TimeUnit::TenMillis => since as u64 / 10,
             TimeUnit::Seconds => since as u64 / 1000,
+            TimeUnit::Other(ms) => since as u64 / u64::from(ms),
         })
     }
 
     /// The first Unix millisecond of a tick (saturating).
     pub fn ms_of_tick(&self, tick: u64) -> i64 {
-        let since = (tick as i128) * (self.unit.millis() as i128) + self.epoch_ms as i128;
+        let since = (tick as i128) * (self.unit.millis() as i128) + self.tick_origin_ms as i128;
         since.min(i64::MAX as i128) as i64
     }
 
@@ -451,10 +539,9 @@ impl fmt::Display for Layout {
         if let Some((name, _)) = presets.iter().find(|(_, p)| p == self) {
             return f.write_str(name);
         }
-        if let Some((name, _)) = presets
-            .iter()
-            .find(|(_, p)| p.fields == self.fields && p.unit == self.unit)
-        {
+        if let Some((name, _)) = presets.iter().find(|(_, p)| {
+            p.fields == self.fields && p.unit == self.unit && p.unsigned == self.unsigned
+        }) {
             return write!(f, "{name};epoch={}", self.epoch_ms);
         }
         for (i, field) in self.fields.iter().enumerate() {
@@ -466,7 +553,66 @@ impl fmt::Display for Layout {
                 write!(f, "={}", field.default)?;
             }
         }
-        write!(f, ";epoch={};unit={}", self.epoch_ms, self.unit.as_str())
+        write!(f, ";epoch={};unit={}", self.epoch_ms, self.unit.as_str())?;
+        if self.unsigned {
+            f.write_str(";unsigned=true")?;
+        }
+        Ok(())
+    }
+}
+
+/// How long before a layout runs out the server and the CLI warn at start, unless configured
+/// (`FLAKERY_EXHAUSTION_WARNING_DAYS`): one year. uid-generator's default layout ran out
+/// unannounced on 2024-11-20 and took production systems with it.
+pub const DEFAULT_EXHAUSTION_WARNING_DAYS: u64 = 365;
+
+const DAY_MS: i64 = 86_400_000;
+
+impl Layout {
+    /// Milliseconds from `now_ms` until this layout can make no more IDs (0 once it cannot).
+    pub fn time_left_ms(&self, now_ms: i64) -> i64 {
+        self.capacity()
+            .exhausted_at_ms
+            .saturating_sub(now_ms)
+            .max(0)
+    }
+
+    /// The warning to log at start when less than `margin_days` are left at `now_ms`, or
+    /// none at all (whatever the margin, a layout that has run out is worth a line).
+    pub fn exhaustion_warning(&self, now_ms: i64, margin_days: u64) -> Option<String> {
+        let left_ms = self.time_left_ms(now_ms);
+        let margin_ms = i64::try_from(margin_days).map_or(i64::MAX, |d| d.saturating_mul(DAY_MS));
+        if left_ms > 0 && left_ms >= margin_ms {
+            return None;
+        }
+        let end = format_rfc3339_ms(self.capacity().exhausted_at_ms);
+        Some(if left_ms == 0 {
+            format!(
+                "layout '{self}' ran out at {end}: every ID fails with time_exhausted; choose a \
+                 layout with a later epoch or more time bits"
+            )
+        } else {
+            format!(
+                "layout '{self}' runs out at {end}, in {} days (less than the {margin_days} \
+                 days of FLAKERY_EXHAUSTION_WARNING_DAYS); plan a layout with a later epoch or \
+                 more time bits",
+                left_ms / DAY_MS
+            )
+        })
+    }
+}
+
+/// `FLAKERY_EXHAUSTION_WARNING_DAYS`, else the default: the one setting of the start-up
+/// warning, shared by the server and the CLI.
+pub fn exhaustion_warning_days() -> Result<u64> {
+    match std::env::var("FLAKERY_EXHAUSTION_WARNING_DAYS") {
+        Err(_) => Ok(DEFAULT_EXHAUSTION_WARNING_DAYS),
+        Ok(text) => text.trim().parse().map_err(|_| {
+            Error::invalid_argument(format!(
+                "FLAKERY_EXHAUSTION_WARNING_DAYS='{}' is not a whole number of days",
+                text.escape_debug()
+            ))
+        }),
     }
 }
 
@@ -640,6 +786,72 @@ mod tests {
     }
 
     #[test]
+    fn units_are_whole_milliseconds_and_print_back() {
+        for (text, ms, printed) in [
+            ("ms", 1, "ms"),
+            ("1ms", 1, "ms"),
+            ("10ms", 10, "10ms"),
+            ("5ms", 5, "5ms"),
+            ("100ms", 100, "100ms"),
+            ("s", 1000, "s"),
+            ("1000ms", 1000, "s"),
+            ("2s", 2000, "2s"),
+            ("86400s", 86_400_000, "86400s"),
+        ] {
+            let unit = TimeUnit::parse(text).unwrap();
+            assert_eq!(
+                (unit.millis(), unit.as_str().as_ref()),
+                (ms, printed),
+                "{text}"
+            );
+        }
+        for bad in [
+            "0ms",
+            "-5ms",
+            "5",
+            "1.5ms",
+            "+5ms",
+            "86401s",
+            "min",
+            "",
+            "99999999999ms",
+        ] {
+            assert!(TimeUnit::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_epoch_off_the_unit_starts_tick_0_at_the_boundary_before_it() {
+        let l =
+            Layout::parse("time:39,sequence:8,worker:16;epoch=1577836800005;unit=10ms").unwrap();
+        assert_eq!(l.tick_origin_ms(), 1_577_836_800_000);
+        assert_eq!(l.tick_of_ms(1_577_836_800_009), Some(0));
+        assert_eq!(l.tick_of_ms(1_577_836_800_010), Some(1));
+        assert_eq!(l.tick_of_ms(1_577_836_799_999), None);
+        assert_eq!(l.ms_of_tick(1), 1_577_836_800_010);
+    }
+
+    #[test]
+    fn time_left_and_the_warning_count_down_to_the_end() {
+        let baidu = Layout::preset("baidu").unwrap();
+        let end = baidu.capacity().exhausted_at_ms;
+        assert_eq!(baidu.time_left_ms(end - 5), 5);
+        assert_eq!(baidu.time_left_ms(end), 0);
+        assert_eq!(baidu.time_left_ms(i64::MIN), i64::MAX);
+        assert_eq!(baidu.exhaustion_warning(end - 366 * DAY_MS, 365), None);
+        let soon = baidu.exhaustion_warning(end - 364 * DAY_MS, 365).unwrap();
+        assert!(
+            soon.contains("in 364 days") && soon.contains("2024-11-20"),
+            "{soon}"
+        );
+        assert!(baidu
+            .exhaustion_warning(end + 1, 0)
+            .unwrap()
+            .contains("ran out"));
+        assert_eq!(baidu.exhaustion_warning(end - 1, 0), None);
+    }
+
+    #[test]
     fn baidu_ran_out_on_2024_11_20() {
         let c = Layout::preset("baidu").unwrap().capacity();
         assert_eq!(
@@ -655,6 +867,7 @@ mod tests {
             ("nope", "unknown preset 'nope'"),
             ("time:41,sequence:12", "needs an epoch"),
             ("time:41,sequence:12;epoch=0;unit=min", "unit 'min'"),
+            ("time:41,sequence:12;epoch=0;unit=0ms", "unit '0ms'"),
             ("time:41,sequence:0;epoch=0", "'sequence' has 0 bits"),
             ("time:41,time:3,sequence:2;epoch=0", "'time' appears twice"),
             ("time:41,worker:12,sequence:12;epoch=0", "65 bits"),

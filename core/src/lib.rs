@@ -30,8 +30,8 @@ pub use lease::node;
 pub mod zookeeper_lease;
 
 pub use clock::{Clock, FakeClock, SystemClock};
-pub use codec::{compose, decode, out_of_range, Decoded, Parts};
-pub use decimal::parse_id;
+pub use codec::{compose, compose_u64, decode, decode_u64, out_of_range, Decoded, Parts};
+pub use decimal::{parse_id, parse_id_u64};
 pub use default_generator::{default_generator, next_id, next_ids};
 pub use error::{Error, ErrorCode, Result};
 pub use generator::{Builder, Generator, SlowPathCounts};

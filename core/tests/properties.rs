@@ -13,7 +13,7 @@ fn layouts() -> impl Strategy<Value = Layout> {
         extra,
         any::<u64>(),
         0i64..2_000_000_000_000,
-        0usize..3,
+        0usize..5,
     )
         .prop_filter_map(
             "too wide",
@@ -38,7 +38,7 @@ fn layouts() -> impl Strategy<Value = Layout> {
                     fields.swap(i, j);
                 }
                 let list: Vec<String> = fields.iter().map(|(n, b)| format!("{n}:{b}")).collect();
-                let unit = ["ms", "10ms", "s"][unit];
+                let unit = ["ms", "10ms", "s", "7ms", "250ms"][unit];
                 Layout::parse(&format!("{};epoch={epoch};unit={unit}", list.join(","))).ok()
             },
         )
@@ -54,7 +54,7 @@ fn parts_for(layout: &Layout) -> impl Strategy<Value = Parts> {
     let max = |bits: Option<u32>| bits.map_or(0, |b| (1u64 << b) - 1);
     let tick_max = layout.max_tick();
     let unit = layout.unit().millis();
-    let epoch = layout.epoch_ms();
+    let epoch = layout.tick_origin_ms();
     let constants: Vec<(String, u64)> = layout
         .fields()
         .iter()

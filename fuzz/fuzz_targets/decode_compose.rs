@@ -67,7 +67,7 @@ fn mask(bits: u32) -> u64 {
 
 /// The Unix millisecond a tick starts at, without saturation.
 fn instant_of(layout: &Layout, tick: u64) -> i128 {
-    i128::from(layout.epoch_ms()) + i128::from(tick) * i128::from(layout.unit().millis())
+    i128::from(layout.tick_origin_ms()) + i128::from(tick) * i128::from(layout.unit().millis())
 }
 
 fn parts_of(d: &Decoded, layout: &Layout) -> Parts {
@@ -112,7 +112,7 @@ fn check_decode(layout: &Layout, id: i64) {
         representable,
         "decode({id}, {layout}) gave an instant past i64"
     );
-    assert_eq!(decoded.id, id);
+    assert_eq!(decoded.id, id as u64);
     assert_eq!(decoded.fields.len(), layout.fields().len());
     for (f, (name, value)) in layout.fields().iter().zip(&decoded.fields) {
         assert_eq!(&f.name, name);
@@ -146,7 +146,7 @@ fn model_compose(layout: &Layout, parts: &Parts) -> Option<i64> {
             return None;
         }
     }
-    let since = i128::from(parts.timestamp_ms) - i128::from(layout.epoch_ms());
+    let since = i128::from(parts.timestamp_ms) - i128::from(layout.tick_origin_ms());
     if since < 0 {
         return None;
     }

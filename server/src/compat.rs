@@ -1,39 +1,113 @@
-//! Drop-in paths for the services flakery replaces, answering as they answer: Vesta's REST
-//! mode (`/genid`, `/expid`, `/makeid`, `/transtime`) and Meituan Leaf's snowflake mode
-//! (`/api/snowflake/get/{key}`, `/decodeSnowflakeId`).
+//! Drop-in paths for Vesta's REST mode (`/genid`, `/expid`, `/makeid`, `/transtime`),
+//! answering as Vesta's Java API answers: bare text (`text/plain`), its `Id` object's JSON,
+//! `makeId`'s argument order, `Date.toString()`. Meituan Leaf's paths are in `leaf.rs`.
+//! docs/server.md#vesta lists every difference that remains, and why.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
-use axum::Json;
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use flakery::{Layout, Parts};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::error::ApiError;
 use crate::ids::Ids;
-use crate::localtime::{java_date_string, java_timestamp_string};
+use crate::localtime::java_date_string;
 
-type Params = crate::query::Query<BTreeMap<String, String>>;
+/// The query as sent, every pair in order: a name given twice is refused, not guessed at.
+type Params = Query<Vec<(String, String)>>;
+
+/// Vesta's two layouts by the value of their `type` field (Vesta's `IdType`): 0 max-peak
+/// (seconds, 20-bit sequence), 1 min-granularity (milliseconds, 10-bit sequence).
+const VESTA_TYPES: [&str; 2] = ["vesta-max-peak", "vesta-min-granularity"];
+
+/// Vesta's answers are bare text, JSON included.
+fn vesta_text(status: StatusCode, body: String) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        )],
+        body,
+    )
+        .into_response()
+}
+
+fn raw<'a>(params: &'a Params, name: &str) -> Result<Option<&'a str>, ApiError> {
+    let mut values = params.iter().filter(|(n, _)| n == name);
+    let first = values.next().map(|(_, v)| v.as_str());
+    if values.next().is_some() {
+        return Err(ApiError::bad_request(format!(
+            "{name} is given more than once"
+        )));
+    }
+    Ok(first)
+}
 
 fn param(params: &Params, name: &str) -> Result<Option<u64>, ApiError> {
-    params
-        .get(name)
+    raw(params, name)?
         .map(|text| Ok(flakery::decimal::parse_u64(name, text)?))
         .transpose()
 }
 
-/// `?time=`: a value of the layout's time field (ticks since its epoch).
-fn time_param(params: &Params, layout: &Layout, route: &str) -> Result<u64, ApiError> {
-    let time: u64 = param(params, "time")?.ok_or_else(|| {
-        ApiError::bad_request(format!("{route} needs ?time=<ticks since the epoch>"))
-    })?;
+/// A value of the time field of `layout` (ticks since its epoch).
+fn check_time(time: u64, layout: &Layout) -> Result<u64, ApiError> {
     if time > layout.max_tick() {
         return Err(ApiError::bad_request(format!(
             "time={time} does not fit the layout's time field"
         )));
     }
     Ok(time)
+}
+
+/// Whether `layout` cuts IDs as one of Vesta's two layouts does (any epoch).
+fn is_vesta(layout: &Layout) -> bool {
+    VESTA_TYPES.iter().any(|name| {
+        Layout::preset(name).is_ok_and(|preset| {
+            preset.fields() == layout.fields() && preset.unit() == layout.unit()
+        })
+    })
+}
+
+/// The layout Vesta's `makeId` builds an ID of `type` in: on a Vesta layout, the one `type`
+/// names, with this service's epoch; elsewhere this service's own.
+fn layout_of_type(own: &Layout, id_type: Option<u64>) -> Result<Layout, ApiError> {
+    let Some(id_type) = id_type.filter(|_| is_vesta(own)) else {
+        return Ok(own.clone());
+    };
+    let name = VESTA_TYPES.get(id_type as usize).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "type={id_type} is not a Vesta ID type (0 max-peak, 1 min-granularity)"
+        ))
+    })?;
+    Layout::parse(&format!("{name};epoch={}", own.epoch_ms()))
+        .map_err(|e| ApiError::bad_request(e.message().to_string()))
+}
+
+/// Refuses `--field` values a Vesta service never stamps into its own IDs: a `type` other
+/// than its layout's (Vesta's `init()` sets it from the layout) and a `version` other than 0
+/// (Vesta's version 1 sets bit 63: a negative ID, which flakery never issues).
+pub fn check_vesta_fields(layout: &Layout, fields: &[(String, u64)]) -> Result<(), String> {
+    if !is_vesta(layout) {
+        return Ok(());
+    }
+    for (name, value) in fields {
+        let expected = match name.as_str() {
+            "type" => layout.field("type").map_or(0, |f| f.default),
+            "version" => 0,
+            _ => continue,
+        };
+        if *value != expected {
+            return Err(format!(
+                "invalid_argument: --field {name}={value} contradicts layout '{layout}', whose \
+                 IDs Vesta always gives {name}={expected}; leave it out, or choose the layout \
+                 of that type (vesta-max-peak is type 0, vesta-min-granularity type 1)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Vesta's one node number, "machine": the datacenter and worker fields read as one.
@@ -49,46 +123,51 @@ fn machine_parts(layout: &Layout, machine: u64) -> (u64, u64) {
     }
 }
 
-/// `GET /genid` and `GET /api/snowflake/get/{key}`: the bare ID.
-pub async fn genid(State(ids): State<Arc<Ids>>) -> Result<String, ApiError> {
-    Ok(ids.next_id().await?.to_string())
+/// `GET /genid`: the bare ID.
+pub async fn genid(State(ids): State<Arc<Ids>>) -> Result<Response, ApiError> {
+    let id = ids.next_id().await?;
+    Ok(vesta_text(StatusCode::OK, id.to_string()))
 }
 
-pub async fn leaf_get(
-    State(ids): State<Arc<Ids>>,
-    Path(_key): Path<String>,
-) -> Result<String, ApiError> {
-    Ok(ids.next_id().await?.to_string())
-}
-
-/// `GET /expid?id=`: `{"genMethod","machine","seq","time","type","version"}`, the time in
-/// the layout's ticks since its epoch, as Vesta's `Id` object serialises.
-pub async fn expid(State(ids): State<Arc<Ids>>, params: Params) -> Result<Json<Value>, ApiError> {
-    let text = params
-        .get("id")
-        .ok_or_else(|| ApiError::bad_request("expid needs ?id=<decimal ID>"))?;
+/// `GET /expid?id=`: `{"genMethod","machine","seq","time","type","version"}` as bare text,
+/// read with this service's layout, the time in its ticks since the epoch, as Vesta's `Id`
+/// object serialises.
+pub async fn expid(State(ids): State<Arc<Ids>>, params: Params) -> Result<Response, ApiError> {
+    let text =
+        raw(&params, "id")?.ok_or_else(|| ApiError::bad_request("expid needs ?id=<decimal ID>"))?;
     let layout = ids.generator.layout();
     let d = flakery::decode(flakery::parse_id(text)?, layout)?;
     let constant = |name: &str| d.field(name).unwrap_or(0);
-    Ok(Json(json!({
+    let body = json!({
         "genMethod": constant("method"),
         "machine": machine_of(layout, d.datacenter_id, d.worker_id),
         "seq": d.sequence,
         "time": d.field("time").unwrap_or(0),
         "type": constant("type"),
         "version": constant("version"),
-    })))
+    });
+    Ok(vesta_text(StatusCode::OK, body.to_string()))
 }
 
-/// `GET /makeid?time=&seq=&machine=&genMethod=&type=&version=`: the bare ID. Left out,
-/// `seq` is 0 and the others are this server's own values, as in Vesta.
-pub async fn makeid(State(ids): State<Arc<Ids>>, params: Params) -> Result<String, ApiError> {
-    let layout = ids.generator.layout();
-    let time = time_param(&params, layout, "makeid")?;
+/// `GET /makeid?time=&seq=&machine=&genMethod=&type=&version=`: the bare ID, as Vesta's Java
+/// API `makeId(time, seq, machine, genMethod, type, version)` builds it: in the layout `type`
+/// names, `time` in that layout's ticks. `time` and `seq` are required, as in Vesta; the
+/// others left out are this server's own values.
+pub async fn makeid(State(ids): State<Arc<Ids>>, params: Params) -> Result<Response, ApiError> {
+    let (Some(time), Some(sequence)) = (param(&params, "time")?, param(&params, "seq")?) else {
+        // Vesta's own words (its netty handler); its Spring controller answers 500.
+        return Ok(vesta_text(
+            StatusCode::BAD_REQUEST,
+            "Both time and seq are required.".into(),
+        ));
+    };
+    let own = ids.generator.layout();
+    let layout = layout_of_type(own, param(&params, "type")?)?;
+    let time = check_time(time, &layout)?;
     let node = ids.generator.node();
     let machine = param(&params, "machine")?
-        .unwrap_or_else(|| machine_of(layout, node.datacenter_id, node.worker_id));
-    let (datacenter_id, worker_id) = machine_parts(layout, machine);
+        .unwrap_or_else(|| machine_of(own, node.datacenter_id, node.worker_id));
+    let (datacenter_id, worker_id) = machine_parts(&layout, machine);
     let mut fields = Vec::new();
     for (name, vesta_name) in [
         ("method", "genMethod"),
@@ -103,17 +182,19 @@ pub async fn makeid(State(ids): State<Arc<Ids>>, params: Params) -> Result<Strin
         timestamp_ms: layout.ms_of_tick(time),
         datacenter_id,
         worker_id,
-        sequence: param(&params, "seq")?.unwrap_or(0),
-        fields: merge_fields(&ids, fields),
+        sequence,
+        fields: merge_fields(&ids, &layout, fields),
     };
-    Ok(flakery::compose(&parts, layout)?.to_string())
+    let id = flakery::compose(&parts, &layout)?;
+    Ok(vesta_text(StatusCode::OK, id.to_string()))
 }
 
-/// The fields asked for, else the values this server stamps into its own IDs.
-fn merge_fields(ids: &Ids, mut asked: Vec<(String, u64)>) -> Vec<(String, u64)> {
-    let own = ids.own_constants();
-    for (name, value) in own {
-        if !asked.iter().any(|(n, _)| *n == name) {
+/// The fields asked for, else the values this server stamps into its own IDs (but never
+/// this server's `type` into an ID of the other type's layout).
+fn merge_fields(ids: &Ids, layout: &Layout, mut asked: Vec<(String, u64)>) -> Vec<(String, u64)> {
+    for (name, value) in ids.own_constants() {
+        let own_type_elsewhere = name == "type" && layout != ids.generator.layout();
+        if !own_type_elsewhere && !asked.iter().any(|(n, _)| *n == name) {
             asked.push((name, value));
         }
     }
@@ -122,30 +203,14 @@ fn merge_fields(ids: &Ids, mut asked: Vec<(String, u64)>) -> Vec<(String, u64)> 
 
 /// `GET /transtime?time=`: the instant of a time field value, as Java's `Date.toString()`
 /// in the server's zone (`Fri May 22 14:41:04 CST 2015`).
-pub async fn transtime(State(ids): State<Arc<Ids>>, params: Params) -> Result<String, ApiError> {
+pub async fn transtime(State(ids): State<Arc<Ids>>, params: Params) -> Result<Response, ApiError> {
     let layout = ids.generator.layout();
-    let time = time_param(&params, layout, "transtime")?;
-    java_date_string(layout.ms_of_tick(time))
-        .ok_or_else(|| ApiError::bad_request(format!("time={time} is not a representable date")))
-}
-
-/// `GET /decodeSnowflakeId?snowflakeId=`: Leaf's own arithmetic (Twitter's bits and epoch,
-/// whatever this server's layout), its string values, and its `errorMsg` for a non-number.
-pub async fn leaf_decode(params: Params) -> Json<Value> {
-    const TWEPOCH: i64 = 1288834974657;
-    let parsed = params
-        .get("snowflakeId")
-        .and_then(|text| flakery::parse_id(text).ok());
-    let answer = parsed.and_then(|id| {
-        let timestamp = (id >> 22).wrapping_add(TWEPOCH);
-        let when = java_timestamp_string(timestamp)?;
-        Some(json!({
-            "timestamp": format!("{timestamp}({when})"),
-            "workerId": ((id >> 12) ^ (id >> 22 << 10)).to_string(),
-            "sequenceId": (id ^ (id >> 12 << 12)).to_string(),
-        }))
-    });
-    Json(answer.unwrap_or_else(|| json!({"errorMsg": "snowflake Id反解析发生异常!"})))
+    let time = param(&params, "time")?
+        .ok_or_else(|| ApiError::bad_request("transtime needs ?time=<ticks since the epoch>"))?;
+    let time = check_time(time, layout)?;
+    let text = java_date_string(layout.ms_of_tick(time))
+        .ok_or_else(|| ApiError::bad_request(format!("time={time} is not a representable date")))?;
+    Ok(vesta_text(StatusCode::OK, text))
 }
 
 #[cfg(test)]
@@ -160,5 +225,21 @@ mod tests {
         let vesta = Layout::preset("vesta-max-peak").unwrap();
         assert_eq!(machine_of(&vesta, 0, 1022), 1022);
         assert_eq!(machine_parts(&vesta, 1022), (0, 1022));
+    }
+
+    #[test]
+    fn type_and_version_that_vesta_never_stamps_are_refused() {
+        let max_peak = Layout::preset("vesta-max-peak").unwrap();
+        let field = |name: &str, value| vec![(name.to_string(), value)];
+        assert!(check_vesta_fields(&max_peak, &field("type", 0)).is_ok());
+        assert!(check_vesta_fields(&max_peak, &field("method", 2)).is_ok());
+        assert!(check_vesta_fields(&max_peak, &field("type", 1)).is_err());
+        assert!(check_vesta_fields(&max_peak, &field("version", 1)).is_err());
+        let min_gran = Layout::parse("vesta-min-granularity;epoch=0").unwrap();
+        assert!(check_vesta_fields(&min_gran, &field("type", 1)).is_ok());
+        assert!(check_vesta_fields(&min_gran, &field("type", 0)).is_err());
+        // Not a Vesta layout: a field named type is this user's own.
+        let custom = Layout::parse("type:2,time:41,sequence:12;epoch=0").unwrap();
+        assert!(check_vesta_fields(&custom, &field("type", 3)).is_ok());
     }
 }

@@ -40,6 +40,10 @@ pub struct ServeArgs {
     #[arg(long, value_parser = decimal_u64, allow_hyphen_values = true)]
     pub worker_id: Option<u64>,
 
+    /// Warn at start (one log line) when the layout has fewer days than this left.
+    #[arg(long, env = "FLAKERY_EXHAUSTION_WARNING_DAYS", default_value_t = flakery::layout::DEFAULT_EXHAUSTION_WARNING_DAYS)]
+    pub exhaustion_warning_days: u64,
+
     /// A constant field's value, NAME=VALUE (repeatable; Vesta's version, type, method).
     #[arg(long = "field", value_name = "NAME=VALUE")]
     pub fields: Vec<String>,

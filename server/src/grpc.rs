@@ -136,7 +136,7 @@ impl proto::ids_server::Ids for IdsService {
         let id = request.into_inner().id;
         let d = flakery::decode(id, self.ids.generator.layout()).map_err(status)?;
         Ok(Response::new(DecodeResponse {
-            id: d.id,
+            id,
             timestamp_ms: d.timestamp_ms,
             time: format_rfc3339_ms(d.timestamp_ms),
             datacenter_id: d.datacenter_id,

@@ -266,8 +266,12 @@ async fn answer(guard: &Guard, kind: Kind, request: Request, next: Next) -> Resp
             return refuse(kind.grpc, ApiError::unauthorized());
         }
     }
-    if let Err(error) = crate::query::refuse_repeated(request.uri()) {
-        return refuse(kind.grpc, error);
+    // The compatibility routes answer a repeated parameter as their origin does (Vesta's
+    // refuse it in their own form; Leaf's joins the values, as Spring does).
+    if !kind.compat {
+        if let Err(error) = crate::query::refuse_repeated(request.uri()) {
+            return refuse(kind.grpc, error);
+        }
     }
     let Ok(_permit) = guard.in_flight.try_acquire() else {
         return refuse(

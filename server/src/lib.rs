@@ -11,6 +11,7 @@ mod grpc;
 mod guard;
 mod http;
 mod ids;
+mod leaf;
 mod localtime;
 mod logs;
 mod metrics;
@@ -47,6 +48,7 @@ fn options(args: &ServeArgs) -> Result<(Options, Vec<(String, u64)>), String> {
         .iter()
         .map(|pair| parse_field(pair))
         .collect::<Result<Vec<_>, _>>()?;
+    compat::check_vesta_fields(layout.as_ref().unwrap_or(&Layout::twitter()), &fields)?;
     let sequence_policy = args
         .sequence_policy
         .parse()
@@ -64,6 +66,24 @@ fn options(args: &ServeArgs) -> Result<(Options, Vec<(String, u64)>), String> {
         },
         fields,
     ))
+}
+
+/// One log line at start when the layout has less than the margin left (docs/server.md#logs).
+fn warn_if_running_out(options: &Options, margin_days: u64) -> Result<(), String> {
+    let layout = options
+        .resolved_layout()
+        .map_err(|e| format!("{}: {}", e.code(), e.message()))?;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    if let Some(warning) = layout.exhaustion_warning(now_ms, margin_days) {
+        tracing::warn!(
+            event = "layout_running_out",
+            time_left_ms = layout.time_left_ms(now_ms),
+            "{warning}"
+        );
+    }
+    Ok(())
 }
 
 /// Runs the server until SIGTERM or SIGINT; the exit code says whether it started.
@@ -153,6 +173,7 @@ fn run_inner(mut args: ServeArgs) -> Result<(), String> {
     // Before the identity: a token that guards nothing is a configuration error.
     args.token = args.checked_token()?;
     let (options, constants) = options(&args)?;
+    warn_if_running_out(&options, args.exhaustion_warning_days)?;
     // The identity first, before any port is open: a server that cannot issue never listens.
     let generator =
         Generator::new(options).map_err(|e| format!("{}: {}", e.code(), e.message()))?;

@@ -228,7 +228,7 @@ fn unix_seconds() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// Seconds from now until the layout can stamp no later time (negative once past).
+/// Seconds from now until the layout can stamp no later time (the core's `time_left_ms`).
 pub fn layout_time_left_seconds(layout: &Layout) -> f64 {
-    (layout.capacity().exhausted_at_ms as f64 - unix_seconds() * 1000.0) / 1000.0
+    layout.time_left_ms((unix_seconds() * 1000.0) as i64) as f64 / 1000.0
 }

@@ -20,7 +20,7 @@ use crate::budget::Budget;
 use crate::config::ServeArgs;
 use crate::guard::Guard;
 use crate::ids::Ids;
-use crate::{compat, grpc, http};
+use crate::{compat, grpc, http, leaf};
 
 /// Most concurrent HTTP/2 streams (gRPC calls) on one connection: each open stream costs its
 /// state and framing whether or not its client reads, beyond what `budget` counts.
@@ -48,8 +48,8 @@ fn app(ids: &Arc<Ids>, args: &ServeArgs, grpc: Router) -> Router {
         .route("/expid", get(compat::expid))
         .route("/makeid", get(compat::makeid))
         .route("/transtime", get(compat::transtime))
-        .route("/api/snowflake/get/:key", get(compat::leaf_get))
-        .route("/decodeSnowflakeId", get(compat::leaf_decode))
+        .route("/api/snowflake/get/:key", get(leaf::get))
+        .route("/decodeSnowflakeId", get(leaf::decode))
         .with_state(Arc::clone(ids));
     let guard = Arc::new(Guard {
         ids: Arc::clone(ids),

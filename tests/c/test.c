@@ -216,6 +216,29 @@ static void test_decode_vectors(void) {
                 FLAKERY_STATUS_INVALID_ARGUMENT, "nope");
 }
 
+/* Discord IDs of 2^63 and above, as uint64_t (tests/vectors/unsigned.json, from
+   @sapphire/snowflake); and the time a layout has left. */
+static void test_unsigned_ids_and_time_left(void) {
+    flakery_parts p;
+    CHECK(flakery_decode_u64("discord", UINT64_C(10401578640998539267), &p) == FLAKERY_STATUS_OK);
+    CHECK(p.timestamp_ms == 3900000000000 && p.datacenter_id == 1 && p.worker_id == 2 &&
+          p.sequence == 3);
+    uint64_t id = 0;
+    CHECK(flakery_compose_u64("discord", &p, &id) == FLAKERY_STATUS_OK);
+    CHECK(id == UINT64_C(10401578640998539267));
+    CHECK(flakery_decode_u64("discord", UINT64_MAX, &p) == FLAKERY_STATUS_OK);
+    CHECK(p.timestamp_ms == 5818116911103 && p.sequence == 4095);
+    int64_t signed_id = 0;
+    CHECK_FAILS(flakery_compose("discord", &p, &signed_id), FLAKERY_STATUS_INVALID_ARGUMENT,
+                "compose_u64");
+    CHECK_FAILS(flakery_decode_u64("twitter", UINT64_C(9223372036854775808), &p),
+                FLAKERY_STATUS_INVALID_ARGUMENT, "2^63-1");
+    int64_t left = -1;
+    CHECK(flakery_layout_time_left_ms("baidu", &left) == FLAKERY_STATUS_OK && left == 0);
+    CHECK(flakery_layout_time_left_ms("twitter", &left) == FLAKERY_STATUS_OK && left > 0);
+    CHECK(left <= INT64_C(3487858230209) - (int64_t)time(NULL) * 1000 + 1000);
+}
+
 static void test_compose(void) {
     flakery_parts p = {0};
     int64_t id = 0;
@@ -778,6 +801,7 @@ int main(void) {
     test_default_generator();
     test_decode_vectors();
     test_compose();
+    test_unsigned_ids_and_time_left();
     test_layout_info();
     test_text_forms();
     test_null_pointers();

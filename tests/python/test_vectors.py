@@ -2,6 +2,7 @@
 
 import datetime
 import json
+import os
 
 import pytest
 
@@ -78,3 +79,39 @@ def test_published_vectors(vector):
             fields=constants,
             layout=vector["layout"],
         ) == id
+
+
+def unsigned_vectors():
+    with open(os.path.join(os.path.dirname(__file__), "..", "vectors", "unsigned.json")) as f:
+        return json.load(f)
+
+
+@pytest.mark.parametrize("v", unsigned_vectors(), ids=lambda v: v["id"])
+def test_discord_ids_are_unsigned(v):
+    """tests/vectors/unsigned.json (from @sapphire/snowflake): Discord IDs up to 2^64-1."""
+    parts = flakery.decode(int(v["id"]), layout=v["layout"])
+    assert parts.id == int(v["id"])
+    assert flakery.decode(v["id"], layout=v["layout"]) == parts
+    assert (parts.timestamp_ms, parts.datacenter_id, parts.worker_id, parts.sequence) == (
+        v["timestamp_ms"], v["datacenter_id"], v["worker_id"], v["sequence"])
+    assert flakery.compose(timestamp_ms=parts.timestamp_ms, datacenter_id=parts.datacenter_id,
+                           worker_id=parts.worker_id, sequence=parts.sequence,
+                           layout=v["layout"]) == int(v["id"])
+
+
+def test_ids_above_2_pow_63_only_under_an_unsigned_layout():
+    assert flakery.Layout("discord").unsigned and not flakery.Layout("twitter").unsigned
+    with pytest.raises(flakery.InvalidArgumentError, match="signed"):
+        flakery.decode(2**63, layout="twitter")
+    with pytest.raises(flakery.InvalidArgumentError):
+        flakery.decode(2**64, layout="discord")
+
+
+def test_a_layout_tells_its_time_left():
+    import time
+    before = time.time() * 1000
+    left = flakery.Layout("twitter").time_left_ms
+    after = time.time() * 1000
+    end = flakery.Layout("twitter").exhausted_at_ms
+    assert end - after - 1 <= left <= end - before + 1
+    assert flakery.Layout("baidu").time_left_ms == 0

@@ -258,7 +258,7 @@ def test_vesta_preset_vector_round_trips(start_server):
     assert body == {"genMethod": 2, "machine": 1022, "seq": 0, "time": 12758739, "type": 0, "version": 0}
     assert s.get("/transtime?time=12758739")[2] == b"Thu May 28 16:05:39 CST 2015"
     # Left out, genMethod, machine, type and version are the server's own.
-    assert s.get("/makeid?time=12758739")[2] == b"2319542600899494910"
+    assert s.get("/makeid?time=12758739&seq=0")[2] == b"2319542600899494910"
     status, _, body = s.get("/genid")
     _, _, parts = s.get_json(f"/expid?id={int(body)}")
     assert parts["machine"] == 1022 and parts["genMethod"] == 2
@@ -271,7 +271,7 @@ def test_leaf_paths_answer_as_leaf(start_server):
     status, _, body = s.get_json(f"/decodeSnowflakeId?snowflakeId={leaf_id}")
     assert status == 200
     assert body == {"timestamp": "1567733700834(2019-09-06 09:35:00.834)",
-                    "sequenceId": "3448", "workerId": "39"}
+                    "sequenceId": "3448", "workerId": "39"}  # key order: test_compat.py
     status, _, body = s.get_json("/decodeSnowflakeId?snowflakeId=12ab")
     assert status == 200 and body == {"errorMsg": "snowflake Id反解析发生异常!"}
     status, headers, body = s.get("/api/snowflake/get/leaf-segment-test")
