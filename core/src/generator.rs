@@ -292,6 +292,8 @@ impl<C: Clock> Generator<C> {
             let node = self.node_bits.load(SeqCst);
             let limit = self.limit.limit();
             let cur_tick = cur >> self.seq_bits;
+            // The tick of the next ID must be below the limit (checked before a new tick is
+            // shifted into place).
             let next = if now > cur_tick {
                 if now >= limit {
                     return None;
@@ -299,14 +301,12 @@ impl<C: Clock> Generator<C> {
                 (now << self.seq_bits) | self.start_sequence(now)
             } else if cur & self.seq_mask != self.seq_mask
                 && now.saturating_add(self.ahead_allowance) >= cur_tick
+                && cur_tick < limit
             {
                 cur + 1
             } else {
                 return None;
             };
-            if next >> self.seq_bits >= limit {
-                return None;
-            }
             match self
                 .state
                 .0
