@@ -51,6 +51,11 @@ fn realtime_ms_and_rest() -> (i64, u64) {
     (sec * 1000 + nsec / 1_000_000, (nsec % 1_000_000) as u64)
 }
 
+/// How long before a millisecond a waiter for it wakes from its sleep: the default timer
+/// slack (50 us) and a little more.
+#[cfg(target_os = "linux")]
+const WAKE_EARLY_NS: i128 = 70_000;
+
 #[cfg(target_os = "linux")]
 fn read_coarse() -> i64 {
     read_clock(libc::CLOCK_REALTIME_COARSE)
@@ -97,21 +102,28 @@ impl Clock for SystemClock {
         ticker::now_ms(read_coarse)
     }
 
-    /// Sleeps until the millisecond starts instead of spinning to it: a spinning waiter holds
-    /// a core for the rest of the tick, and on a machine with few cores that starves the
-    /// threads that would use the IDs (a server's network threads, its clients). The sleep
-    /// wakes some tens of microseconds late, well inside the new tick, so a waiter still
-    /// takes every tick's sequence numbers.
+    /// Sleeps until just before the millisecond starts, then yields the processor until it
+    /// has: a waiter that spun the whole tick would hold a core that, on a machine with few
+    /// cores, the threads that use the IDs need (a server's network threads, its clients);
+    /// one that slept to the boundary would wake its timer slack (50 us) and a scheduler
+    /// wake-up late, and lose that much of every tick it waits for.
     #[cfg(target_os = "linux")]
     fn wait_until_ms(&self, target_ms: i64) {
-        let ts = read_timespec(libc::CLOCK_REALTIME);
-        #[allow(clippy::unnecessary_cast)]
-        let now_ns = ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128;
-        let left_ns = i128::from(target_ms) * 1_000_000 - now_ns;
-        if left_ns > 0 {
+        let target_ns = i128::from(target_ms) * 1_000_000;
+        let left_ns = || {
+            let ts = read_timespec(libc::CLOCK_REALTIME);
+            #[allow(clippy::unnecessary_cast)]
+            let now_ns = ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128;
+            target_ns - now_ns
+        };
+        let left = left_ns();
+        if left > WAKE_EARLY_NS {
             std::thread::sleep(Duration::from_nanos(
-                u64::try_from(left_ns).unwrap_or(u64::MAX),
+                u64::try_from(left - WAKE_EARLY_NS).unwrap_or(u64::MAX),
             ));
+        }
+        while left_ns() > 0 {
+            std::thread::yield_now();
         }
     }
 }
