@@ -26,10 +26,40 @@ pub trait Clock: Send + Sync + 'static {
     }
 }
 
-/// The system's wall clock. On Linux the cheap reading is `CLOCK_REALTIME_COARSE` (a memory
-/// read in the vDSO, ~4 ns here, against ~18 ns for `CLOCK_REALTIME`).
+/// The system's wall clock. On Linux the cheap reading is one word that a thread of flakery's
+/// stores once a millisecond while IDs are being made (`ticker`: when it runs, what it costs),
+/// else `CLOCK_REALTIME_COARSE` (a call into the vDSO, ~4 ns, against ~18 ns for
+/// `CLOCK_REALTIME`, and about half of what `next_id` cost before the thread).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemClock;
+
+#[cfg(target_os = "linux")]
+pub mod ticker;
+
+/// Tells the clock that this process is a fork's child (called by the fork handler).
+pub(crate) fn after_fork_in_child() {
+    #[cfg(target_os = "linux")]
+    ticker::after_fork_in_child();
+}
+
+/// `CLOCK_REALTIME` as whole milliseconds and the nanoseconds past the last one.
+#[cfg(target_os = "linux")]
+fn realtime_ms_and_rest() -> (i64, u64) {
+    let ts = read_timespec(libc::CLOCK_REALTIME);
+    #[allow(clippy::unnecessary_cast)]
+    let (sec, nsec) = (ts.tv_sec as i64, ts.tv_nsec as i64);
+    (sec * 1000 + nsec / 1_000_000, (nsec % 1_000_000) as u64)
+}
+
+/// How long before a millisecond a waiter for it wakes from its sleep: the default timer
+/// slack (50 us) and a little more.
+#[cfg(target_os = "linux")]
+const WAKE_EARLY_NS: i128 = 70_000;
+
+#[cfg(target_os = "linux")]
+fn read_coarse() -> i64 {
+    read_clock(libc::CLOCK_REALTIME_COARSE)
+}
 
 #[cfg(target_os = "linux")]
 fn read_clock(id: libc::clockid_t) -> i64 {
@@ -67,26 +97,33 @@ impl Clock for SystemClock {
     }
 
     #[cfg(target_os = "linux")]
-    #[inline]
+    #[inline(always)]
     fn now_ms_coarse(&self) -> i64 {
-        read_clock(libc::CLOCK_REALTIME_COARSE)
+        ticker::now_ms(read_coarse)
     }
 
-    /// Sleeps until the millisecond starts instead of spinning to it: a spinning waiter holds
-    /// a core for the rest of the tick, and on a machine with few cores that starves the
-    /// threads that would use the IDs (a server's network threads, its clients). The sleep
-    /// wakes some tens of microseconds late, well inside the new tick, so a waiter still
-    /// takes every tick's sequence numbers.
+    /// Sleeps until just before the millisecond starts, then yields the processor until it
+    /// has: a waiter that spun the whole tick would hold a core that, on a machine with few
+    /// cores, the threads that use the IDs need (a server's network threads, its clients);
+    /// one that slept to the boundary would wake its timer slack (50 us) and a scheduler
+    /// wake-up late, and lose that much of every tick it waits for.
     #[cfg(target_os = "linux")]
     fn wait_until_ms(&self, target_ms: i64) {
-        let ts = read_timespec(libc::CLOCK_REALTIME);
-        #[allow(clippy::unnecessary_cast)]
-        let now_ns = ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128;
-        let left_ns = i128::from(target_ms) * 1_000_000 - now_ns;
-        if left_ns > 0 {
+        let target_ns = i128::from(target_ms) * 1_000_000;
+        let left_ns = || {
+            let ts = read_timespec(libc::CLOCK_REALTIME);
+            #[allow(clippy::unnecessary_cast)]
+            let now_ns = ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128;
+            target_ns - now_ns
+        };
+        let left = left_ns();
+        if left > WAKE_EARLY_NS {
             std::thread::sleep(Duration::from_nanos(
-                u64::try_from(left_ns).unwrap_or(u64::MAX),
+                u64::try_from(left - WAKE_EARLY_NS).unwrap_or(u64::MAX),
             ));
+        }
+        while left_ns() > 0 {
+            std::thread::yield_now();
         }
     }
 }

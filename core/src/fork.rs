@@ -78,6 +78,7 @@ extern "C" fn child_after_fork() {
 /// Tells flakery that this process is a fork's child. The `pthread_atfork` handler calls it;
 /// a binding whose runtime forks without the C library's `fork()` may call it too.
 pub fn note_fork_in_child() {
+    crate::clock::after_fork_in_child();
     GENERATION.fetch_add(1, Ordering::SeqCst);
 }
 

@@ -195,6 +195,7 @@ impl<C: Clock> Builder<C> {
             Some(lease) => lease,
             None => crate::lease::resolve::resolve_node(&options, &layout)?,
         };
+        check_node_may_change(&layout, lease.source())?;
         fork::install();
         let unit = layout.unit().millis() as u64;
         let ticks_up = |ms: u64| ms.div_ceil(unit);
@@ -291,6 +292,8 @@ impl<C: Clock> Generator<C> {
             let node = self.node_bits.load(SeqCst);
             let limit = self.limit.limit();
             let cur_tick = cur >> self.seq_bits;
+            // The tick of the next ID must be below the limit (checked before a new tick is
+            // shifted into place).
             let next = if now > cur_tick {
                 if now >= limit {
                     return None;
@@ -298,20 +301,22 @@ impl<C: Clock> Generator<C> {
                 (now << self.seq_bits) | self.start_sequence(now)
             } else if cur & self.seq_mask != self.seq_mask
                 && now.saturating_add(self.ahead_allowance) >= cur_tick
+                && cur_tick < limit
             {
                 cur + 1
             } else {
                 return None;
             };
-            if next >> self.seq_bits >= limit {
-                return None;
-            }
             match self
                 .state
                 .0
                 .compare_exchange_weak(cur, next, SeqCst, SeqCst)
             {
-                Ok(_) => return Some(self.compose(next, node)),
+                // The node bits loaded above may be a previous node's: see `change_identity`.
+                Ok(_) if self.node_bits.load(SeqCst) == node => {
+                    return Some(self.compose(next, node))
+                }
+                Ok(_) => return None,
                 Err(actual) => cur = actual,
             }
         }
@@ -440,6 +445,8 @@ impl<C: Clock> Generator<C> {
                 .0
                 .compare_exchange(cur, last, SeqCst, SeqCst)
                 .is_ok()
+                // Else the node changed since `node` was loaded: give these up and start over.
+                && self.node_bits.load(SeqCst) == node
             {
                 if borrows {
                     self.ticks_borrowed.fetch_add(1, Relaxed);
@@ -540,34 +547,52 @@ impl<C: Clock> Generator<C> {
         Ok(())
     }
 
-    /// Switches to another node ID. Stores happen in the order limit (closed), node bits,
-    /// state (bumped), so a hot-path call that loaded the old node bits either sees the closed
-    /// limit or fails its CAS against the bumped state.
+    /// Switches to another node ID (docs/spec.md#node-changes). The next ID must be larger
+    /// than every ID issued under the old one, whatever the new node ID is: the node fields
+    /// sit above the sequence in most layouts (a smaller node ID in the same tick makes a
+    /// smaller ID), so the next ID goes to a later tick than any issued, and a layout with a
+    /// node field above the time field is refused.
+    ///
+    /// A call on another thread may have loaded the old node bits and be about to commit a
+    /// state with them. The stores go limit (closed), node bits, state (raised), and every
+    /// call loads the node bits again after its compare-and-swap succeeds and gives its
+    /// state up if they changed: so an ID is returned with the old node bits only if its
+    /// state was committed before the node bits changed, and then it is below the raised state.
     fn change_identity(&self, identity: &mut Identity, node: NodeId, floor_ms: i64) -> Result<()> {
-        let bits = node_bits(&self.layout, node)?;
+        let bits = self.constant_bits | node_bits(&self.layout, node)?;
+        let old = self.node_bits.load(SeqCst);
+        if (bits ^ old) & above_time_mask(&self.layout) != 0 {
+            self.limit.shut();
+            return Err(Error::invalid_layout(format!(
+                "the node ID changed (from datacenter {} worker {} to datacenter {} worker {}) \
+                 and layout '{}' has a node field above the time field: IDs could decrease. \
+                 Put the node fields below time to lease node IDs",
+                identity.node.datacenter_id,
+                identity.node.worker_id,
+                node.datacenter_id,
+                node.worker_id,
+                self.layout
+            )));
+        }
         self.limit.shut();
-        self.node_bits.store(self.constant_bits | bits, SeqCst);
+        self.node_bits.store(bits, SeqCst);
         self.raise_floor(floor_ms, true);
         identity.node = node;
         Ok(())
     }
 
-    /// Moves the state past `floor_ms`, and with `force` changes it even if it is past already.
-    fn raise_floor(&self, floor_ms: i64, force: bool) {
+    /// Moves the state past `floor_ms`; with `whole_tick`, also past every sequence number
+    /// of the last tick issued, so that the next ID lands in a later tick.
+    fn raise_floor(&self, floor_ms: i64, whole_tick: bool) {
         let floor_state = match self.state_tick_of_ms(floor_ms) {
             // The last state of the floor's tick: the next ID lands in a later tick.
             Some(tick) => (tick << self.seq_bits) | self.seq_mask,
             None => 0,
         };
         let _ = self.state.0.fetch_update(SeqCst, SeqCst, |cur| {
-            let raised = cur.max(floor_state);
-            if raised != cur {
-                Some(raised)
-            } else if force {
-                Some(cur + 1)
-            } else {
-                None
-            }
+            let tick_end = if whole_tick { cur | self.seq_mask } else { cur };
+            let raised = tick_end.max(floor_state);
+            (raised != cur).then_some(raised)
         });
     }
 
@@ -661,6 +686,39 @@ impl<C: Clock> Drop for Generator<C> {
     fn drop(&mut self) {
         self.close();
     }
+}
+
+/// The bits of an ID above its time field.
+fn above_time_mask(layout: &Layout) -> u64 {
+    let top = layout.time().shift + layout.time().bits;
+    if top >= 64 {
+        0
+    } else {
+        !0 << top
+    }
+}
+
+/// Refuses a layout with a node field above the time field for a node ID that may change
+/// (a lease): a change to a smaller node ID would make every later ID smaller
+/// (docs/spec.md#node-changes). A fixed node ID never changes, so it may sit anywhere.
+fn check_node_may_change(layout: &Layout, source: NodeSource) -> Result<()> {
+    let fixed = matches!(
+        source,
+        NodeSource::Explicit | NodeSource::Environment | NodeSource::Hostname
+    );
+    let above = [layout.datacenter(), layout.worker()]
+        .into_iter()
+        .flatten()
+        .any(|slot| (slot.max() << slot.shift) & above_time_mask(layout) != 0);
+    if above && !fixed {
+        return Err(Error::invalid_layout(format!(
+            "layout '{layout}' puts a node field above the time field, and the node ID is \
+             leased ({source}): a lease may change the node ID, and a smaller one would make \
+             the generator's IDs decrease. Put the node fields below time, or fix the node ID \
+             (worker_id, datacenter_id)"
+        )));
+    }
+    Ok(())
 }
 
 fn splitmix64(x: u64) -> u64 {
