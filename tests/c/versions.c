@@ -131,6 +131,7 @@ static void test_newer_program(void) {
     CHECK(flakery_generator_new((const flakery_options *)&g.opts, &gen) ==
           FLAKERY_STATUS_INVALID_ARGUMENT);
     CHECK(gen == NULL);
+    if (gen) flakery_generator_free(gen), gen = NULL;
     CHECK(strstr(flakery_last_error(), "newer flakery.h") != NULL);
     CHECK(strstr(flakery_last_error(), "19 members") != NULL);
     g.opts.future_string = NULL;
@@ -138,6 +139,7 @@ static void test_newer_program(void) {
     CHECK(flakery_generator_new((const flakery_options *)&g.opts, &gen) ==
           FLAKERY_STATUS_INVALID_ARGUMENT);
     CHECK(gen == NULL);
+    if (gen) flakery_generator_free(gen);
 }
 
 static void test_this_header(void) {
@@ -178,6 +180,7 @@ static void test_bad_sizes(void) {
     CHECK(strstr(flakery_last_error(), "opts->struct_size is 1099511627776") != NULL);
     g.opts.struct_size = sizeof(struct options_v1) + 8;
     CHECK(flakery_generator_new(&g.opts, &gen) == FLAKERY_STATUS_INVALID_ARGUMENT && !gen);
+    if (gen) flakery_generator_free(gen);
 }
 
 int main(void) {
