@@ -101,8 +101,9 @@ const LAYOUT_ENDS: [usize; 2] = [
     std::mem::size_of::<flakery_options>(),
 ];
 
-/// The members of this library's `flakery_options`, for the message to a newer program.
-const MEMBERS: usize = 19;
+/// The members of this library's `flakery_options`, for the message to a newer program
+/// (src/header_test.rs counts them in the header).
+pub(crate) const MEMBERS: usize = 19;
 
 /// A `struct_size` above this is no `flakery_options` of any version (most likely a struct
 /// that `flakery_options_init` never filled); it is refused before a byte past the library's
