@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"flakery"
+	"flakery.dev/go"
 )
 
 func Example() {

@@ -1,3 +1,3 @@
-module flakery
+module flakery.dev/go
 
 go 1.19

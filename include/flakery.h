@@ -148,16 +148,22 @@ typedef struct flakery_generator flakery_generator;
 /**
  * The options of `flakery_generator_new`, one member per option of docs/spec.md#generator-options.
  *
- * Always fill it with `flakery_options_init` first, then set what you need: that sets
- * `struct_size` and every default, so a program keeps working when a later version adds
- * members. Strings are borrowed only during `flakery_generator_new`; NULL means "not given".
- * Unset options are taken from the environment (`FLAKERY_LAYOUT`, `FLAKERY_WORKER_ID`,
- * `FLAKERY_DATACENTER_ID`, `FLAKERY_ZOOKEEPER`, ...) as docs/spec.md#node-identity says.
+ * Always fill it with `flakery_options_init(&opts)` first, then set what you need.
+ * `flakery_options_init` is an inline function of this header that passes the `sizeof` of the
+ * struct your program was compiled with to `flakery_options_init_sized`, which sets
+ * `struct_size` to it and every member to its default, and writes nothing past it. So a
+ * program built against an older header works with a newer library (the members it does not
+ * know take their defaults), and a program built against a newer header works with an older
+ * library as long as it leaves the members that library does not know unset (all zero);
+ * setting one is `FLAKERY_STATUS_INVALID_ARGUMENT` (docs/c.md#versions). Strings are
+ * borrowed only during `flakery_generator_new`; NULL means "not given". Unset options are
+ * taken from the environment (`FLAKERY_LAYOUT`, `FLAKERY_WORKER_ID`, `FLAKERY_DATACENTER_ID`,
+ * `FLAKERY_ZOOKEEPER`, ...) as docs/spec.md#node-identity says.
  */
 typedef struct flakery_options {
     /**
      * `sizeof(flakery_options)` of the header the caller was compiled with; set by
-     * `flakery_options_init`.
+     * `flakery_options_init`. Never change it.
      */
     size_t struct_size;
     /**
@@ -422,10 +428,14 @@ const char *flakery_last_error(void);
 flakery_status flakery_last_error_message(char *buf, size_t len, size_t *written);
 
 /**
- * Fills `*opts` with every default and sets its `struct_size`. Call it before setting any
- * member. Errors: `FLAKERY_STATUS_INVALID_ARGUMENT` for NULL.
+ * Fills the caller's `flakery_options` of `size` bytes (its `sizeof`) with every default and
+ * sets its `struct_size` to `size`; writes nothing past `size` bytes. Members this library
+ * does not know (a program compiled with a newer header) are set to zero, their default.
+ * Call it through `flakery_options_init(&opts)`, which passes the size for you. Errors:
+ * `FLAKERY_STATUS_INVALID_ARGUMENT` for NULL or a `size` that is no version's `sizeof`
+ * (nothing is written then).
  */
-flakery_status flakery_options_init(struct flakery_options *opts);
+flakery_status flakery_options_init_sized(struct flakery_options *opts, size_t size);
 
 /**
  * Takes `id` apart under `layout` (a layout spec string, such as "twitter" or
@@ -534,3 +544,15 @@ flakery_status flakery_from_base62(const char *text, int64_t *out);
 #endif  // __cplusplus
 
 #endif  /* FLAKERY_H */
+
+#ifndef FLAKERY_H_OPTIONS_INIT
+#define FLAKERY_H_OPTIONS_INIT
+/**
+ * Fills `*opts` with every default and sets its `struct_size` to `sizeof *opts`, the size of
+ * the flakery_options this program was compiled with; nothing past it is written. Call it
+ * before setting any member. Errors: `FLAKERY_STATUS_INVALID_ARGUMENT` for NULL.
+ */
+static inline flakery_status flakery_options_init(struct flakery_options *opts) {
+    return flakery_options_init_sized(opts, sizeof *opts);
+}
+#endif  /* FLAKERY_H_OPTIONS_INIT */

@@ -22,6 +22,22 @@ fn header_is_up_to_date() {
         eprintln!("wrote {}", header.display());
         return;
     }
+    let text = String::from_utf8_lossy(&generated);
+    let body = text
+        .split("typedef struct flakery_options {")
+        .nth(1)
+        .and_then(|rest| rest.split("} flakery_options;").next())
+        .expect("the header defines flakery_options");
+    // Every member is one declaration line ending in ';' (comments end in '*/').
+    let members = body
+        .lines()
+        .filter(|line| line.trim_end().ends_with(';'))
+        .count();
+    assert_eq!(
+        members,
+        crate::options::MEMBERS,
+        "options::MEMBERS (named in the error for a newer header) is not the member count"
+    );
     let committed = std::fs::read(&header).unwrap_or_default();
     assert!(
         committed == generated,

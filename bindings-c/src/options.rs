@@ -24,16 +24,22 @@ pub enum flakery_sequence_policy {
 
 /// The options of `flakery_generator_new`, one member per option of docs/spec.md#generator-options.
 ///
-/// Always fill it with `flakery_options_init` first, then set what you need: that sets
-/// `struct_size` and every default, so a program keeps working when a later version adds
-/// members. Strings are borrowed only during `flakery_generator_new`; NULL means "not given".
-/// Unset options are taken from the environment (`FLAKERY_LAYOUT`, `FLAKERY_WORKER_ID`,
-/// `FLAKERY_DATACENTER_ID`, `FLAKERY_ZOOKEEPER`, ...) as docs/spec.md#node-identity says.
+/// Always fill it with `flakery_options_init(&opts)` first, then set what you need.
+/// `flakery_options_init` is an inline function of this header that passes the `sizeof` of the
+/// struct your program was compiled with to `flakery_options_init_sized`, which sets
+/// `struct_size` to it and every member to its default, and writes nothing past it. So a
+/// program built against an older header works with a newer library (the members it does not
+/// know take their defaults), and a program built against a newer header works with an older
+/// library as long as it leaves the members that library does not know unset (all zero);
+/// setting one is `FLAKERY_STATUS_INVALID_ARGUMENT` (docs/c.md#versions). Strings are
+/// borrowed only during `flakery_generator_new`; NULL means "not given". Unset options are
+/// taken from the environment (`FLAKERY_LAYOUT`, `FLAKERY_WORKER_ID`, `FLAKERY_DATACENTER_ID`,
+/// `FLAKERY_ZOOKEEPER`, ...) as docs/spec.md#node-identity says.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct flakery_options {
     /// `sizeof(flakery_options)` of the header the caller was compiled with; set by
-    /// `flakery_options_init`.
+    /// `flakery_options_init`. Never change it.
     pub struct_size: usize,
     /// A layout spec: a preset name ("twitter", "discord;epoch=2015-01-01T00:00:00Z") or a
     /// field list ("time:41,worker:10,sequence:12;epoch=1288834974657"). NULL:
@@ -80,6 +86,58 @@ pub struct flakery_options {
     /// "lease" (flakery's table, the default) or "baidu" (uid-generator's `WORKER_NODE`).
     /// NULL: `FLAKERY_DATABASE_MODE`, else "lease".
     pub database_mode: *const c_char,
+    // A member added later goes here, at the end, with all-zero bytes as its default (an
+    // older library zeroes the bytes it does not know), and its end joins `LAYOUT_ENDS`.
+}
+
+/// Where each layout of `flakery_options` there has been ends (after its last member, before
+/// any padding), oldest first; the last is this library's own. A caller's `struct_size` up to
+/// this library's size must be one of them, rounded up to the struct's alignment, as its
+/// compiler's `sizeof` does.
+const LAYOUT_ENDS: [usize; 2] = [
+    // The first layout, 17 members: `struct_size` to `lease_dir` (the C ABI as first built).
+    std::mem::offset_of!(flakery_options, database_url),
+    // 19 members: + `database_url`, `database_mode`.
+    std::mem::size_of::<flakery_options>(),
+];
+
+/// The members of this library's `flakery_options`, for the message to a newer program
+/// (src/header_test.rs counts them in the header).
+pub(crate) const MEMBERS: usize = 19;
+
+/// A `struct_size` above this is no `flakery_options` of any version (most likely a struct
+/// that `flakery_options_init` never filled); it is refused before a byte past the library's
+/// own size is read.
+const MAX_STRUCT_SIZE: usize = 4096;
+
+/// How many of the caller's bytes this library takes as members, for a `struct_size` of
+/// `size`: the end of the caller's layout when it is not newer than this library's, else this
+/// library's whole struct (the caller's bytes past it must then be zero).
+fn known_bytes(size: usize, name: &str) -> Result<usize, Error> {
+    let ours = std::mem::size_of::<flakery_options>();
+    if size > ours && size <= MAX_STRUCT_SIZE {
+        return Ok(ours);
+    }
+    let align = std::mem::align_of::<flakery_options>();
+    if let Some(&end) = LAYOUT_ENDS
+        .iter()
+        .find(|end| end.next_multiple_of(align) == size)
+    {
+        return Ok(end);
+    }
+    let sizes: Vec<String> = LAYOUT_ENDS
+        .iter()
+        .map(|end| end.next_multiple_of(align).to_string())
+        .collect();
+    Err(Error::new(
+        ErrorCode::InvalidArgument,
+        format!(
+            "{name} is {size}, which is the sizeof no version of flakery_options ({} bytes, or \
+             more up to {MAX_STRUCT_SIZE} for a newer header): fill the options with \
+             flakery_options_init before setting any member, and never change struct_size",
+            sizes.join(", ")
+        ),
+    ))
 }
 
 impl Default for flakery_options {
@@ -111,13 +169,35 @@ impl Default for flakery_options {
 // `session_timeout_ms = 0` stands for the core's default; keep the documented number honest.
 const _: () = assert!(DEFAULT_SESSION_TIMEOUT_MS == 10_000);
 
-/// Fills `*opts` with every default and sets its `struct_size`. Call it before setting any
-/// member. Errors: `FLAKERY_STATUS_INVALID_ARGUMENT` for NULL.
+/// Fills the caller's `flakery_options` of `size` bytes (its `sizeof`) with every default and
+/// sets its `struct_size` to `size`; writes nothing past `size` bytes. Members this library
+/// does not know (a program compiled with a newer header) are set to zero, their default.
+/// Call it through `flakery_options_init(&opts)`, which passes the size for you. Errors:
+/// `FLAKERY_STATUS_INVALID_ARGUMENT` for NULL or a `size` that is no version's `sizeof`
+/// (nothing is written then).
 #[no_mangle]
-pub unsafe extern "C" fn flakery_options_init(opts: *mut flakery_options) -> flakery_status {
+pub unsafe extern "C" fn flakery_options_init_sized(
+    opts: *mut flakery_options,
+    size: usize,
+) -> flakery_status {
     guard(|| {
-        // SAFETY: the header requires NULL or a writable flakery_options.
-        unsafe { crate::error::write_out(opts, flakery_options::default()) }
+        if opts.is_null() {
+            return Err(crate::error::null("opts"));
+        }
+        let known = known_bytes(size, "size")?;
+        let defaults = flakery_options {
+            struct_size: size,
+            ..flakery_options::default()
+        };
+        let out = opts.cast::<u8>();
+        // SAFETY: the caller's struct is writable for `size` bytes, as the header requires;
+        // `known` is at most `size` and at most the size of `defaults`. An untyped copy, so
+        // the padding of `defaults` may be copied as it is.
+        unsafe {
+            std::ptr::copy_nonoverlapping(std::ptr::addr_of!(defaults).cast::<u8>(), out, known);
+            std::ptr::write_bytes(out.add(known), 0, size - known);
+        }
+        Ok(())
     })
 }
 
@@ -132,19 +212,36 @@ pub(crate) unsafe fn read(opts: *const flakery_options) -> Result<Options, Error
     }
     // SAFETY: `struct_size` is the first member of every version of the struct.
     let size = unsafe { std::ptr::addr_of!((*opts).struct_size).read() };
-    if size != std::mem::size_of::<flakery_options>() {
+    let known = known_bytes(size, "opts->struct_size")?;
+    let ours = std::mem::size_of::<flakery_options>();
+    let newer: &[u8] = if size > ours {
+        // SAFETY: the caller's struct has `size` bytes, as it says; `known == ours`.
+        unsafe { std::slice::from_raw_parts(opts.cast::<u8>().add(known), size - known) }
+    } else {
+        &[]
+    };
+    if let Some(at) = newer.iter().position(|&byte| byte != 0) {
         return Err(Error::new(
             ErrorCode::InvalidArgument,
             format!(
-                "opts->struct_size is {size}, but this library's flakery_options has {} bytes: \
-                 fill the options with flakery_options_init, and compile with the header of the \
-                 library you link",
-                std::mem::size_of::<flakery_options>()
+                "opts->struct_size is {size}: the program was compiled with a newer flakery.h \
+                 than this library (flakery {}, whose flakery_options has {MEMBERS} members in \
+                 {known} bytes), and sets an option this library does not have (byte {} is not \
+                 zero). Link the library of the header the program was compiled with, or leave \
+                 the options after the first {MEMBERS} unset",
+                env!("CARGO_PKG_VERSION"),
+                known + at
             ),
         ));
     }
-    // SAFETY: non-NULL, and of our size.
-    let c = unsafe { opts.read() };
+    // Members past the caller's layout keep their defaults.
+    let mut c = std::mem::MaybeUninit::new(flakery_options::default());
+    // SAFETY: `known` bytes of the caller's struct are readable and are whole members of the
+    // same layout as ours (`known_bytes`), valid for their types as the header requires.
+    let c = unsafe {
+        std::ptr::copy_nonoverlapping(opts.cast::<u8>(), c.as_mut_ptr().cast::<u8>(), known);
+        c.assume_init()
+    };
     let mut options = Options::default();
     if !c.layout.is_null() {
         // SAFETY: non-NULL strings are NUL-terminated, as documented.

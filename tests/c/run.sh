@@ -4,6 +4,8 @@
 #   - tests/c/test.c  as C11 (-Wall -Wextra -Werror -pedantic) under ASan + UBSan, linked
 #     statically with the link line of docs/c.md;
 #   - tests/c/test.cpp as C++17 (-Wall -Wextra -Werror -pedantic) under ASan + UBSan;
+#   - tests/c/versions.c as C11 under ASan + UBSan: struct_size across versions (an older and
+#     a newer flakery_options against this library);
 #   - tests/c/test.c  again, against an installed copy through pkg-config: shared and static.
 # Closes with "c: N passed, M failed" (the sum of every run's own closing line).
 set -euo pipefail
@@ -81,9 +83,13 @@ cc -std=c11 -Wall -Wextra -Werror -pedantic "${sanitize[@]}" -Iinclude tests/c/t
 echo "--- build: C++17 + ASan/UBSan, static"
 g++ -std=c++17 -Wall -Wextra -Werror -pedantic "${sanitize[@]}" -Iinclude tests/c/test.cpp \
   "$target/release/libflakery.a" "${FLAKERY_STATIC_LIBS[@]}" -o "$work/test_cpp_static"
+echo "--- build: struct_size across versions, C11 + ASan/UBSan, static"
+cc -std=c11 -Wall -Wextra -Werror -pedantic "${sanitize[@]}" -Iinclude tests/c/versions.c \
+  "$target/release/libflakery.a" "${FLAKERY_STATIC_LIBS[@]}" -o "$work/test_versions"
 
 run "C test (static, ASan+UBSan)" "$work/test_c_static"
 run "C++ test (static, ASan+UBSan)" "$work/test_cpp_static"
+run "struct_size across versions (static, ASan+UBSan)" "$work/test_versions"
 
 echo "--- install into a scratch prefix; build through pkg-config"
 prefix="$work/prefix"

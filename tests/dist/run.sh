@@ -7,7 +7,7 @@
 #   - Node: npm install --offline of both tarballs (from a cache prepared with npm cache add)
 #     into a new project; and the main tarball alone fails with the build-from-source message;
 #   - C/C++: the tarball through pkg-config (shared and static) and CMake find_package;
-#   - Go: a new module that requires flakery with a replace to the tarball's go/ folder.
+#   - Go: a new module that requires flakery.dev/go with a replace to the tarball's go/ folder.
 # It checks the wheel's tags and `auditwheel show`, the npm tarballs' file lists, and that the
 # shared library exports only flakery_* symbols under its SONAME; it prints sizes and install
 # times. Closes with "dist: N passed, M failed".
@@ -258,7 +258,7 @@ echo "--- Go: a new module with a replace to the tarball's go/ folder"
 goapp="$work/go-app"
 mkdir -p "$goapp"
 cp tests/dist/go/main.go "$goapp/"
-printf 'module quickstart\n\ngo 1.19\n\nrequire flakery v0.0.0\n\nreplace flakery => %s/go\n' \
+printf 'module quickstart\n\ngo 1.19\n\nrequire flakery.dev/go v0.0.0\n\nreplace flakery.dev/go => %s/go\n' \
   "$prefix" >"$goapp/go.mod"
 go_env=(env GOCACHE="$gocache" GOPATH="$work/gopath" GOFLAGS=-mod=mod GOPROXY=off
   GOTOOLCHAIN=local CGO_ENABLED=1 PKG_CONFIG_PATH="$prefix/lib/pkgconfig")

@@ -2,7 +2,9 @@
 # The Go package (go/, package flakery, cgo over the C API found with pkg-config): installs
 # the release C library into a scratch prefix (bindings-c/install.sh), then in go/ runs
 # go vet, go test -race against the static library (the default) and go test against
-# libflakery.so (-tags flakery_shared).
+# libflakery.so (-tags flakery_shared); then builds and runs a separate module that imports
+# flakery.dev/go through a go.work, as docs/go.md shows (tests/dist builds the same program
+# with a replace directive, against the release tarball).
 # In CI (CI=true) it always runs: a missing Go is installed from Debian's packages.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -48,3 +50,17 @@ echo "--- go test -race (static libflakery.a)"
 go test -race -count=1 -v ./...
 echo "--- go test (shared libflakery.so)"
 LD_LIBRARY_PATH="$prefix/lib" go test -tags flakery_shared -count=1 ./...
+
+echo "--- a separate module importing flakery.dev/go through go.work (docs/go.md)"
+app="$work/app"
+rm -rf "$app"
+mkdir -p "$app/quickstart"
+cp "$root/tests/dist/go/main.go" "$app/quickstart/"
+cd "$app/quickstart"
+go mod init example.com/quickstart
+cd "$app"
+go work init ./quickstart "$root/go"
+cd "$app/quickstart"
+# The module's go.mod has no require of flakery.dev/go: the workspace provides it.
+GOFLAGS= go build -o "$app/quickstart.bin" .
+FLAKERY_WORKER_ID=3 "$app/quickstart.bin"

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	"flakery"
+	"flakery.dev/go"
 )
 
 func main() {
