@@ -177,6 +177,9 @@ struct Kind {
     grpc: bool,
     health: bool,
     compat: bool,
+    /// Leaf's `/decodeSnowflakeId` joins a repeated parameter's values as Spring does
+    /// (docs/server.md#leaf); every other route refuses a repeated parameter.
+    joins_repeated: bool,
 }
 
 /// A gRPC client reads its status from trailers-only responses, not from the HTTP status.
@@ -216,6 +219,7 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         grpc: is_grpc(&request),
         health: is_health_check(request.uri().path()),
         compat: is_compat_route(&route),
+        joins_repeated: route == "/decodeSnowflakeId",
     };
     let conn = request.extensions().get::<Arc<Conn>>().cloned();
     let mut response = answer(&guard, kind, request, next).await;
@@ -266,9 +270,7 @@ async fn answer(guard: &Guard, kind: Kind, request: Request, next: Next) -> Resp
             return refuse(kind.grpc, ApiError::unauthorized());
         }
     }
-    // The compatibility routes answer a repeated parameter as their origin does (Vesta's
-    // refuse it in their own form; Leaf's joins the values, as Spring does).
-    if !kind.compat {
+    if !kind.joins_repeated {
         if let Err(error) = crate::query::refuse_repeated(request.uri()) {
             return refuse(kind.grpc, error);
         }

@@ -54,8 +54,9 @@ def test_unknown_routes_and_wrong_methods(small_budget):
 
 def test_bad_queries_and_paths(small_budget):
     s = small_budget
-    # A repeated parameter, on every route: never the first or the last value taken.
-    for path in V1_GET + ["/v1/compose"] + COMPAT_GET:
+    # A repeated parameter, on every route: never the first or the last value taken (but
+    # Leaf's /decodeSnowflakeId, which joins the values as Leaf does: test_compat.py).
+    for path in V1_GET + ["/v1/compose"] + [p for p in COMPAT_GET if p != "/decodeSnowflakeId"]:
         method = "POST" if path == "/v1/compose" else "GET"
         for query in ["?count=5&count=6", "?format=base32&format=base62", "?id=1&id=2",
                       "?x=1&x=1", "?id=1&%69d=2"]:

@@ -302,8 +302,13 @@ def test_decimal_parameters_are_canonical_decimal_only(server):
                      f"/expid?id={q}"]:
             status, _, _ = server.get(path)
             assert status >= 400, (path, status)
+        # Leaf's route reads its parameter with Java's Long.parseLong, as Leaf does (a sign
+        # is taken there): the one reader of decimal text that is not the core's, on purpose.
         status, _, raw = server.get(f"/decodeSnowflakeId?snowflakeId={q}")
-        assert b"errorMsg" in raw, (bad, raw)
+        if re.fullmatch(r"[+-]?[0-9]+", bad) and -2**63 <= int(bad) < 2**63:
+            assert b"errorMsg" not in raw, (bad, raw)
+        else:
+            assert b"errorMsg" in raw, (bad, raw)
     # The canonical forms are read.
     assert len(server.get_json("/v1/ids?count=5")[2]["ids"]) == 5
     assert server.get("/makeid?time=1&seq=0")[0] == 200
