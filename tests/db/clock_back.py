@@ -14,9 +14,9 @@ For PostgreSQL and MariaDB (servers from dbserver.py), in a namespace of its own
    with the database's at the lease: more than the 1 s waited out behind it), nothing on
    stdout, the password nowhere;
 4. the mark alone: a run 0.9 s ahead (allowed beside the database's clock), then one 0.9 s
-   behind, which the database's clock allows but which is 1.8 s behind the mark the first
-   left: refused with clock_moved_backwards naming the time of the last ID, nothing issued;
-   then a run at the true time, 0.9 s behind the mark: it waits, every ID above the first's.
+   behind, which the database's clock allows and which is 1.8 s behind the mark the first
+   left, within the keeper's 6 s bound for a mark ahead: it waits past the mark and every ID
+   is above the first's; then a run at the true time, 0.9 s behind the mark: it waits, every ID above the first's.
 Exits non-zero with the reason on the first failed check.
 """
 
@@ -44,6 +44,10 @@ def flakery(cli: str, url: str, namespace: str, args: "list[str]",
     command = [cli, *args]
     if offset is not None:
         command = ["faketime", "-f", offset, *command]
+        # A real clock step moves CLOCK_REALTIME only. libfaketime also shifts CLOCK_MONOTONIC,
+        # to the wall clock's value, and Rust's timed waits hand the kernel an absolute
+        # monotonic deadline computed from it: decades away, so every timed wait never ends.
+        env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=60,
                           stdin=subprocess.DEVNULL)
 
@@ -86,11 +90,15 @@ def check(cli: str, kind: str) -> None:
         if ahead.returncode != 0:
             fail(f"{kind}: the run 0.9 s ahead failed: {ahead.stderr.strip()}")
         ahead_ids = [int(line) for line in ahead.stdout.split()]
+        # 1.8 s behind the mark is within the keeper's bound for a mark ahead (6 s,
+        # docs/keeper.md): it waits past the mark, then issues above the run ahead.
         behind = flakery(cli, db.url, ahead_ns, ["next", "-n", "10"], offset="-0.9")
-        if behind.returncode == 0 or behind.stdout.strip():
-            fail(f"{kind}: 1.8 s behind the mark, issued {behind.stdout.split()[:3]}")
-        if "clock_moved_backwards" not in behind.stderr or "last ID" not in behind.stderr:
-            fail(f"{kind}: 1.8 s behind the mark, failed otherwise: {behind.stderr.strip()}")
+        if behind.returncode != 0:
+            fail(f"{kind}: 1.8 s behind the mark, failed: {behind.stderr.strip()}")
+        behind_ids = [int(line) for line in behind.stdout.split()]
+        if min(behind_ids) <= max(ahead_ids):
+            fail(f"{kind}: 1.8 s behind the mark issued {min(behind_ids)}, not above the run "
+                 f"ahead's {max(ahead_ids)}: time reused")
         true = flakery(cli, db.url, ahead_ns, ["next", "-n", "2000"])
         if true.returncode != 0:
             fail(f"{kind}: the run at the true time failed: {true.stderr.strip()}")
@@ -100,7 +108,7 @@ def check(cli: str, kind: str) -> None:
                  f"ahead's {max(ahead_ids)}: time reused")
         print(f"clock_back: {kind}: ok (node {nodes.pop()}; 0.9 s back: first ID "
               f"{min(later)} > {max(used)}; 10 s back: {third.stderr.strip()[:60]}...; "
-              f"1.8 s behind the mark: {behind.stderr.strip()[:60]}...; at the true time "
+              f"1.8 s behind the mark: waited, first ID {min(behind_ids)}; at the true time "
               f"after 0.9 s ahead: {min(true_ids)} > {max(ahead_ids)})")
 
 
