@@ -79,13 +79,42 @@ fn decode_fields(id: i64) -> Option<String> {
     ))
 }
 
-/// Java's `Long.parseLong`: an optional sign, ASCII digits, no spaces, within i64.
+/// Java's `Long.parseLong`: an optional sign, then digits as `Character.digit(c, 10)` reads
+/// them (any of the basic plane's 37 runs of Unicode decimal digits, fullwidth `１` among
+/// them; a digit outside that plane is a surrogate pair to Java and refused), no spaces,
+/// within i64.
 fn java_parse_long(text: &str) -> Option<i64> {
-    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    let (sign, digits) = match text.strip_prefix(['-', '+']) {
+        Some(rest) => (&text[..1], rest),
+        None => ("", text),
+    };
+    if digits.is_empty() {
         return None;
     }
-    text.parse().ok()
+    let mut ascii = String::with_capacity(text.len());
+    ascii.push_str(sign);
+    for c in digits.chars() {
+        ascii.push(char::from(b'0' + java_decimal_digit(c)?));
+    }
+    ascii.parse().ok()
+}
+
+/// The first code point of each run of ten decimal digits (general category Nd) in Unicode's
+/// basic multilingual plane: the characters `Character.digit(c, 10)` reads, the same 370 in
+/// Java 17 and Java 25 (listed by running both).
+const JAVA_DIGIT_ZEROS: [u32; 37] = [
+    0x0030, 0x0660, 0x06F0, 0x07C0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66, 0x0CE6,
+    0x0D66, 0x0DE6, 0x0E50, 0x0ED0, 0x0F20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80,
+    0x1A90, 0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0,
+    0xFF10,
+];
+
+fn java_decimal_digit(c: char) -> Option<u8> {
+    let code = c as u32;
+    JAVA_DIGIT_ZEROS
+        .iter()
+        .find(|&&zero| (zero..zero + 10).contains(&code))
+        .map(|&zero| (code - zero) as u8)
 }
 
 /// Spring Boot 1.5's `DefaultErrorAttributes` for a `MissingServletRequestParameterException`,
@@ -110,6 +139,13 @@ mod tests {
     fn parses_longs_as_java_does() {
         assert_eq!(java_parse_long("+12"), Some(12));
         assert_eq!(java_parse_long("-12"), Some(-12));
+        // Java 17 and 25: Long.parseLong("\uFF11\uFF12") is 12; Arabic-Indic and Devanagari
+        // digits likewise; the extremes of a long.
+        assert_eq!(java_parse_long("\u{FF11}\u{FF12}"), Some(12));
+        assert_eq!(java_parse_long("-\u{0661}\u{0660}"), Some(-10));
+        assert_eq!(java_parse_long("\u{096F}"), Some(9));
+        assert_eq!(java_parse_long("-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(java_parse_long("9223372036854775807"), Some(i64::MAX));
         for bad in [
             "",
             " 12",
@@ -119,6 +155,15 @@ mod tests {
             "9223372036854775808",
             "+",
             "-",
+            "+-1",
+            "\u{FF0B}1",
+            // A digit outside the basic plane is two chars to Java, neither a digit.
+            "\u{1D7CF}",
+            // Next to a run of digits, not in one.
+            "\u{065F}",
+            "\u{066A}",
+            "\u{FF1A}",
+            "\u{00B2}",
         ] {
             assert_eq!(java_parse_long(bad), None, "{bad}");
         }
