@@ -7,14 +7,14 @@
 
 use std::time::Duration;
 
-use crate::clock::{Clock, SystemClock};
-use crate::error::{Error, ErrorCode, Result};
-use crate::layout::Layout;
-use crate::lease::node::{Grant, NodeId, NodeLease, NodeSource};
+use flakery::clock::{Clock, SystemClock};
+use flakery::error::{Error, ErrorCode, Result};
+use flakery::layout::Layout;
+use flakery::lease::node::{Grant, NodeId, NodeLease, NodeSource};
 
 use super::coordinator::{host_name, open_link};
 use super::link::Unanswered;
-use super::url::DatabaseUrl;
+use flakery::DatabaseUrl;
 
 /// uid-generator's `WorkerNodeType`: 1 is CONTAINER, 2 is ACTUAL (a real machine).
 const ACTUAL: i32 = 2;
@@ -91,7 +91,7 @@ impl BaiduWorkerNode {
             },
             floor_ms: SystemClock
                 .now_ms()
-                .saturating_add(crate::lease::keeper::FRESH_RECORD_WAIT_MS),
+                .saturating_add(flakery::lease::keeper::FRESH_RECORD_WAIT_MS),
         })
     }
 
@@ -109,7 +109,7 @@ impl NodeLease for BaiduWorkerNode {
     fn grant(&self, _want_ms: i64, now_ms: i64) -> Result<Grant> {
         if now_ms < self.floor_ms {
             // Once, at start (bounded by the wait): nothing may be issued before the floor.
-            let left = (self.floor_ms - now_ms).min(crate::lease::keeper::FRESH_RECORD_WAIT_MS);
+            let left = (self.floor_ms - now_ms).min(flakery::lease::keeper::FRESH_RECORD_WAIT_MS);
             std::thread::sleep(Duration::from_millis(left as u64 + 1));
         }
         Ok(Grant {

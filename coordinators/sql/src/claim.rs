@@ -6,7 +6,7 @@
 //! (the primary key lets one of two inserting holders win; the other tries again). So two
 //! holders never hold one index while the first one's expiry has not passed.
 
-use crate::lease::node::{mark_ahead, read_mark};
+use flakery::lease::node::{mark_ahead, read_mark};
 
 use super::dialect::Dialect;
 

@@ -10,16 +10,16 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::clock::Clock;
-use crate::error::{Error, ErrorCode};
-use crate::layout::Layout;
-use crate::lease::coordinator::{Claim, Coordinator, Failure, Token};
-use crate::lease::node::NodeSource;
+use flakery::clock::Clock;
+use flakery::error::{Error, ErrorCode};
+use flakery::layout::Layout;
+use flakery::lease::coordinator::{Claim, Coordinator, Failure, Token};
+use flakery::lease::node::NodeSource;
 
 use super::claim::{claim_in, mark_text, ClaimRequest, Claimed};
 use super::dialect::Dialect;
 use super::link::{Link, Unanswered};
-use super::url::{DatabaseKind, DatabaseUrl};
+use flakery::{DatabaseKind, DatabaseUrl};
 
 /// What a lease of this database was made with; a forked child leases anew with the same.
 #[derive(Clone)]
@@ -395,7 +395,7 @@ fn holder_id() -> i64 {
         .and_then(|mut f| f.read_exact(&mut bytes))
         .is_ok();
     if !random {
-        let mixed = (crate::clock::SystemClock.now_ms() as u64).rotate_left(20)
+        let mixed = (flakery::clock::SystemClock.now_ms() as u64).rotate_left(20)
             ^ u64::from(std::process::id()).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         bytes = mixed.to_le_bytes();
     }
@@ -406,7 +406,7 @@ fn holder_id() -> i64 {
 /// This host's name, at most 64 bytes (a name that is not UTF-8 is read with U+FFFD, three
 /// bytes each, so the cut must fall on a character boundary).
 pub(super) fn host_name() -> String {
-    let mut name = crate::lease::resolve::hostname().unwrap_or_default();
-    crate::truncate::truncate(&mut name, 64);
+    let mut name = flakery::lease::environment::host_name().unwrap_or_default();
+    flakery::truncate::truncate(&mut name, 64);
     name
 }

@@ -12,8 +12,8 @@ use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts, Value};
 use super::dialect::{Candidate, Dialect};
 use super::statements::Statements;
 use super::tls::{Roots, TlsMode, TlsRequest};
-use super::url::DatabaseUrl;
 use super::LEASE_TABLE as T;
+use flakery::DatabaseUrl;
 
 /// The database's clock in Unix ms (the session's time zone is UTC, see `connect`).
 const NOW: &str = "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)";
@@ -31,12 +31,14 @@ pub(crate) struct MySql(Conn);
 /// so that an update that changes nothing still proves the row is ours; the session runs
 /// in UTC, so `NOW()` converts to Unix time without daylight-saving gaps.
 pub(crate) fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Dialect>, String> {
-    url.tls().check_files(url.kind())?;
-    let opts = Opts::from_url(url.client_url()).map_err(|e| format!("{e}"))?;
-    let prefer_socket = url.client_url().contains("prefer_socket=true");
+    let (client_url, tls) =
+        super::tls::split(url.kind(), url.expose_secret()).map_err(|e| e.message().to_string())?;
+    tls.check_files(url.kind())?;
+    let opts = Opts::from_url(&client_url).map_err(|e| format!("{e}"))?;
+    let prefer_socket = client_url.contains("prefer_socket=true");
     let mut builder = OptsBuilder::from_opts(opts);
-    if !url.tls().crate_parameters {
-        builder = builder.ssl_opts(ssl_opts(url.tls()));
+    if !tls.crate_parameters {
+        builder = builder.ssl_opts(ssl_opts(&tls));
     }
     ensure_tls_provider();
     let builder = builder
@@ -339,7 +341,7 @@ mod tests {
     /// else could be the cause either way).
     #[test]
     fn connect_names_an_unreadable_ca_file() {
-        let url = super::DatabaseUrl::parse(
+        let url = flakery::DatabaseUrl::parse(
             "mysql://u:pw@127.0.0.1:1/db?ssl-mode=VERIFY_CA&ssl-ca=/nonexistent/flakery-ca.pem",
         )
         .unwrap();

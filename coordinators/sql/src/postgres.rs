@@ -12,8 +12,8 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 use super::dialect::{Candidate, Dialect};
 use super::statements::Statements;
 use super::tls::TlsMode;
-use super::url::DatabaseUrl;
 use super::LEASE_TABLE as T;
+use flakery::DatabaseUrl;
 
 /// The database's clock in Unix ms, at the moment the statement runs.
 const NOW: &str = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT";
@@ -31,8 +31,9 @@ pub(crate) struct Postgres(Client);
 /// Connects to `url` with the TLS its `sslmode` and `sslrootcert` ask for (see
 /// `tls_config`), giving up on the TCP connection after `timeout`.
 pub(crate) fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Dialect>, String> {
-    let mut config: Config = url.client_url().parse().map_err(|e| format!("{e}"))?;
-    let tls = url.tls();
+    let (client_url, tls) =
+        super::tls::split(url.kind(), url.expose_secret()).map_err(|e| e.message().to_string())?;
+    let mut config: Config = client_url.parse().map_err(|e| format!("{e}"))?;
     tls.check_files(url.kind())?;
     config
         .connect_timeout(timeout)
@@ -45,7 +46,7 @@ pub(crate) fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Di
             // The certificate checks are the rustls configuration's.
             TlsMode::Require | TlsMode::VerifyCa | TlsMode::VerifyFull => SslMode::Require,
         });
-    let connector = MakeRustlsConnect::new(super::tls_config::postgres_config(tls)?);
+    let connector = MakeRustlsConnect::new(super::tls_config::postgres_config(&tls)?);
     let client = config
         .connect(connector)
         .map_err(|e| super::tls::with_hint(describe(e)))?;
@@ -290,7 +291,7 @@ mod tests {
     #[test]
     fn connect_names_an_unreadable_key_file() {
         let cert = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
-        let url = super::DatabaseUrl::parse(&format!(
+        let url = flakery::DatabaseUrl::parse(&format!(
             "postgres://u:pw@127.0.0.1:1/db?sslmode=require&sslcert={cert}\
              &sslkey=/nonexistent/flakery.key"
         ))

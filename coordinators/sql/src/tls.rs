@@ -17,9 +17,10 @@
 
 use std::path::PathBuf;
 
-use crate::error::{Error, Result};
+use flakery::error::{Error, Result};
 
-use super::url::{percent_decoded, DatabaseKind};
+use flakery::options::percent_decoded;
+use flakery::DatabaseKind;
 
 /// How much of TLS a connection needs, from least to most.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -1,18 +1,19 @@
 //! Database leases against real servers (see `db_harness`): claims under concurrency,
 //! expiry, marks, a server paused, killed or down, Baidu mode, fork.
-#![cfg(all(unix, feature = "database-tests"))]
+#![cfg(unix)]
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use flakery::lease::sql::{BaiduWorkerNode, DatabaseUrl, SqlCoordinator};
 use flakery::lease::{Coordinator, Failure};
 use flakery::{
     decode, Clock, ErrorCode, FakeClock, Generator, Layout, NodeSource, Options, SystemClock,
 };
+use flakery_sql::{BaiduWorkerNode, DatabaseUrl, SqlCoordinator};
 
+#[path = "../../../core/tests/common/mod.rs"]
 mod common;
 mod db_harness;
 use common::ROLE;

@@ -3,7 +3,7 @@
 //! `worker_ids_exhausted` (never `lease_lost`); many processes issuing while rows are
 //! deleted, marks lowered and holders and expiries edited by hand issue no duplicate and no
 //! decreasing ID. Timings are printed for the report, never asserted.
-#![cfg(all(unix, feature = "database-tests"))]
+#![cfg(unix)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Stdio};
@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use flakery::{ErrorCode, Generator, Layout, Options};
 
+#[path = "../../../core/tests/common/mod.rs"]
 mod common;
 mod db_harness;
 use common::ROLE;

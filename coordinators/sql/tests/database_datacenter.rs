@@ -1,14 +1,15 @@
 //! A datacenter fixed alone under a database lease (see `db_harness` for the servers): the
 //! worker ID is leased under it from the table, in the namespace's one sequence of node IDs,
 //! so that holders of whole node IDs and holders under a datacenter never share one.
-#![cfg(all(unix, feature = "database-tests"))]
+#![cfg(unix)]
 
 use std::process::Stdio;
 
-use flakery::lease::sql::DatabaseMode;
 use flakery::lease::Coordinator;
 use flakery::{decode, ErrorCode, Generator, Layout, NodeSource, Options};
+use flakery_sql::DatabaseMode;
 
+#[path = "../../../core/tests/common/mod.rs"]
 mod common;
 mod db_harness;
 use common::ROLE;
@@ -19,7 +20,7 @@ const SMALL: &str = "time:41,datacenter:2,worker:2,sequence:12;epoch=12888349746
 
 fn options(url: &str, namespace: &str, datacenter_id: Option<u64>) -> Options {
     Options {
-        database_url: Some(flakery::lease::sql::DatabaseUrl::parse(url).unwrap()),
+        database_url: Some(flakery_sql::DatabaseUrl::parse(url).unwrap()),
         namespace: Some(namespace.to_string()),
         layout: Some(Layout::parse(SMALL).unwrap()),
         datacenter_id,

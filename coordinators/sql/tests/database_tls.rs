@@ -3,14 +3,15 @@
 //! leases over TLS, a wrong CA or a wrong name is `coordinator_unavailable` that says why and
 //! never shows the password, and a server without TLS is refused when TLS is required, never
 //! used in plain text.
-#![cfg(all(unix, feature = "database-tests"))]
+#![cfg(unix)]
 
 use std::path::Path;
 
-use flakery::lease::sql::{DatabaseUrl, SqlCoordinator};
 use flakery::lease::Coordinator;
 use flakery::{decode, ErrorCode, Generator, Options};
+use flakery_sql::{DatabaseUrl, SqlCoordinator};
 
+#[path = "../../../core/tests/common/mod.rs"]
 mod common;
 mod db_harness;
 use common::ROLE;

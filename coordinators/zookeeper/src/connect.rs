@@ -9,10 +9,10 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::error::{Error, ErrorCode, Result};
-use crate::lease::zookeeper::proto::{self, op, reply_header, Reader, Writer, ZkError};
-use crate::lease::zookeeper::settings::Settings;
-use crate::lease::zookeeper::transport::{start, Client};
+use crate::proto::{self, op, reply_header, Reader, Writer, ZkError};
+use crate::settings::Settings;
+use crate::transport::{start, Client};
+use flakery::error::{Error, ErrorCode, Result};
 
 /// The first pause after a failed connection attempt; it doubles up to `BACKOFF_CAP`.
 pub(crate) const BACKOFF_FIRST: Duration = Duration::from_millis(50);

@@ -1,5 +1,6 @@
-//! Node IDs leased from ZooKeeper: the ZooKeeper backend of the coordinator trait, and
-//! `ZooKeeperLease`, the keeper on it.
+//! Node IDs for flakery leased from ZooKeeper: the ZooKeeper backend of the core's
+//! `Coordinator` trait, `ZooKeeperLease` (the core's keeper on it), and the connector that
+//! opens a ZooKeeper plan (`install()`, or `flakery-coordinators`, which opens databases too).
 //!
 //! Under `<chroot>/flakery/<namespace>`:
 //!
@@ -30,18 +31,49 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::clock::{Clock, SystemClock};
-use crate::error::{Error, ErrorCode, Result};
-use crate::layout::Layout;
-use crate::lease::coordinator::{Alarm, Claim, Coordinator, Failure, Token};
-use crate::lease::kept::{KeptLease, MonotonicClock};
-use crate::lease::node::{mark_ahead, read_mark, Fence, Grant, NodeLease, NodeSource};
 use connect::Backoff;
+use flakery::clock::{Clock, SystemClock};
+use flakery::error::{Error, ErrorCode, Result};
+use flakery::lease::kept::MonotonicClock;
+use flakery::lease::node::{mark_ahead, read_mark};
+use flakery::{
+    Alarm, Claim, Connector, Coordinator, CoordinatorKind, CoordinatorPlan, Failure, Fence, Grant,
+    KeptLease, Layout, NodeLease, NodeSource, Token,
+};
 use proto::{CreateMode, Stat, ZkError};
 use settings::Settings;
 use transport::Client;
 
 pub use settings::MIN_SESSION_TIMEOUT_MS;
+
+/// The lease a ZooKeeper plan asks for; any other plan is not this crate's to open.
+pub fn open(plan: &CoordinatorPlan, layout: &Layout) -> Result<Box<dyn NodeLease>> {
+    match &plan.kind {
+        CoordinatorKind::ZooKeeper { connect } => Ok(Box::new(ZooKeeperLease::acquire(
+            connect,
+            &plan.namespace,
+            plan.session_timeout_ms,
+            layout,
+        )?)),
+        other => Err(flakery::lease::connector::not_installed(other)),
+    }
+}
+
+/// Opens ZooKeeper plans (only).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ZooKeeperConnector;
+
+impl Connector for ZooKeeperConnector {
+    fn open(&self, plan: &CoordinatorPlan, layout: &Layout) -> Result<Box<dyn NodeLease>> {
+        open(plan, layout)
+    }
+}
+
+/// Installs `ZooKeeperConnector` as the process's connector, unless one is installed already
+/// (which stays: see `flakery::install_connector`); returns whether this call installed it.
+pub fn install() -> bool {
+    flakery::install_connector(Box::new(ZooKeeperConnector)).is_ok()
+}
 
 /// One holder's connection to ZooKeeper.
 pub struct ZooKeeperCoordinator {
@@ -219,7 +251,7 @@ impl Coordinator for ZooKeeperCoordinator {
             .collect();
         let about = format!(
             "{} {}",
-            crate::lease::resolve::hostname().unwrap_or_default(),
+            flakery::lease::environment::host_name().unwrap_or_default(),
             std::process::id()
         );
         // The lowest free index whose mark can be read and is not past the keeper's limit; an

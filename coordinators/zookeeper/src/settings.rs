@@ -6,10 +6,9 @@
 
 use std::time::Duration;
 
-use crate::error::{Error, ErrorCode, Result};
-use crate::layout::Layout;
-use crate::lease::zookeeper::proto::{Acl, ZkError, PERM_ALL, PERM_READ};
-use crate::options::Options;
+use crate::proto::{Acl, ZkError, PERM_ALL, PERM_READ};
+use flakery::error::{Error, ErrorCode, Result};
+use flakery::layout::Layout;
 
 /// The shortest session timeout that can hold a lease: IDs are issued for half of it after
 /// each answer, and it is renewed a quarter of it after each, so a shorter one would renew
@@ -139,10 +138,7 @@ impl Settings {
                  (FLAKERY_SESSION_TIMEOUT_MS) to at least {MIN_SESSION_TIMEOUT_MS}"
             )));
         }
-        let namespace = crate::lease::resolve::resolved_namespace(&Options {
-            namespace: Some(namespace.to_string()),
-            ..Options::default()
-        })?;
+        let namespace = flakery::lease::resolve::check_namespace(namespace.to_string())?;
         Ok(Settings {
             connect: text.to_string(),
             credentials,

@@ -20,12 +20,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::error::{Error, ErrorCode, Result};
-use crate::lease::zookeeper::connect::{read_frame, write_frame, Session};
-use crate::lease::zookeeper::proto::{
+use crate::connect::{read_frame, write_frame, Session};
+use crate::proto::{
     self, op, reply_header, Acl, CreateMode, Reader, Stat, Writer, ZkError, ZkResult,
 };
-use crate::lease::zookeeper::settings::Settings;
+use crate::settings::Settings;
+use flakery::error::{Error, ErrorCode, Result};
 
 /// A request for the writer thread: its operation, its body, and where its reply goes.
 struct Pending {

@@ -9,16 +9,17 @@
 //! Only what needs a real server is here: the keeper's transitions are deterministic tests
 //! (keeper.rs), session expiry and a successor under a real cut are the partition test
 //! (tests/partition), and the settings are unit tests.
-#![cfg(all(unix, feature = "zookeeper"))]
+#![cfg(unix)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use flakery::zookeeper_lease::ZooKeeperLease;
 use flakery::{decode, ErrorCode, FakeClock, Generator, Layout, NodeSource, Options};
+use flakery_zookeeper::ZooKeeperLease;
 
+#[path = "../../../core/tests/common/mod.rs"]
 mod common;
 use common::ROLE;
 mod zk_harness;

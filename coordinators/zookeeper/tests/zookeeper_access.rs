@@ -3,10 +3,10 @@
 //! flakery's) can read flakery's znodes but neither lower a mark nor delete or create a node,
 //! so it cannot make two holders share a node ID (docs/security.md#zookeeper); and the
 //! password shows nowhere.
-#![cfg(all(unix, feature = "zookeeper"))]
+#![cfg(unix)]
 
-use flakery::zookeeper_lease::ZooKeeperLease;
 use flakery::{ErrorCode, Generator, Layout, Options};
+use flakery_zookeeper::ZooKeeperLease;
 use zookeeper::{Acl, CreateMode, ZkError};
 
 mod zk_harness;

@@ -3,7 +3,7 @@
 //! with a bounded number of log lines; and after a ZooKeeper restart the holders that leased
 //! again keep their leases when the server expires the sessions from before it (counts and
 //! orders of events, no wall-clock bound: a slow machine only makes fewer attempts).
-#![cfg(all(unix, feature = "zookeeper"))]
+#![cfg(unix)]
 
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

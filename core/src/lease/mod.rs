@@ -31,7 +31,9 @@
 //! hides its password, and the mode) for its fields, and re-exports `resolve`'s functions at
 //! their old paths; none of its code calls into `lease`.
 
+pub mod connector;
 pub mod coordinator;
+pub mod environment;
 #[cfg(unix)]
 pub mod host;
 pub mod keeper;
@@ -40,10 +42,7 @@ pub mod memory;
 pub mod node;
 pub mod requests;
 pub mod resolve;
-pub mod sql;
 pub mod status;
-#[cfg(all(unix, feature = "zookeeper"))]
-pub mod zookeeper;
 
 pub use coordinator::{Alarm, Claim, Coordinator, Failure, Token};
 pub use memory::{Board, MemoryCoordinator};

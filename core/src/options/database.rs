@@ -1,11 +1,47 @@
-//! A database URL holds a password: it is kept whole only to connect, and every other use
-//! (messages, `Debug`, `Display`) sees it with the password masked.
+//! The database options (`database_url`, `database_mode`; docs/spec.md#generator-options).
+//! A database URL holds a password: it is kept whole only for the coordinator that connects
+//! with it (the `flakery-sql` crate, which also reads its TLS parameters), and every other use
+//! (messages, `Debug`, `Display`) sees it with the password masked. The core reads only the
+//! URL's shape; it never connects.
 
 use std::fmt;
+use std::str::FromStr;
 
 use crate::error::{Error, Result};
 
-use super::tls::{self, TlsRequest};
+/// How node IDs are taken from the database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DatabaseMode {
+    /// Leased rows of flakery's own table, renewed, with a high-water mark (the default).
+    #[default]
+    Lease,
+    /// uid-generator's `WORKER_NODE`: one new row per start, its `ID` the worker ID.
+    Baidu,
+}
+
+impl DatabaseMode {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            DatabaseMode::Lease => "lease",
+            DatabaseMode::Baidu => "baidu",
+        }
+    }
+}
+
+impl FromStr for DatabaseMode {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self> {
+        match text.trim() {
+            "lease" => Ok(DatabaseMode::Lease),
+            "baidu" => Ok(DatabaseMode::Baidu),
+            other => Err(Error::invalid_argument(format!(
+                "database mode '{other}' is not 'lease' (flakery's table, the default) or \
+                 'baidu' (uid-generator's WORKER_NODE table)"
+            ))),
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DatabaseKind {
@@ -29,11 +65,6 @@ pub struct DatabaseUrl {
     kind: DatabaseKind,
     /// The URL as given (the scheme `mariadb` replaced by `mysql`).
     secret: String,
-    /// The same without the TLS parameters flakery applies itself: only ever passed to the
-    /// client crate.
-    client: String,
-    /// The TLS the URL asks for.
-    tls: TlsRequest,
     /// The same with every password replaced by `***`.
     masked: String,
     /// `host:port` (or the hosts as written), for messages.
@@ -95,11 +126,8 @@ impl DatabaseUrl {
         } else {
             scheme
         };
-        let (client, tls) = tls::split(kind, &secret)?;
         Ok(DatabaseUrl {
             kind,
-            client,
-            tls,
             masked: format!(
                 "{scheme_shown}://{}{hosts}{masked_tail}",
                 masked_userinfo.unwrap_or_default()
@@ -114,17 +142,10 @@ impl DatabaseUrl {
         self.kind
     }
 
-    /// The URL to connect with, password included, without the TLS parameters that
-    /// `tls()` holds. Never show it.
-    #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
-    pub(crate) fn client_url(&self) -> &str {
-        &self.client
-    }
-
-    /// The TLS the URL asks for.
-    #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
-    pub(crate) fn tls(&self) -> &TlsRequest {
-        &self.tls
+    /// The URL as given (the scheme `mariadb` read as `mysql`), password included: only for
+    /// the coordinator that connects with it. Never show it.
+    pub fn expose_secret(&self) -> &str {
+        &self.secret
     }
 
     /// The URL with its password masked.
@@ -145,7 +166,6 @@ impl DatabaseUrl {
             out = out.replace(password.as_str(), MASK);
         }
         out.replace(self.secret.as_str(), &self.masked)
-            .replace(self.client.as_str(), &self.masked)
     }
 }
 
@@ -169,7 +189,8 @@ fn mask_query_passwords(tail: &str, passwords: &mut Vec<String>) -> String {
     format!("{path}?{}", parts.join("&"))
 }
 
-pub(super) fn percent_decoded(text: &str) -> Option<String> {
+/// `text` with its `%XX` escapes decoded, if it has any and they make UTF-8.
+pub fn percent_decoded(text: &str) -> Option<String> {
     if !text.contains('%') {
         return None;
     }
@@ -228,9 +249,8 @@ mod tests {
         let url = DatabaseUrl::parse("mariadb://u:p@q@h:3306/d").unwrap();
         assert_eq!(url.kind(), DatabaseKind::MySql);
         assert_eq!(url.masked(), "mysql://u:***@h:3306/d");
-        assert!(url.client_url().starts_with("mysql://u:p@q@"));
+        assert!(url.expose_secret().starts_with("mysql://u:p@q@"));
         let url = DatabaseUrl::parse("postgres://u:pw@h/d?sslmode=verify-full").unwrap();
-        assert_eq!(url.client_url(), "postgres://u:pw@h/d");
         assert_eq!(url.masked(), "postgres://u:***@h/d?sslmode=verify-full");
     }
 

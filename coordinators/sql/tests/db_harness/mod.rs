@@ -1,4 +1,4 @@
-//! The real servers of the database tests (core/tests/database*.rs): PostgreSQL and MariaDB
+//! The real servers of the database tests (coordinators/sql/tests/database*.rs): PostgreSQL and MariaDB
 //! started by tests/db/dbserver.py on 127.0.0.1 with temporary data, stopped by PID. Each
 //! test binary shares one server of each kind (each test in a namespace of its own); tests
 //! that kill, pause or restart a server, or need one configured otherwise, start their own.
@@ -11,12 +11,21 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use flakery::lease::sql::{DatabaseUrl, SqlCoordinator};
 use flakery::{Clock, SystemClock};
+use flakery_sql::{DatabaseUrl, SqlCoordinator};
+
+/// This crate's connector, installed before main in every test process (the children the
+/// tests re-run as roles too): `Generator::new` opens its plans.
+#[ctor::ctor(unsafe)]
+fn install_connector() {
+    flakery_sql::install();
+}
 
 pub fn repo_root() -> PathBuf {
+    // coordinators/<crate>/ in the repository.
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
+        .ancestors()
+        .nth(2)
         .unwrap()
         .to_path_buf()
 }

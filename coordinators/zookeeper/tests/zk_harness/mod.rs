@@ -9,9 +9,18 @@ use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
+/// This crate's connector, installed before main in every test process (the children the
+/// tests re-run as roles too): `Generator::new` opens its plans.
+#[ctor::ctor(unsafe)]
+fn install_connector() {
+    flakery_zookeeper::install();
+}
+
 pub fn repo_root() -> PathBuf {
+    // coordinators/<crate>/ in the repository.
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
+        .ancestors()
+        .nth(2)
         .unwrap()
         .to_path_buf()
 }
