@@ -97,3 +97,28 @@ fn database_lease(
          'postgres' and 'mysql' features"
     )))
 }
+
+#[cfg(all(test, feature = "postgres"))]
+mod tests {
+    use flakery::{CoordinatorKind, CoordinatorPlan, DatabaseMode, DatabaseUrl, ErrorCode, Layout};
+
+    /// A TLS parameter the URL gets wrong is refused before anything is sent (the port is
+    /// closed: a connection attempt would be `coordinator_unavailable`).
+    #[test]
+    fn bad_tls_parameters_are_refused_before_connecting() {
+        let plan = CoordinatorPlan {
+            kind: CoordinatorKind::Database {
+                url: DatabaseUrl::parse("postgres://u:pw@127.0.0.1:1/ids?sslmode=sometimes")
+                    .unwrap(),
+                mode: DatabaseMode::Lease,
+                datacenter_id: None,
+            },
+            namespace: "default".into(),
+            session_timeout_ms: 2000,
+        };
+        let err = super::open(&plan, &Layout::twitter()).err().unwrap();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
+        assert!(err.message().contains("sslmode"), "{err}");
+        assert!(!err.message().contains("pw"), "{err}");
+    }
+}
