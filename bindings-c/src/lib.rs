@@ -68,6 +68,7 @@ pub unsafe extern "C" fn flakery_generator_new(
             return Err(error::null("out"));
         }
         let options = options::read(opts)?;
+        install_coordinators();
         let inner = Generator::new(options)?;
         let raw = Box::into_raw(Box::new(flakery_generator { inner }));
         // SAFETY: `out` is non-NULL and, as the header asks, points to writable storage.
@@ -150,6 +151,13 @@ pub unsafe extern "C" fn flakery_next_ids(
     })
 }
 
+/// The library ships every coordinator (ZooKeeper and database leases work); a C library
+/// has no load-time hook that every linker keeps, so each call that can make a generator
+/// installs them first (a no-op after the first: one atomic load).
+fn install_coordinators() {
+    flakery_coordinators::install();
+}
+
 /// One new ID from the process-wide generator into `*out`. The process-wide generator is made
 /// on first use from the environment (`FLAKERY_LAYOUT`, `FLAKERY_WORKER_ID`, ...); a failure
 /// to make it is returned and the next call tries again. Thread-safe.
@@ -159,6 +167,7 @@ pub unsafe extern "C" fn flakery_next_id_default(out: *mut i64) -> flakery_statu
         if out.is_null() {
             return Err(error::null("out"));
         }
+        install_coordinators();
         let id = flakery_core::next_id()?;
         // SAFETY: `out` is non-NULL and, as the header asks, points to a writable int64_t.
         unsafe { out.write(id) };
@@ -172,6 +181,7 @@ pub unsafe extern "C" fn flakery_next_ids_default(out: *mut i64, n: usize) -> fl
     guard(|| {
         // SAFETY: the header requires `out` to hold `n` writable int64_t.
         let out = unsafe { out_slice(out, n)? };
+        install_coordinators();
         fill(flakery_core::default_generator()?, out)
     })
 }

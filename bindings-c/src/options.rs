@@ -3,7 +3,7 @@
 use std::ffi::{c_char, OsStr};
 use std::path::PathBuf;
 
-use flakery_core::lease::sql::{DatabaseMode, DatabaseUrl};
+use flakery_core::options::{DatabaseMode, DatabaseUrl};
 use flakery_core::options::{
     DEFAULT_BACKWARDS_TOLERANCE_MS, DEFAULT_MAX_BORROW_MS, DEFAULT_SESSION_TIMEOUT_MS,
 };

@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use flakery::lease::sql::{DatabaseMode, DatabaseUrl};
+use flakery::options::{DatabaseMode, DatabaseUrl};
 use flakery::{Layout, Options, SequencePolicy};
 use napi::bindgen_prelude::This;
 use napi::{sys, Env, JsValue, Unknown, ValueType};
@@ -23,6 +23,13 @@ mod fast;
 mod read;
 pub mod text;
 mod values;
+
+/// The addon ships every coordinator (ZooKeeper and database leases work): installed when
+/// the library is loaded, once per process, before any module instance runs.
+#[napi_derive::module_init]
+fn install_coordinators() {
+    flakery_coordinators::install();
+}
 
 use errors::{core_error, range_error, type_error, JsResult, OrThrow};
 use read::{get_string, read_id_u64, read_string, value_type, OptionsObject};

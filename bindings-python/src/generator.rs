@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use flakery::lease::sql::{DatabaseMode, DatabaseUrl};
+use flakery::options::{DatabaseMode, DatabaseUrl};
 use flakery::{Generator, Layout, Options};
 use pyo3::exceptions::PyMemoryError;
 use pyo3::ffi;

@@ -112,6 +112,8 @@ fn _after_fork_in_child() {
 #[pymodule]
 #[pyo3(name = "_flakery")]
 fn flakery_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The wheel ships every coordinator: ZooKeeper and database leases work.
+    flakery_coordinators::install();
     m.add_class::<PyGenerator>()?;
     m.add_class::<PyLayout>()?;
     m.add_class::<PyField>()?;

@@ -103,6 +103,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The CLI ships every coordinator: FLAKERY_ZOOKEEPER and FLAKERY_DATABASE_URL work.
+    flakery_coordinators::install();
     let cli = Cli::parse();
     if let Command::Serve(args) = cli.command {
         return flakery_server::run(args);

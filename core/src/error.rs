@@ -118,11 +118,11 @@ impl Error {
         &self.message
     }
 
-    pub(crate) fn invalid_layout(message: impl Into<String>) -> Self {
+    pub fn invalid_layout(message: impl Into<String>) -> Self {
         Error::new(ErrorCode::InvalidLayout, message)
     }
 
-    pub(crate) fn invalid_argument(message: impl Into<String>) -> Self {
+    pub fn invalid_argument(message: impl Into<String>) -> Self {
         Error::new(ErrorCode::InvalidArgument, message)
     }
 }

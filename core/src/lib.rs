@@ -26,8 +26,6 @@ pub mod truncate;
 #[cfg(unix)]
 pub use lease::host as host_lease;
 pub use lease::node;
-#[cfg(all(unix, feature = "zookeeper"))]
-pub mod zookeeper_lease;
 
 pub use clock::{Clock, FakeClock, SystemClock};
 pub use codec::{compose, compose_u64, decode, decode_u64, out_of_range, Decoded, Parts};
@@ -36,7 +34,12 @@ pub use default_generator::{default_generator, next_id, next_ids};
 pub use error::{Error, ErrorCode, Result};
 pub use generator::{Builder, Generator, SlowPathCounts};
 pub use layout::{Capacity, Field, FieldKind, Layout, Slot, TimeUnit};
+pub use lease::connector::{install_connector, Connector, CoordinatorKind, CoordinatorPlan};
+pub use lease::coordinator::{Alarm, Claim, Coordinator, Failure, Token};
+pub use lease::environment::Environment;
+pub use lease::kept::KeptLease;
 pub use lease::node::{Fence, FixedNode, Grant, NodeId, NodeLease, NodeSource};
+pub use lease::resolve::Plan;
 pub use lease::status::{LeaseState, LeaseStatus, LossReason};
-pub use options::{Options, SequencePolicy};
+pub use options::{DatabaseKind, DatabaseMode, DatabaseUrl, Options, SequencePolicy};
 pub use text::IdFormat;

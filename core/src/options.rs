@@ -9,6 +9,9 @@ use std::str::FromStr;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 
+mod database;
+pub use database::{percent_decoded, DatabaseKind, DatabaseMode, DatabaseUrl};
+
 /// What a generator does when a tick's sequence numbers are used up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SequencePolicy {
@@ -65,8 +68,8 @@ pub struct Options {
     /// (`zookeeper_shown`).
     pub zookeeper: Option<String>,
     /// `postgres://...` or `mysql://...`; its password never shows (see `DatabaseUrl`).
-    pub database_url: Option<crate::lease::sql::DatabaseUrl>,
-    pub database_mode: Option<crate::lease::sql::DatabaseMode>,
+    pub database_url: Option<DatabaseUrl>,
+    pub database_mode: Option<DatabaseMode>,
     pub namespace: Option<String>,
     pub session_timeout_ms: Option<u64>,
     pub lease_dir: Option<PathBuf>,
@@ -165,23 +168,10 @@ pub fn env_var(name: &str) -> Result<Option<String>> {
     }
 }
 
-/// A variable holding a non-negative integer, in canonical decimal (`crate::decimal`): unset
-/// or empty is `None`; the value is read as it is, untrimmed (` 5` and `5 ` are refused as
-/// `--worker-id ' 5'` and `count= 5` are).
-pub(crate) fn env_u64(name: &str) -> Result<Option<u64>> {
-    match std::env::var(name) {
-        Ok(value) if value.trim().is_empty() => Ok(None),
-        Ok(value) => crate::decimal::parse_u64(name, &value).map(Some),
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(_)) => Err(Error::invalid_argument(format!(
-            "{name} is not valid UTF-8"
-        ))),
-    }
-}
-
 // Paths the bindings, the CLI and the fuzz targets have called since before the lease wing.
 // A re-export only: nothing in this module uses them.
 pub use crate::lease::resolve::{
-    hostname_ordinal, node_config_from_env, node_from_env, resolve_node, resolved_namespace,
-    resolved_session_timeout_ms, resolved_zookeeper, NodeConfig,
+    hostname_ordinal, node_config_from_env, node_from_env, resolve_node, resolved_database_mode,
+    resolved_database_url, resolved_namespace, resolved_session_timeout_ms, resolved_zookeeper,
+    NodeConfig,
 };

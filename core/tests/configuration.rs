@@ -1,15 +1,18 @@
 //! Configurations that used to be accepted and then went wrong: a datacenter fixed alone (every
 //! process took worker 0), integers that read differently to different parsers, a layout whose
-//! generator would count backwards. Environment cases run in child processes, so that no test
-//! changes the environment of another.
+//! generator would count backwards. Environment cases give `plan` a snapshot of the
+//! environment (`Environment::from_vars`): no test changes the environment of another.
 
 use std::collections::HashSet;
-use std::io::Write;
 
-use flakery::{compose, decode, ErrorCode, Generator, Layout, NodeSource, Options, Parts};
+use flakery::lease::resolve::{open, plan};
+use flakery::{
+    compose, decode, Environment, ErrorCode, Generator, Layout, NodeId, NodeSource, Options, Parts,
+    Plan,
+};
 
+#[allow(dead_code)] // only `no_spawns` here
 mod common;
-use common::ROLE;
 
 fn temp_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("flakery-config-{name}-{}", std::process::id()));
@@ -17,97 +20,71 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
     dir
 }
 
-#[test]
-fn child_entry_point() {
-    // An ordinary test run has no role: nothing to do.
-    if std::env::var(ROLE).as_deref() == Ok("env-node") {
-        let made = Generator::new(Options::default());
-        let report = match &made {
-            Ok(generator) => {
-                let id = generator.next_id().unwrap();
-                let parts = decode(id, generator.layout()).unwrap();
-                format!(
-                    "ok {} {} {} {}",
-                    generator.source(),
-                    parts.datacenter_id,
-                    parts.worker_id,
-                    id
-                )
-            }
-            Err(e) => format!("err {} {}", e.code(), e.message()),
-        };
-        println!("NODE {report}");
-        std::io::stdout().flush().unwrap();
-        // Holds its lease until the parent closes stdin, so siblings must lease others.
-        let _ = std::io::stdin().read_line(&mut String::new());
-        drop(made);
-    }
+/// The plan of a generator with default options and the twitter layout, in `env`.
+fn plan_in(env: &[(&str, &str)]) -> flakery::Result<Plan> {
+    plan(
+        &Options::default(),
+        &Layout::twitter(),
+        &Environment::from_vars(env.iter().copied()),
+    )
 }
 
-/// Starts `n` children with `env`, each holding its node ID; returns their reports.
-fn node_reports(n: usize, env: &[(&str, &str)]) -> Vec<String> {
-    let mut children = Vec::new();
-    let mut reports = Vec::new();
-    for _ in 0..n {
-        let mut command = common::rerun_as("env-node");
-        command
-            .envs(env.iter().copied())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped());
-        let mut child = common::spawn(&mut command);
-        let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        loop {
-            line.clear();
-            assert!(std::io::BufRead::read_line(&mut reader, &mut line).unwrap() > 0);
-            if let Some((_, rest)) = line.split_once("NODE ") {
-                reports.push(rest.trim().to_string());
-                break;
-            }
-        }
-        children.push((child, reader));
-    }
-    for (mut child, mut reader) in children {
-        drop(child.stdin.take());
-        let _ = std::io::Read::read_to_end(&mut reader, &mut Vec::new());
-        let _ = child.wait();
-    }
-    reports
+/// A generator on what `env` plans, and one ID of it: "source datacenter worker".
+fn node_report(env: &[(&str, &str)]) -> flakery::Result<(Generator, String)> {
+    let layout = Layout::twitter();
+    let lease = open(&plan_in(env)?, &layout)?;
+    let generator = Generator::builder().lease(lease).build()?;
+    let parts = decode(generator.next_id()?, &layout)?;
+    let report = format!(
+        "{} {} {}",
+        generator.source(),
+        parts.datacenter_id,
+        parts.worker_id
+    );
+    Ok((generator, report))
 }
 
 #[test]
 fn a_datacenter_fixed_alone_in_the_environment_leases_distinct_workers_under_it() {
     let dir = temp_dir("datacenter-env");
     let dir_text = dir.to_str().unwrap().to_string();
-    let reports = node_reports(
-        4,
-        &[
-            ("FLAKERY_DATACENTER_ID", "5"),
-            ("FLAKERY_LEASE_DIR", dir_text.as_str()),
-        ],
+    let env = [
+        ("FLAKERY_DATACENTER_ID", "5"),
+        ("FLAKERY_LEASE_DIR", dir_text.as_str()),
+    ];
+    assert_eq!(
+        plan_in(&env).unwrap(),
+        Plan::HostLease {
+            dir: Some(dir.clone()),
+            namespace: "default".into(),
+            datacenter_id: Some(5),
+        }
     );
+    // Four generators at once, each holding its node ID, as four processes would.
+    let held: Vec<_> = (0..4).map(|_| node_report(&env).unwrap()).collect();
     let mut workers = HashSet::new();
-    for report in &reports {
+    for (_, report) in &held {
         let words: Vec<&str> = report.split_whitespace().collect();
-        assert_eq!(words[0], "ok", "{report}");
-        assert_eq!(words[1], "host_lease", "{report}");
-        assert_eq!(words[2], "5", "the datacenter stays fixed: {report}");
-        workers.insert(words[3].to_string());
+        assert_eq!(words[0], "host_lease", "{report}");
+        assert_eq!(words[1], "5", "the datacenter stays fixed: {report}");
+        workers.insert(words[2].to_string());
     }
-    assert_eq!(workers.len(), 4, "workers shared: {reports:?}");
+    assert_eq!(workers.len(), 4, "workers shared: {held:?}");
+    drop(held);
     // Beside ZooKeeper, which leases whole node IDs, it could not stay fixed: refused.
-    let reports = node_reports(
-        1,
-        &[
-            ("FLAKERY_DATACENTER_ID", "5"),
-            ("FLAKERY_ZOOKEEPER", "127.0.0.1:1"),
-            ("FLAKERY_LEASE_DIR", dir_text.as_str()),
-        ],
-    );
+    let refused = plan_in(&[
+        ("FLAKERY_DATACENTER_ID", "5"),
+        ("FLAKERY_ZOOKEEPER", "127.0.0.1:1"),
+        ("FLAKERY_LEASE_DIR", dir_text.as_str()),
+    ])
+    .unwrap_err();
+    assert_eq!(refused.code(), ErrorCode::InvalidArgument);
     assert!(
-        reports[0].starts_with("err invalid_argument FLAKERY_DATACENTER_ID=5 is set without")
-            && reports[0].contains("unset FLAKERY_DATACENTER_ID"),
-        "{reports:?}"
+        refused
+            .message()
+            .starts_with("FLAKERY_DATACENTER_ID=5 is set without")
+            && refused.message().contains("unset FLAKERY_DATACENTER_ID"),
+        "{refused}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -183,26 +160,26 @@ fn integers_in_the_environment_are_plain_decimal_only() {
             .filter(|text| !text.is_empty() && *text != "18446744073709551616")
             .map(|text| ("FLAKERY_WORKER_ID", text)),
     ) {
-        let reports = node_reports(1, &[(name, value)]);
-        let expected = format!(
-            "err invalid_argument {name}='{}' is not a non-negative",
-            value.escape_debug()
-        );
+        let refused = plan_in(&[(name, value)]).unwrap_err();
+        let expected = format!("{name}='{}' is not a non-negative", value.escape_debug());
+        assert_eq!(refused.code(), ErrorCode::InvalidArgument, "{name}={value}");
         assert!(
-            reports[0].starts_with(&expected),
-            "{name}={value}: {}",
-            reports[0]
+            refused.message().starts_with(&expected),
+            "{name}={value}: {refused}"
         );
     }
-    let reports = node_reports(
-        1,
-        &[("FLAKERY_WORKER_ID", "3"), ("FLAKERY_DATACENTER_ID", "0")],
+    let env = [("FLAKERY_WORKER_ID", "3"), ("FLAKERY_DATACENTER_ID", "0")];
+    assert_eq!(
+        plan_in(&env).unwrap(),
+        Plan::Fixed(
+            NodeId {
+                datacenter_id: 0,
+                worker_id: 3
+            },
+            NodeSource::Environment
+        )
     );
-    assert!(
-        reports[0].starts_with("ok environment 0 3 "),
-        "{}",
-        reports[0]
-    );
+    assert_eq!(node_report(&env).unwrap().1, "environment 0 3");
 }
 
 #[test]

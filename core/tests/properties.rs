@@ -293,13 +293,13 @@ proptest! {
     ) {
         let lossy = String::from_utf8_lossy(&bytes).into_owned();
         for input in [text.as_str(), lossy.as_str()] {
-            if let Ok(url) = flakery::lease::sql::DatabaseUrl::parse(input) {
+            if let Ok(url) = flakery::DatabaseUrl::parse(input) {
                 let _ = (url.masked().len(), url.host().len(), url.scrub(input).len());
             }
             let _ = Layout::parse(input);
             let _ = flakery::timestamp::parse_instant_ms(input);
             let _ = flakery::options::hostname_ordinal(input);
-            let _ = input.parse::<flakery::lease::sql::DatabaseMode>();
+            let _ = input.parse::<flakery::DatabaseMode>();
             for format in flakery::IdFormat::ALL {
                 let _ = format.parse(input);
             }

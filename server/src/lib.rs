@@ -89,6 +89,8 @@ fn warn_if_running_out(options: &Options, margin_days: u64) -> Result<(), String
 /// Runs the server until SIGTERM or SIGINT; the exit code says whether it started.
 pub fn run(args: ServeArgs) -> ExitCode {
     logs::init(&args.log_format);
+    // The server ships every coordinator: FLAKERY_ZOOKEEPER and FLAKERY_DATABASE_URL work.
+    flakery_coordinators::install();
     match run_inner(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

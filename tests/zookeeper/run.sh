@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The ZooKeeper test harness itself, on a fresh machine: installs Debian's zookeeper package
 # when it is missing and checks that tests/zookeeper/zkserver.py starts, serves and stops a
-# server. The lease tests that use it run in their languages' areas: core/tests/zookeeper.rs
-# (cargo test --workspace, tests/rust), tests/python/test_zookeeper.py and
+# server, then runs coordinators/zookeeper/tests/ (behind flakery-zookeeper's `system-tests`
+# feature, so not in the workspace's plain `cargo test`). Other areas use it too:
+# tests/python/test_zookeeper.py and
 # tests/node/zookeeper.test.mjs. In CI (CI=true) nothing may skip.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,3 +14,7 @@ bash tests/zookeeper/install.sh || skip_or_fail "Debian's zookeeper package coul
 echo "--- ZooKeeper harness self-test"
 quiet python3 tests/zookeeper/selftest.py
 echo "zookeeper harness: self-test passed"
+
+ensure_cargo
+unset_flakery_env
+cargo test -p flakery-zookeeper --features system-tests --locked

@@ -6,7 +6,10 @@
 //! ├── node.rs         the seam the generator sees: NodeLease, Grant (a node ID and the time
 //! │                   it may use), Fence (refuses IDs once a lease may have passed on)
 //! ├── resolve.rs      which source gives the node ID: explicit values, ZooKeeper, a database,
-//! │                   the environment, the host lease, in that order (reads Options)
+//! │                   the environment, the host lease, in that order: `plan` (pure: Options,
+//! │                   layout, Environment) then `open`
+//! ├── environment.rs  the snapshot of the FLAKERY_* variables and the host name plan reads
+//! ├── connector.rs    a coordinator plan, and the Connector a program installs to open it
 //! ├── host/           the zero-configuration lease: one locked file per node index
 //! │   ├── mod.rs      HostLease: flock, the high-water mark written ahead, fork
 //! │   ├── secure_dir.rs   a directory shared with other local users, trusted no further
@@ -20,18 +23,23 @@
 //! ├── status.rs       what a lease says of itself, lock-free (state, losses, round trip)
 //! ├── coordinator.rs  the trait a backend implements (claim the lowest free node index,
 //! │                   renew, compare-and-set the mark, release, server time) and its rules
-//! ├── memory.rs       a backend in memory, for deterministic tests of the keeper
-//! ├── zookeeper/      the ZooKeeper backend: settings, a transport with deadlines, protocol
-//! └── sql/            the PostgreSQL and MySQL backends and uid-generator's WORKER_NODE
+//! └── memory.rs       a backend in memory, for deterministic tests of the keeper
+//!
+//!     the backends are crates of their own (docs/spec.md#coordinator-crates):
+//!     coordinators/zookeeper (flakery-zookeeper), coordinators/sql (flakery-sql: PostgreSQL,
+//!     MySQL, uid-generator's WORKER_NODE), coordinators/all (flakery-coordinators: install())
 //! ```
 //!
 //! Dependencies point one way: `lease` uses `layout`, `clock`, `error`, `fork`, `timestamp`
 //! and reads `options` as data; outside it, `codec` and the generator use `node`'s types and
-//! the generator asks `resolve` for its `NodeLease`. `options` names two types of `sql` (the database URL, which
-//! hides its password, and the mode) for its fields, and re-exports `resolve`'s functions at
-//! their old paths; none of its code calls into `lease`.
+//! the generator asks `resolve` for its `NodeLease`. The core names no coordinator: a
+//! coordinator plan reaches one only through the installed `connector`. `options` holds the
+//! database options' types itself (`options/database.rs`) and re-exports `resolve`'s functions
+//! at their old paths; none of its code calls into `lease`.
 
+pub mod connector;
 pub mod coordinator;
+pub mod environment;
 #[cfg(unix)]
 pub mod host;
 pub mod keeper;
@@ -40,10 +48,7 @@ pub mod memory;
 pub mod node;
 pub mod requests;
 pub mod resolve;
-pub mod sql;
 pub mod status;
-#[cfg(all(unix, feature = "zookeeper"))]
-pub mod zookeeper;
 
 pub use coordinator::{Alarm, Claim, Coordinator, Failure, Token};
 pub use memory::{Board, MemoryCoordinator};

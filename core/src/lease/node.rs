@@ -64,7 +64,7 @@ pub const MAX_MARK_BYTES: usize = 64;
 /// space), `Ok(Some(ms))` for a decimal Unix millisecond, and `Err(reason)` for anything else
 /// (not UTF-8, not a number, too long). A lease must treat `Err` as "this node ID's floor is
 /// unknown" and refuse the node ID, never as "no floor".
-pub(crate) fn read_mark(data: &[u8]) -> std::result::Result<Option<i64>, String> {
+pub fn read_mark(data: &[u8]) -> std::result::Result<Option<i64>, String> {
     if data.len() > MAX_MARK_BYTES {
         return Err(format!(
             "{} bytes, more than a high-water mark ever has ({MAX_MARK_BYTES})",
@@ -90,7 +90,7 @@ pub(crate) fn read_mark(data: &[u8]) -> std::result::Result<Option<i64>, String>
 
 /// Why a claim skips an index whose stored mark `mark_ms` is past the keeper's
 /// `limit_ms` (`keeper::MAX_MARK_AHEAD_MS` past the clock), for `worker_ids_exhausted`.
-pub(crate) fn mark_ahead(mark_ms: i64, limit_ms: i64) -> String {
+pub fn mark_ahead(mark_ms: i64, limit_ms: i64) -> String {
     let ahead_ms = mark_ms
         .saturating_sub(limit_ms)
         .saturating_add(crate::lease::keeper::MAX_MARK_AHEAD_MS);

@@ -1,13 +1,22 @@
 //! Which node ID a generator runs under, in the order of docs/spec.md#node-identity: explicit
-//! values, ZooKeeper, a database, the environment, the host-local lease. The options are data
-//! (`crate::options`); this module reads them with the environment and builds the lease.
+//! values, ZooKeeper, a database, the environment, the host-local lease.
+//!
+//! `plan` is a pure function of the options, the layout and a snapshot of the environment
+//! (`Environment`): it decides, and refuses what cannot be right, without I/O. `open` then
+//! makes the lease: a fixed node, the host lease, or a coordinator's lease through the
+//! connector the program installed (`connector`). `resolve_node` is the two in a row, with
+//! the process's environment, and is what the generator's builder calls.
 
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 use crate::layout::Layout;
+use crate::lease::connector::{open_coordinator, CoordinatorKind, CoordinatorPlan};
+use crate::lease::environment::Environment;
 use crate::lease::node::{FixedNode, NodeId, NodeLease, NodeSource};
-use crate::options::{env_u64, env_var, Options, DEFAULT_NAMESPACE, DEFAULT_SESSION_TIMEOUT_MS};
+use crate::options::{
+    DatabaseMode, DatabaseUrl, Options, DEFAULT_NAMESPACE, DEFAULT_SESSION_TIMEOUT_MS,
+};
 
 /// The trailing number of a host name: `ids-7` is 7.
 pub fn hostname_ordinal(hostname: &str) -> Result<u64> {
@@ -27,27 +36,6 @@ pub fn hostname_ordinal(hostname: &str) -> Result<u64> {
     })
 }
 
-pub(crate) fn hostname() -> Result<String> {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is writable for its whole length, which is passed.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return Err(Error::invalid_argument("cannot read the host name"));
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
-}
-
-/// The node ID from `FLAKERY_WORKER_ID` / `FLAKERY_DATACENTER_ID`, if both are set or the
-/// layout has no datacenter field; `FLAKERY_DATACENTER_ID` alone is `node_config_from_env`'s
-/// partial case.
-pub fn node_from_env() -> Result<Option<(NodeId, NodeSource)>> {
-    match node_config_from_env()? {
-        NodeConfig::Fixed(node, source) => Ok(Some((node, source))),
-        _ => Ok(None),
-    }
-}
-
 /// What the configuration fixes of a node ID.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodeConfig {
@@ -58,6 +46,22 @@ pub enum NodeConfig {
     Fixed(NodeId, NodeSource),
     /// Only the datacenter: the worker is leased under it.
     Datacenter(u64),
+}
+
+/// Where a generator's node ID comes from, decided; `open` makes it a lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Plan {
+    /// A node ID given (explicitly, by the environment or by the host name's ordinal).
+    Fixed(NodeId, NodeSource),
+    /// One locked file per node index in `dir` (`None`: the implicit directory, checked when
+    /// opened), under `namespace`, the worker leased under `datacenter_id` when it is fixed.
+    HostLease {
+        dir: Option<PathBuf>,
+        namespace: String,
+        datacenter_id: Option<u64>,
+    },
+    /// A coordinator's lease, opened by the program's connector.
+    Coordinator(CoordinatorPlan),
 }
 
 fn node_config(
@@ -78,14 +82,15 @@ fn node_config(
     }
 }
 
-/// `FLAKERY_WORKER_ID` / `FLAKERY_DATACENTER_ID`.
-pub fn node_config_from_env() -> Result<NodeConfig> {
-    let datacenter_id = env_u64("FLAKERY_DATACENTER_ID")?;
-    let (worker_id, source) = match env_var("FLAKERY_WORKER_ID")? {
-        Some(text) if text == "hostname-ordinal" => {
-            (Some(hostname_ordinal(&hostname()?)?), NodeSource::Hostname)
-        }
-        Some(_) => (env_u64("FLAKERY_WORKER_ID")?, NodeSource::Environment),
+/// `FLAKERY_WORKER_ID` / `FLAKERY_DATACENTER_ID` of `env`.
+pub fn node_config_in(env: &Environment) -> Result<NodeConfig> {
+    let datacenter_id = env.u64("FLAKERY_DATACENTER_ID")?;
+    let (worker_id, source) = match env.var("FLAKERY_WORKER_ID")? {
+        Some(text) if text == "hostname-ordinal" => (
+            Some(hostname_ordinal(env.host_name()?)?),
+            NodeSource::Hostname,
+        ),
+        Some(_) => (env.u64("FLAKERY_WORKER_ID")?, NodeSource::Environment),
         None => (None, NodeSource::Environment),
     };
     Ok(node_config(datacenter_id, worker_id, source))
@@ -96,7 +101,7 @@ pub fn node_config_from_env() -> Result<NodeConfig> {
 /// A datacenter fixed alone (explicitly or by the environment) is kept, and the worker is
 /// leased under it from the database when one is configured, else on this host (beside
 /// ZooKeeper, which leases whole node IDs, it is refused, from either place).
-pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLease>> {
+pub fn plan(options: &Options, layout: &Layout, env: &Environment) -> Result<Plan> {
     let explicit = node_config(
         options.datacenter_id,
         options.worker_id,
@@ -104,9 +109,9 @@ pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLe
     );
     let config = match explicit {
         NodeConfig::Unset => {
-            if let Some(connect) = resolved_zookeeper(options)? {
-                if env_var("FLAKERY_WORKER_ID")?.is_none() {
-                    if let Some(id) = env_u64("FLAKERY_DATACENTER_ID")? {
+            if let Some(connect) = zookeeper_in(options, env)? {
+                if env.var("FLAKERY_WORKER_ID")?.is_none() {
+                    if let Some(id) = env.u64("FLAKERY_DATACENTER_ID")? {
                         // It would not stay fixed: ZooKeeper leases whole node IDs.
                         return Err(Error::invalid_argument(format!(
                             "FLAKERY_DATACENTER_ID={id} is set without FLAKERY_WORKER_ID while \
@@ -118,60 +123,123 @@ pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLe
                         )));
                     }
                 }
-                return zookeeper_lease(options, &connect, layout);
+                return coordinator_plan(options, env, CoordinatorKind::ZooKeeper { connect });
             }
-            if let Some(url) = crate::lease::sql::resolved_database_url(options)? {
+            if let Some(url) = database_url_in(options, env)? {
                 // FLAKERY_DATACENTER_ID alone stays fixed under the database lease too.
-                let datacenter = match env_var("FLAKERY_WORKER_ID")? {
+                let datacenter = match env.var("FLAKERY_WORKER_ID")? {
                     Some(_) => None,
-                    None => env_u64("FLAKERY_DATACENTER_ID")?
+                    None => env
+                        .u64("FLAKERY_DATACENTER_ID")?
                         .map(|id| check_datacenter(layout, id, &explicit))
                         .transpose()?,
                 };
-                return crate::lease::sql::database_lease(options, url, layout, datacenter);
+                return database_plan(options, env, url, datacenter);
             }
-            node_config_from_env()?
+            node_config_in(env)?
         }
         config => config,
     };
     let datacenter_id = match config {
-        NodeConfig::Fixed(node, source) => return Ok(Box::new(FixedNode::new(node, source))),
+        NodeConfig::Fixed(node, source) => return Ok(Plan::Fixed(node, source)),
         NodeConfig::Datacenter(id) => {
             if let (NodeConfig::Datacenter(_), Some(connect)) =
-                (explicit, resolved_zookeeper(options)?)
+                (explicit, zookeeper_in(options, env)?)
             {
                 // Leasing the worker on this host alone would be a silent step down from a
                 // lease that spans hosts.
                 return Err(Error::invalid_argument(format!(
                     "datacenter_id was given without worker_id while a ZooKeeper lease is \
-                     configured ('{connect}'), which leases whole node IDs: pass both \
-                     datacenter_id and worker_id, or neither"
+                     configured ('{}'), which leases whole node IDs: pass both \
+                     datacenter_id and worker_id, or neither",
+                    crate::options::zookeeper_shown(&connect)
                 )));
             }
             let id = check_datacenter(layout, id, &explicit)?;
             if let NodeConfig::Datacenter(_) = explicit {
                 // The worker is leased under it from the database, as it would be on this host.
-                if let Some(url) = crate::lease::sql::resolved_database_url(options)? {
-                    return crate::lease::sql::database_lease(options, url, layout, Some(id));
+                if let Some(url) = database_url_in(options, env)? {
+                    return database_plan(options, env, url, Some(id));
                 }
             }
             Some(id)
         }
         NodeConfig::Unset => None,
     };
-    let dir = match (&options.lease_dir, env_var("FLAKERY_LEASE_DIR")?) {
-        (Some(dir), _) => dir.clone(),
-        (None, Some(dir)) => PathBuf::from(dir),
-        (None, None) => crate::lease::host::implicit_lease_dir()?,
+    let dir = match (&options.lease_dir, env.var("FLAKERY_LEASE_DIR")?) {
+        (Some(dir), _) => Some(dir.clone()),
+        (None, Some(dir)) => Some(PathBuf::from(dir)),
+        (None, None) => None,
     };
-    let scope = crate::lease::host::Scope {
-        namespace: resolved_namespace(options)?,
+    Ok(Plan::HostLease {
+        dir,
+        namespace: namespace_in(options, env)?,
         datacenter_id,
-        worker_id: None,
-    };
-    Ok(Box::new(crate::lease::host::HostLease::acquire_in(
-        &dir, &scope, layout,
-    )?))
+    })
+}
+
+fn coordinator_plan(options: &Options, env: &Environment, kind: CoordinatorKind) -> Result<Plan> {
+    Ok(Plan::Coordinator(CoordinatorPlan {
+        kind,
+        namespace: namespace_in(options, env)?,
+        session_timeout_ms: session_timeout_ms_in(options, env)?,
+    }))
+}
+
+fn database_plan(
+    options: &Options,
+    env: &Environment,
+    url: DatabaseUrl,
+    datacenter_id: Option<u64>,
+) -> Result<Plan> {
+    let mode = database_mode_in(options, env)?;
+    if mode == DatabaseMode::Baidu && datacenter_id.is_some() {
+        return Err(Error::invalid_argument(
+            "a datacenter ID was fixed alone, but the database mode 'baidu' takes whole node \
+             IDs from WORKER_NODE's ID: pass both the datacenter and the worker ID, or neither, \
+             or use the mode 'lease'",
+        ));
+    }
+    coordinator_plan(
+        options,
+        env,
+        CoordinatorKind::Database {
+            url,
+            mode,
+            datacenter_id,
+        },
+    )
+}
+
+/// The lease `plan` asks for: blocks until a coordinator's first grant (or its refusal).
+pub fn open(plan: &Plan, layout: &Layout) -> Result<Box<dyn NodeLease>> {
+    match plan {
+        Plan::Fixed(node, source) => Ok(Box::new(FixedNode::new(*node, *source))),
+        Plan::HostLease {
+            dir,
+            namespace,
+            datacenter_id,
+        } => {
+            let dir = match dir {
+                Some(dir) => dir.clone(),
+                None => crate::lease::host::implicit_lease_dir()?,
+            };
+            let scope = crate::lease::host::Scope {
+                namespace: namespace.clone(),
+                datacenter_id: *datacenter_id,
+                worker_id: None,
+            };
+            Ok(Box::new(crate::lease::host::HostLease::acquire_in(
+                &dir, &scope, layout,
+            )?))
+        }
+        Plan::Coordinator(plan) => open_coordinator(plan, layout),
+    }
+}
+
+/// `plan` with this process's environment, opened: the generator's source of node IDs.
+pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLease>> {
+    open(&plan(options, layout, &Environment::capture())?, layout)
 }
 
 /// A datacenter fixed alone must be one the layout can hold, or no worker could be leased.
@@ -199,48 +267,58 @@ fn check_datacenter(layout: &Layout, id: u64, explicit: &NodeConfig) -> Result<u
 }
 
 /// `zookeeper`, else `FLAKERY_ZOOKEEPER`: the connect string to lease node IDs from.
-pub fn resolved_zookeeper(options: &Options) -> Result<Option<String>> {
+fn zookeeper_in(options: &Options, env: &Environment) -> Result<Option<String>> {
     match &options.zookeeper {
         Some(connect) if !connect.trim().is_empty() => Ok(Some(connect.trim().to_string())),
-        _ => env_var("FLAKERY_ZOOKEEPER"),
+        _ => env.var("FLAKERY_ZOOKEEPER"),
     }
 }
 
 /// `session_timeout_ms`, else `FLAKERY_SESSION_TIMEOUT_MS`, else 10000.
-pub fn resolved_session_timeout_ms(options: &Options) -> Result<u64> {
+fn session_timeout_ms_in(options: &Options, env: &Environment) -> Result<u64> {
     match options.session_timeout_ms {
         Some(ms) => Ok(ms),
-        None => Ok(env_u64("FLAKERY_SESSION_TIMEOUT_MS")?.unwrap_or(DEFAULT_SESSION_TIMEOUT_MS)),
+        None => Ok(env
+            .u64("FLAKERY_SESSION_TIMEOUT_MS")?
+            .unwrap_or(DEFAULT_SESSION_TIMEOUT_MS)),
     }
 }
 
-#[cfg(all(unix, feature = "zookeeper"))]
-fn zookeeper_lease(
-    options: &Options,
-    connect: &str,
-    layout: &Layout,
-) -> Result<Box<dyn NodeLease>> {
-    let namespace = resolved_namespace(options)?;
-    let timeout = resolved_session_timeout_ms(options)?;
-    Ok(Box::new(crate::zookeeper_lease::ZooKeeperLease::acquire(
-        connect, &namespace, timeout, layout,
-    )?))
+/// `database_url`, else `FLAKERY_DATABASE_URL`.
+fn database_url_in(options: &Options, env: &Environment) -> Result<Option<DatabaseUrl>> {
+    match &options.database_url {
+        Some(url) => Ok(Some(url.clone())),
+        None => env
+            .var("FLAKERY_DATABASE_URL")?
+            .map(|text| DatabaseUrl::parse(&text))
+            .transpose(),
+    }
 }
 
-#[cfg(not(all(unix, feature = "zookeeper")))]
-fn zookeeper_lease(_: &Options, connect: &str, _: &Layout) -> Result<Box<dyn NodeLease>> {
-    Err(Error::invalid_argument(format!(
-        "a ZooKeeper lease was asked for ('{connect}'), but this flakery was built without its \
-         'zookeeper' feature (or not for Unix)"
-    )))
+/// `database_mode`, else `FLAKERY_DATABASE_MODE`, else `lease`.
+fn database_mode_in(options: &Options, env: &Environment) -> Result<DatabaseMode> {
+    match options.database_mode {
+        Some(mode) => Ok(mode),
+        None => env
+            .var("FLAKERY_DATABASE_MODE")?
+            .map_or(Ok(DatabaseMode::Lease), |text| text.parse()),
+    }
 }
 
 /// `namespace`, else `FLAKERY_NAMESPACE`, else `default`; a single path segment.
-pub fn resolved_namespace(options: &Options) -> Result<String> {
+fn namespace_in(options: &Options, env: &Environment) -> Result<String> {
     let namespace = match &options.namespace {
         Some(namespace) => namespace.clone(),
-        None => env_var("FLAKERY_NAMESPACE")?.unwrap_or_else(|| DEFAULT_NAMESPACE.to_string()),
+        None => env
+            .var("FLAKERY_NAMESPACE")?
+            .unwrap_or_else(|| DEFAULT_NAMESPACE.to_string()),
     };
+    check_namespace(namespace)
+}
+
+/// A namespace is 1 to 64 letters, digits, '-', '_' or '.' (a path segment of every
+/// coordinator's records, and of the host lease's file names).
+pub fn check_namespace(namespace: String) -> Result<String> {
     let valid = !namespace.is_empty()
         && namespace.len() <= 64
         && namespace != "."
@@ -255,3 +333,50 @@ pub fn resolved_namespace(options: &Options) -> Result<String> {
     }
     Ok(namespace)
 }
+
+// The same, read from this process's environment now: paths the bindings, the CLI and the
+// fuzz targets call.
+
+/// The node ID from `FLAKERY_WORKER_ID` / `FLAKERY_DATACENTER_ID`, if both are set or the
+/// layout has no datacenter field; `FLAKERY_DATACENTER_ID` alone is `node_config_from_env`'s
+/// partial case.
+pub fn node_from_env() -> Result<Option<(NodeId, NodeSource)>> {
+    match node_config_from_env()? {
+        NodeConfig::Fixed(node, source) => Ok(Some((node, source))),
+        _ => Ok(None),
+    }
+}
+
+/// `FLAKERY_WORKER_ID` / `FLAKERY_DATACENTER_ID`.
+pub fn node_config_from_env() -> Result<NodeConfig> {
+    node_config_in(&Environment::capture())
+}
+
+/// `zookeeper`, else `FLAKERY_ZOOKEEPER`.
+pub fn resolved_zookeeper(options: &Options) -> Result<Option<String>> {
+    zookeeper_in(options, &Environment::capture())
+}
+
+/// `session_timeout_ms`, else `FLAKERY_SESSION_TIMEOUT_MS`, else 10000.
+pub fn resolved_session_timeout_ms(options: &Options) -> Result<u64> {
+    session_timeout_ms_in(options, &Environment::capture())
+}
+
+/// `namespace`, else `FLAKERY_NAMESPACE`, else `default`; a single path segment.
+pub fn resolved_namespace(options: &Options) -> Result<String> {
+    namespace_in(options, &Environment::capture())
+}
+
+/// `database_url`, else `FLAKERY_DATABASE_URL`.
+pub fn resolved_database_url(options: &Options) -> Result<Option<DatabaseUrl>> {
+    database_url_in(options, &Environment::capture())
+}
+
+/// `database_mode`, else `FLAKERY_DATABASE_MODE`, else `lease`.
+pub fn resolved_database_mode(options: &Options) -> Result<DatabaseMode> {
+    database_mode_in(options, &Environment::capture())
+}
+
+#[cfg(test)]
+#[path = "resolve_tests.rs"]
+mod tests;

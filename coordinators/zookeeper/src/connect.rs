@@ -1,0 +1,285 @@
+//! Connecting to ZooKeeper: a TCP connection and a session with a deadline, the credentials
+//! added, and a capped, jittered backoff between attempts that the caller keeps across claims
+//! (docs/keeper.md#zookeeper-connections). Also the framing of the stream (a 4-byte length,
+//! then the jute body).
+
+use std::hash::{BuildHasher, Hasher};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::proto::{self, op, reply_header, Reader, Writer, ZkError};
+use crate::settings::Settings;
+use crate::transport::{start, Client};
+use flakery::error::{Error, ErrorCode, Result};
+
+/// The first pause after a failed connection attempt; it doubles up to `BACKOFF_CAP`.
+pub(crate) const BACKOFF_FIRST: Duration = Duration::from_millis(50);
+/// The longest pause between connection attempts: short beside a ZooKeeper's restart, long
+/// enough that a server still loading sees a few connections a second from each client.
+pub(crate) const BACKOFF_CAP: Duration = Duration::from_secs(1);
+
+/// The pause between connection attempts, kept across claims: each failure doubles it up to
+/// `BACKOFF_CAP`, and each pause is drawn between half of it and all of it, so clients that
+/// lost the same server do not come back in step. It also reports a failing streak once.
+#[derive(Debug, Default)]
+pub(crate) struct Backoff {
+    delay: Option<Duration>,
+    not_before: Option<Instant>,
+    failures: u64,
+    /// Why the last attempt failed, for a claim that makes none before its deadline.
+    last: Option<String>,
+}
+
+impl Backoff {
+    fn failed(&mut self) {
+        let delay = self
+            .delay
+            .map_or(BACKOFF_FIRST, |d| (d * 2).min(BACKOFF_CAP));
+        self.delay = Some(delay);
+        self.failures += 1;
+        let half = delay / 2;
+        let jitter = Duration::from_nanos(random() % (half.as_nanos() as u64).max(1));
+        self.not_before = Some(Instant::now() + half + jitter);
+    }
+
+    /// A session was established: the next failure starts from the first pause again.
+    fn succeeded(&mut self) -> u64 {
+        let failures = self.failures;
+        *self = Backoff::default();
+        failures
+    }
+}
+
+/// A random number (the standard library's per-process random hash keys, stirred with the
+/// time), for jitter only.
+fn random() -> u64 {
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.finish()
+}
+
+/// A session established with the server at `address`.
+pub(crate) struct Session {
+    pub(crate) stream: TcpStream,
+    pub(crate) id: i64,
+    pub(crate) timeout: Duration,
+}
+
+/// Why an attempt to connect failed: worth another try, or not.
+enum Refused {
+    Retry(String),
+    Fatal(Error),
+}
+
+/// A client with an established session, or an error at `deadline`: `coordinator_unavailable`
+/// naming the last failure, or `invalid_argument` when the servers grant a shorter session
+/// than asked for. Attempts wait `backoff`'s pauses; the first failure of a streak and the
+/// connection after one are logged, not each attempt. `on_broken` is called (on the client's
+/// reader thread) when the connection of a client still in use breaks.
+pub(crate) fn connect(
+    settings: &Settings,
+    deadline: Instant,
+    backoff: &mut Backoff,
+    on_broken: Arc<dyn Fn() + Send + Sync>,
+) -> Result<Client> {
+    let mut last = backoff
+        .last
+        .clone()
+        .unwrap_or_else(|| "no attempt before the deadline".into());
+    let mut turn = 0usize;
+    loop {
+        if let Some(at) = backoff.not_before {
+            if at >= deadline {
+                return Err(settings.unavailable(&last));
+            }
+            std::thread::sleep(at.saturating_duration_since(Instant::now()));
+        }
+        let addresses = addresses(settings);
+        let attempt = match addresses.get(turn % addresses.len().max(1)) {
+            Some(address) => handshake(settings, *address, deadline),
+            None => Err(Refused::Retry(format!(
+                "no address of {} could be resolved",
+                settings.address()
+            ))),
+        };
+        turn += 1;
+        match attempt {
+            Ok(session) => {
+                let failures = backoff.succeeded();
+                if failures > 0 {
+                    tracing::info!(
+                        "connected to ZooKeeper at {} after {failures} failed attempts \
+                         (session 0x{:x}, timeout {} ms)",
+                        settings.address(),
+                        session.id,
+                        session.timeout.as_millis()
+                    );
+                }
+                return start(settings, session, on_broken);
+            }
+            Err(Refused::Fatal(err)) => return Err(err),
+            Err(Refused::Retry(why)) => {
+                if backoff.failures == 0 {
+                    tracing::warn!(
+                        "cannot connect to ZooKeeper at {}: {why}; retrying with a backoff of \
+                         up to {} ms (logged once until connected)",
+                        settings.address(),
+                        BACKOFF_CAP.as_millis()
+                    );
+                }
+                last = why.clone();
+                backoff.last = Some(why);
+                backoff.failed();
+                if Instant::now() >= deadline {
+                    return Err(settings.unavailable(&last));
+                }
+            }
+        }
+    }
+}
+
+fn addresses(settings: &Settings) -> Vec<SocketAddr> {
+    settings
+        .hosts
+        .iter()
+        .filter_map(|host| host.to_socket_addrs().ok())
+        .flatten()
+        .collect()
+}
+
+pub(crate) fn write_frame(stream: &mut TcpStream, frame: &[u8]) -> std::io::Result<()> {
+    stream.write_all(frame)
+}
+
+pub(crate) fn read_frame(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
+    let mut len = [0u8; 4];
+    stream.read_exact(&mut len)?;
+    let len = i32::from_be_bytes(len);
+    if len < 0 || len as usize > proto::MAX_FRAME {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("a frame of {len} bytes"),
+        ));
+    }
+    let mut frame = vec![0; len as usize];
+    stream.read_exact(&mut frame)?;
+    Ok(frame)
+}
+
+fn io_cause(address: SocketAddr, err: &std::io::Error) -> String {
+    match err.kind() {
+        std::io::ErrorKind::UnexpectedEof => format!("{address} closed the connection"),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+            format!("{address} did not answer in time")
+        }
+        _ => format!("{address}: {err}"),
+    }
+}
+
+/// Connects to `address`, establishes a session and adds the credentials.
+fn handshake(
+    settings: &Settings,
+    address: SocketAddr,
+    deadline: Instant,
+) -> std::result::Result<Session, Refused> {
+    let left = || {
+        deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1))
+    };
+    let io = |err: std::io::Error| Refused::Retry(io_cause(address, &err));
+    let mut stream =
+        TcpStream::connect_timeout(&address, left().min(settings.timeout())).map_err(io)?;
+    let _ = stream.set_nodelay(true);
+    stream.set_read_timeout(Some(left())).map_err(io)?;
+    stream.set_write_timeout(Some(left())).map_err(io)?;
+    let requested = settings.session_timeout_ms as i32;
+    let mut w = Writer::bare();
+    w.int(0)
+        .long(0)
+        .int(requested)
+        .long(0)
+        .buffer(&[0; 16])
+        .boolean(false);
+    write_frame(&mut stream, &w.finish()).map_err(io)?;
+    let reply = read_frame(&mut stream).map_err(io)?;
+    let mut r = Reader::new(&reply);
+    let parsed = (|| Ok::<_, ZkError>((r.int()?, r.int()?, r.long()?)))();
+    let Ok((_protocol, granted, id)) = parsed else {
+        return Err(Refused::Retry(format!(
+            "{address} sent a malformed session"
+        )));
+    };
+    if granted <= 0 {
+        return Err(Refused::Retry(format!("{address} refused the session")));
+    }
+    if granted < requested {
+        return Err(Refused::Fatal(Error::invalid_argument(format!(
+            "ZooKeeper at {} grants sessions of at most {granted} ms, shorter than the session \
+             timeout of {requested} ms that flakery's lease relies on: set session_timeout_ms \
+             (FLAKERY_SESSION_TIMEOUT_MS) to at most {granted}, or raise the servers' \
+             maxSessionTimeout",
+            settings.address()
+        ))));
+    }
+    if let Some(credentials) = &settings.credentials {
+        let mut w = Writer::request(proto::AUTH_XID, op::AUTH);
+        w.int(0)
+            .string("digest")
+            .buffer(credentials.secret().as_bytes());
+        write_frame(&mut stream, &w.finish()).map_err(io)?;
+        let reply = read_frame(&mut stream).map_err(io)?;
+        let header = reply_header(&mut Reader::new(&reply))
+            .map_err(|_| Refused::Retry(format!("{address} sent a malformed answer")))?;
+        if header.err != 0 {
+            return Err(Refused::Fatal(Error::new(
+                ErrorCode::CoordinatorUnavailable,
+                format!(
+                    "ZooKeeper at {} refused the digest credentials of user '{}' ({}): check \
+                     the user:password@ part of the connect string",
+                    settings.address(),
+                    credentials.user(),
+                    ZkError::from_code(header.err)
+                ),
+            )));
+        }
+    }
+    Ok(Session {
+        stream,
+        id,
+        timeout: Duration::from_millis(granted as u64),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_backoff_doubles_to_its_cap_with_jitter_and_starts_over_after_a_session() {
+        let mut backoff = Backoff::default();
+        let mut pauses = Vec::new();
+        for _ in 0..12 {
+            let before = Instant::now();
+            backoff.failed();
+            let after = Instant::now();
+            let delay = backoff.delay.unwrap();
+            let not_before = backoff.not_before.unwrap();
+            // Between half the delay and all of it, from the instant of the failure.
+            assert!(not_before >= before + delay / 2 && not_before <= after + delay);
+            pauses.push(delay);
+        }
+        assert_eq!(pauses[0], BACKOFF_FIRST);
+        assert_eq!(pauses[1], BACKOFF_FIRST * 2);
+        assert_eq!(*pauses.last().unwrap(), BACKOFF_CAP);
+        assert_eq!(backoff.succeeded(), 12);
+        backoff.failed();
+        assert_eq!(backoff.delay, Some(BACKOFF_FIRST));
+    }
+}

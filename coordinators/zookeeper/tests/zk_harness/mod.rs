@@ -1,0 +1,210 @@
+//! A throw-away ZooKeeper for the tests that need a real one (tests/zookeeper/zkserver.py),
+//! stopped by PID on drop, and a log of the lease's events. In CI (CI=true) a missing
+//! ZooKeeper is installed or the test fails; elsewhere the tests skip loudly.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+/// This crate's connector, installed before main in every test process (the children the
+/// tests re-run as roles too): `Generator::new` opens its plans.
+#[ctor::ctor(unsafe)]
+fn install_connector() {
+    flakery_zookeeper::install();
+}
+
+pub fn repo_root() -> PathBuf {
+    // coordinators/<crate>/ in the repository.
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .unwrap()
+        .to_path_buf()
+}
+
+pub fn zkserver() -> Command {
+    let mut command = Command::new("python3");
+    command.arg(repo_root().join("tests/zookeeper/zkserver.py"));
+    command
+}
+
+fn zookeeper_installed() -> bool {
+    Path::new("/usr/share/java/zookeeper.jar").exists()
+        && Command::new("java")
+            .arg("-version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+}
+
+/// One test at a time: the counts and orders of events are not disturbed by each other.
+pub fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A running ZooKeeper, stopped by PID on drop.
+pub struct Server {
+    pub pid: u32,
+    pub dir: String,
+    pub port: u16,
+    pub connect: String,
+}
+
+impl Server {
+    /// A new server, or `None` (after a loud notice) where ZooKeeper is missing outside CI.
+    pub fn start() -> Option<Server> {
+        if !zookeeper_installed() {
+            if std::env::var("CI").as_deref() == Ok("true") {
+                let status = Command::new("bash")
+                    .arg(repo_root().join("tests/zookeeper/install.sh"))
+                    .status()
+                    .expect("run tests/zookeeper/install.sh");
+                assert!(
+                    status.success() && zookeeper_installed(),
+                    "CI=true: ZooKeeper (and java) are required and could not be installed"
+                );
+            } else {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "!!!!!!!! SKIPPED: ZooKeeper is not installed; run bash \
+                     tests/zookeeper/install.sh (Debian's zookeeper) !!!!!!!!"
+                );
+                return None;
+            }
+        }
+        Some(Self::start_with(&[]))
+    }
+
+    /// A server on `port` keeping its data in `data` (a restart of an earlier one).
+    pub fn start_at(data: &Path, port: u16) -> Server {
+        Self::start_with(&[
+            "--data-dir",
+            data.to_str().unwrap(),
+            "--port",
+            &port.to_string(),
+        ])
+    }
+
+    pub fn start_with(args: &[&str]) -> Server {
+        let output = zkserver()
+            .arg("start")
+            .args(args)
+            .output()
+            .expect("run zkserver.py");
+        assert!(
+            output.status.success(),
+            "zkserver.py start failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let info: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        Server {
+            pid: info["pid"].as_u64().unwrap() as u32,
+            dir: info["dir"].as_str().unwrap().to_string(),
+            port: info["port"].as_u64().unwrap() as u16,
+            connect: info["connect"].as_str().unwrap().to_string(),
+        }
+    }
+
+    fn signal(&self, what: &str) {
+        let status = zkserver()
+            .args([what, &self.pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// SIGSTOP: the server keeps its connections open and answers nothing.
+    pub fn pause(&self) {
+        self.signal("pause");
+    }
+
+    pub fn resume(&self) {
+        self.signal("resume");
+    }
+
+    /// A client of the test's own (the `zookeeper` crate, no credentials), to look at and
+    /// tamper with the server's tree as any other client could.
+    pub fn client(&self) -> zookeeper::ZooKeeper {
+        let zk = zookeeper::ZooKeeper::connect(
+            &self.connect,
+            Duration::from_secs(10),
+            |_: zookeeper::WatchedEvent| {},
+        )
+        .unwrap();
+        zk.exists("/", false).unwrap();
+        zk
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = zkserver()
+            .args(["stop", &self.pid.to_string(), &self.dir])
+            .status();
+    }
+}
+
+/// A data directory of the test's own, removed on drop (also when the test fails).
+pub struct DataDir(pub PathBuf);
+
+impl DataDir {
+    pub fn new(name: &str) -> DataDir {
+        let dir = std::env::temp_dir().join(format!("flakery-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        DataDir(dir)
+    }
+}
+
+impl Drop for DataDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Every log event of the process (the lease's `tracing` events), as text.
+pub fn log_lines() -> &'static Mutex<Vec<String>> {
+    static LINES: OnceLock<&'static Mutex<Vec<String>>> = OnceLock::new();
+    LINES.get_or_init(|| {
+        let lines: &'static Mutex<Vec<String>> = Box::leak(Box::new(Mutex::new(Vec::new())));
+        let _ = tracing::subscriber::set_global_default(Recorder(lines));
+        lines
+    })
+}
+
+/// A subscriber that keeps each event's level and fields as one line.
+struct Recorder(&'static Mutex<Vec<String>>);
+
+struct Text(String);
+
+impl tracing::field::Visit for Text {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!(" {}={value:?}", field.name()));
+    }
+}
+
+impl tracing::Subscriber for Recorder {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut text = Text(event.metadata().level().to_string());
+        event.record(&mut text);
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(text.0);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
