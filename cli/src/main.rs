@@ -256,7 +256,7 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
             let sequence = number(&layout, "sequence", &sequence)?;
             let fields = fields
                 .iter()
-                .map(|pair| parse_field(pair))
+                .map(|pair| flakery::option_table::parse_field(pair))
                 .collect::<flakery::Result<Vec<_>>>()?;
             let parts = Parts {
                 timestamp_ms,
@@ -290,26 +290,10 @@ fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-fn parse_field(pair: &str) -> flakery::Result<(String, u64)> {
-    let (name, value) = pair.split_once('=').ok_or_else(|| {
-        Error::new(
-            ErrorCode::InvalidArgument,
-            format!("--field '{pair}' is not NAME=VALUE with a non-negative integer VALUE"),
-        )
-    })?;
-    let name = name.trim();
-    Ok((
-        name.to_string(),
-        decimal::parse_u64(&format!("--field {name}"), value)?,
-    ))
-}
-
 /// An error whose message names an option (`worker_id`) as the command line spells it
 /// (`--worker-id`).
 fn flag_named(error: Error) -> Error {
-    let message = error
-        .message_naming(|option| format!("--{}", option.replace('_', "-")))
-        .into_owned();
+    let message = flakery::option_table::message_on(&error, flakery::Surface::Cli);
     Error::new(error.code(), message)
 }
 

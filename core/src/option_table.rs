@@ -389,6 +389,22 @@ impl OptionSpec {
     }
 }
 
+/// A constant field's value written `NAME=VALUE` (`flakery compose --field`, `flakery serve
+/// --field`): the name trimmed, the value canonical decimal; messages name `--field` (the
+/// only surfaces that write fields as text are flags).
+pub fn parse_field(pair: &str) -> Result<(String, u64)> {
+    let flag = FIELDS.name(Surface::Cli);
+    let (name, value) = pair.split_once('=').ok_or_else(|| {
+        Error::invalid_argument(format!(
+            "{flag} '{}' is not NAME=VALUE with a non-negative integer VALUE",
+            crate::truncate::shown(pair)
+        ))
+    })?;
+    let name = name.trim();
+    let value = crate::decimal::parse_u64(&format!("{flag} {name}"), value)?;
+    Ok((name.to_string(), value))
+}
+
 /// `error`'s message with every option it names spelt as `surface` spells it: each whole
 /// word that is the Rust name of an option of more than one word (see the module's doc), and
 /// the option the error is `about` (a compose part such as `timestamp_ms`, by the surface's
@@ -598,6 +614,23 @@ mod tests {
             "--timestamp-ms 5 is 'é' wrong"
         );
         assert_eq!(message_on(&error, Surface::C), error.message());
+    }
+
+    #[test]
+    fn a_field_is_name_equals_canonical_decimal() {
+        assert_eq!(parse_field(" version =2"), Ok(("version".to_string(), 2)));
+        assert_eq!(parse_field("v=0"), Ok(("v".to_string(), 0)));
+        let err = parse_field("version").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument);
+        assert!(
+            err.message()
+                .starts_with("--field 'version' is not NAME=VALUE"),
+            "{err}"
+        );
+        for bad in crate::decimal::REFUSED_EXAMPLES {
+            let err = parse_field(&format!("v={bad}")).unwrap_err();
+            assert!(err.message().starts_with("--field v="), "{err}");
+        }
     }
 
     /// `cargo test -p flakery --lib print_docs_table -- --ignored --nocapture` prints the
