@@ -393,7 +393,7 @@ impl OptionSpec {
 /// --field`): the name trimmed, the value canonical decimal; messages name `--field` (the
 /// only surfaces that write fields as text are flags).
 pub fn parse_field(pair: &str) -> Result<(String, u64)> {
-    let flag = FIELDS.name(Surface::Cli);
+    let flag = FIELDS.name(Surface::Server);
     let (name, value) = pair.split_once('=').ok_or_else(|| {
         Error::invalid_argument(format!(
             "{flag} '{}' is not NAME=VALUE with a non-negative integer VALUE",
