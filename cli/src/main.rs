@@ -204,21 +204,8 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
                     _ => flakery::decode(format.parse(&written)?, &layout)?,
                 };
                 let line = if json {
-                    let fields: serde_json::Map<String, serde_json::Value> = d
-                        .fields
-                        .iter()
-                        .map(|(name, value)| (name.clone(), (*value).into()))
-                        .collect();
-                    serde_json::json!({
-                        "id": d.id,
-                        "timestamp_ms": d.timestamp_ms,
-                        "time": format_rfc3339_ms(d.timestamp_ms),
-                        "datacenter_id": d.datacenter_id,
-                        "worker_id": d.worker_id,
-                        "sequence": d.sequence,
-                        "fields": fields,
-                    })
-                    .to_string()
+                    // The one JSON form of a decoded ID (the server's /v1/decode too).
+                    d.to_json()
                 } else {
                     let mut line = format!(
                         "{}  time {}  datacenter {}  worker {}  sequence {}",

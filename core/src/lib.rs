@@ -11,6 +11,7 @@
 pub mod clock;
 pub mod codec;
 pub mod decimal;
+mod decoded_json;
 mod default_generator;
 pub mod error;
 pub mod fork;
