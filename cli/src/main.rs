@@ -298,3 +298,36 @@ fn number(layout: &Layout, option: &'static str, text: &str) -> flakery::Result<
         Err(error) => Err(error),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+    use flakery::option_table::OPTIONS;
+
+    /// `flakery next`'s generator flags are the table's (core/src/option_table.rs), and every
+    /// option the table gives `next` a flag has one.
+    #[test]
+    fn the_generator_flags_of_next_are_the_tables() {
+        let command = Cli::command();
+        let next = command.find_subcommand("next").expect("next");
+        for option in OPTIONS {
+            let arg = next
+                .get_arguments()
+                .find(|arg| arg.get_id().as_str() == option.rust);
+            assert_eq!(
+                arg.and_then(|arg| arg.get_long()),
+                option.cli,
+                "{}",
+                option.rust
+            );
+        }
+        let table: Vec<_> = OPTIONS.iter().filter_map(|o| o.cli).collect();
+        let flags: Vec<_> = next
+            .get_arguments()
+            .filter_map(|arg| arg.get_long())
+            .filter(|long| !["count", "format"].contains(long))
+            .collect();
+        assert_eq!(flags, table, "flags of next that are not in the table");
+    }
+}
