@@ -530,3 +530,31 @@ fn a_host_name_that_is_not_utf8_is_no_panic() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(stderr.contains("coordinator_unavailable"), "{stderr}");
 }
+
+/// A node ID out of the layout's range is named as the caller wrote it: the flag, or the
+/// variable it came from (docs/spec.md#names-per-surface), never the other.
+#[test]
+fn a_node_id_out_of_range_is_named_where_it_came_from() {
+    fails_with(
+        &["next", "--worker-id", "99999"],
+        "invalid_argument",
+        "--worker-id 99999 does not fit",
+    );
+    for (variable, other) in [
+        ("FLAKERY_WORKER_ID", ("FLAKERY_DATACENTER_ID", "1")),
+        ("FLAKERY_DATACENTER_ID", ("FLAKERY_WORKER_ID", "1")),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_flakery"))
+            .args(["next"])
+            .env_remove("FLAKERY_LAYOUT")
+            .env(variable, "99999")
+            .env(other.0, other.1)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            stderr.trim(),
+            format!("flakery: invalid_argument: {variable} 99999 does not fit in 5 bits (0 to 31)")
+        );
+    }
+}

@@ -425,6 +425,14 @@ pub fn message_on(error: &Error, surface: Surface) -> String {
     out
 }
 
+/// `error` about a value that came from the environment: the option it names (`worker_id`)
+/// spelt as the variable (`FLAKERY_WORKER_ID`), and no longer marked as naming an option, so
+/// that no surface spells it again as its own argument.
+pub fn from_environment(error: Error) -> Error {
+    let message = message_on(&error, Surface::Environment);
+    Error::new(error.code(), message)
+}
+
 fn is_word(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
@@ -614,6 +622,19 @@ mod tests {
             "--timestamp-ms 5 is 'é' wrong"
         );
         assert_eq!(message_on(&error, Surface::C), error.message());
+    }
+
+    #[test]
+    fn a_value_of_the_environment_is_named_as_its_variable() {
+        let error = Error::invalid_argument("worker_id 32 does not fit in 5 bits (0 to 31)")
+            .about("worker_id");
+        let error = from_environment(error);
+        assert_eq!(
+            error.message(),
+            "FLAKERY_WORKER_ID 32 does not fit in 5 bits (0 to 31)"
+        );
+        assert_eq!(error.option(), None);
+        assert_eq!(message_on(&error, Surface::Node), error.message());
     }
 
     #[test]

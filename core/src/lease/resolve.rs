@@ -135,7 +135,14 @@ pub fn resolve_node(options: &Options, layout: &Layout) -> Result<Box<dyn NodeLe
         config => config,
     };
     let datacenter_id = match config {
-        NodeConfig::Fixed(node, source) => return Ok(Box::new(FixedNode::new(node, source))),
+        NodeConfig::Fixed(node, source) => {
+            if source != NodeSource::Explicit {
+                // Named as the variable the value came from, not as an argument.
+                crate::codec::node_bits(layout, node)
+                    .map_err(crate::option_table::from_environment)?;
+            }
+            return Ok(Box::new(FixedNode::new(node, source)));
+        }
         NodeConfig::Datacenter(id) => {
             if let (NodeConfig::Datacenter(_), Some(connect)) =
                 (explicit, resolved_zookeeper(options)?)
