@@ -103,6 +103,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    flakery_server::config::unset_empty_variables();
     let cli = Cli::parse();
     if let Command::Serve(args) = cli.command {
         return flakery_server::run(args);
