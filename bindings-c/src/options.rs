@@ -350,7 +350,7 @@ mod tests {
     use super::*;
     use flakery_core::option_table::{self as table, OPTIONS};
 
-    /// `flakery_options_init`'s defaults are the table's (core/src/option_table.rs); an option
+    /// `flakery_options_init`'s defaults are the table's (core/src/option_table/); an option
     /// with no default of its own is "not given": NULL, `has_* = false`, or 0 for
     /// `session_timeout_ms`.
     #[test]

@@ -306,7 +306,7 @@ mod tests {
     use clap::CommandFactory;
     use flakery::option_table::OPTIONS;
 
-    /// `flakery next`'s generator flags are the table's (core/src/option_table.rs), and every
+    /// `flakery next`'s generator flags are the table's (core/src/option_table/), and every
     /// option the table gives `next` a flag has one.
     #[test]
     fn the_generator_flags_of_next_are_the_tables() {

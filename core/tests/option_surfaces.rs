@@ -1,4 +1,4 @@
-//! The surfaces that cannot read the options table (core/src/option_table.rs) are checked
+//! The surfaces that cannot read the options table (core/src/option_table/) are checked
 //! against it as text: the C header's `flakery_options`, the Go package's `Options`, the
 //! TypeScript `GeneratorOptions` and the Python stub's `Generator.__new__`. Each must have
 //! every option, in the table's order, under the surface's name, with the surface's type for

@@ -93,7 +93,7 @@ test("the core's messages name options as JavaScript does", () => {
   throwsCode(() => new Generator({ layout: 'instagram', datacenterId: 1 }), RangeError, 'invalid_argument', /so datacenterId must be 0, not 1$/)
   throwsCode(() => compose({ timestampMs: Date.now(), datacenterId: 40 }), RangeError, 'invalid_argument', /^datacenterId 40 does not fit/)
   throwsCode(() => compose({ timestampMs: Date.now(), sequence: 4096 }), RangeError, 'invalid_argument', /^sequence 4096 does not fit/)
-  // Every option through the table (core/src/option_table.rs): this one said sequence_policy.
+  // Every option through the table (core/src/option_table/): this one said sequence_policy.
   throwsCode(() => new Generator({ sequencePolicy: 'sometimes' }), RangeError, 'invalid_argument', /^sequencePolicy 'sometimes' is not 'wait' or 'borrow'$/)
   throwsCode(() => new Generator({ layout: 'instagram', datacenterId: 1 }), RangeError, 'invalid_argument', /^(?!.*[a-z]_[a-z])/)
 })

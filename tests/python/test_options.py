@@ -1,4 +1,4 @@
-"""flakery.Generator's keywords are the options table (core/src/option_table.rs, which renders
+"""flakery.Generator's keywords are the options table (core/src/option_table/, which renders
 docs/spec.md#generator-options, a Rust test keeping the two equal): their names, their order,
 keyword-only, and the defaults the table gives; messages name options as Python spells them."""
 

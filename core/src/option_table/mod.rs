@@ -6,17 +6,19 @@
 //! it with `message_on`); where they cannot (the C header, the Go struct, the `.pyi` stub,
 //! `types.d.ts`, clap's derived flags), a test checks their names, types and defaults against
 //! it (core/tests/option_surfaces.rs, bindings-c's options tests, tests/python and tests/node).
+
 //!
-//! How a message names an option: the core writes its messages with the Rust spelling
-//! (`worker_id`); the surface that shows the message passes itself (`Surface::Node`) to
-//! `message_on`, which rewrites each whole word that is an option's Rust name to the
-//! surface's spelling (`workerId`, `--worker-id`). Only names of more than one word are
-//! rewritten: they are identifiers that appear in messages only as option names, while
-//! `layout` or `namespace` are also plain words of a sentence ("the layout's epoch").
+//! How a message names an option as each surface spells it is `messages`'.
 
 use std::borrow::Cow;
 
 use crate::error::{Error, Result};
+
+mod kind;
+mod messages;
+
+pub use kind::Kind;
+pub use messages::{from_environment, message_on};
 
 /// Where an option is written: each spells its name its own way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -37,94 +39,6 @@ pub enum Surface {
     Server,
     /// A `FLAKERY_*` variable: `FLAKERY_WORKER_ID`.
     Environment,
-}
-
-/// What an option holds; each surface has its own type for it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A layout spec (or a layout object where the language has one).
-    Layout,
-    /// A node field (datacenter or worker ID): a non-negative integer the layout bounds.
-    NodeField,
-    /// `wait` or `borrow`.
-    SequencePolicy,
-    /// A duration in milliseconds with a default of its own.
-    Millis,
-    /// A duration in milliseconds that is not given unless set (then the environment's).
-    OptionalMillis,
-    Flag,
-    /// Values of constant fields by name.
-    Fields,
-    /// A text (a connect string, a namespace).
-    Text,
-    Path,
-    /// `postgres://...` or `mysql://...`.
-    DatabaseUrl,
-    /// `lease` or `baidu`.
-    DatabaseMode,
-}
-
-impl Kind {
-    /// Integers, read from text by the core's canonical-decimal parser (`crate::decimal`).
-    pub const fn is_integer(self) -> bool {
-        matches!(self, Kind::NodeField | Kind::Millis | Kind::OptionalMillis)
-    }
-
-    /// The annotation of `flakery.Generator`'s keyword in the `.pyi` stub.
-    pub const fn python_type(self) -> &'static str {
-        match self {
-            Kind::Layout => "str | Layout | None",
-            Kind::NodeField | Kind::OptionalMillis => "int | None",
-            Kind::SequencePolicy => "Literal[\"wait\", \"borrow\"]",
-            Kind::Millis => "int",
-            Kind::Flag => "bool",
-            Kind::Fields => "Mapping[str, int] | None",
-            Kind::Text | Kind::DatabaseUrl => "str | None",
-            Kind::Path => "str | os.PathLike[str] | None",
-            Kind::DatabaseMode => "Literal[\"lease\", \"baidu\"] | None",
-        }
-    }
-
-    /// The type of the key of `GeneratorOptions` in `types.d.ts` (every key is optional).
-    pub const fn typescript_type(self) -> &'static str {
-        match self {
-            Kind::Layout => "string | LayoutInfo",
-            Kind::NodeField => "number | bigint",
-            Kind::SequencePolicy => "'wait' | 'borrow'",
-            Kind::Millis | Kind::OptionalMillis => "number",
-            Kind::Flag => "boolean",
-            Kind::Fields => "Record<string, number | bigint>",
-            Kind::Text | Kind::Path | Kind::DatabaseUrl => "string",
-            Kind::DatabaseMode => "'lease' | 'baidu'",
-        }
-    }
-
-    /// The type of the member of `flakery_options` in include/flakery.h.
-    pub const fn c_type(self) -> &'static str {
-        match self {
-            Kind::Layout | Kind::Text | Kind::Path | Kind::DatabaseUrl | Kind::DatabaseMode => {
-                "const char *"
-            }
-            Kind::NodeField | Kind::Millis | Kind::OptionalMillis => "uint64_t",
-            Kind::SequencePolicy => "int32_t",
-            Kind::Flag => "bool",
-            Kind::Fields => "const char *const *",
-        }
-    }
-
-    /// The type of the field of the Go package's `Options`.
-    pub const fn go_type(self) -> &'static str {
-        match self {
-            Kind::Layout | Kind::Text | Kind::Path | Kind::DatabaseUrl | Kind::DatabaseMode => {
-                "string"
-            }
-            Kind::NodeField | Kind::Millis => "*uint64",
-            Kind::OptionalMillis => "uint64",
-            Kind::SequencePolicy => "SequencePolicy",
-            Kind::Flag => "bool",
-            Kind::Fields => "map[string]uint64",
-        }
-    }
 }
 
 /// One option of docs/spec.md#generator-options.
@@ -405,81 +319,6 @@ pub fn parse_field(pair: &str) -> Result<(String, u64)> {
     Ok((name.to_string(), value))
 }
 
-/// `error`'s message with every option it names spelt as `surface` spells it: each whole
-/// word that is the Rust name of an option of more than one word (see the module's doc), and
-/// the option the error is `about` (a compose part such as `timestamp_ms`, by the surface's
-/// case rule when the table has no such option).
-pub fn message_on(error: &Error, surface: Surface) -> String {
-    let mut out = String::with_capacity(error.message().len() + 16);
-    let mut rest = error.message();
-    while let Some(c) = rest.chars().next() {
-        if is_word(c) {
-            let end = rest.find(|c| !is_word(c)).unwrap_or(rest.len());
-            out.push_str(&spelt(&rest[..end], error.option(), surface));
-            rest = &rest[end..];
-        } else {
-            out.push(c);
-            rest = &rest[c.len_utf8()..];
-        }
-    }
-    out
-}
-
-/// `error` about a value that came from the environment: the option it names (`worker_id`)
-/// spelt as the variable (`FLAKERY_WORKER_ID`), and no longer marked as naming an option, so
-/// that no surface spells it again as its own argument.
-pub fn from_environment(error: Error) -> Error {
-    let message = message_on(&error, Surface::Environment);
-    Error::new(error.code(), message)
-}
-
-fn is_word(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_'
-}
-
-fn spelt(word: &str, about: Option<&str>, surface: Surface) -> Cow<'static, str> {
-    if let Some(option) = by_rust_name(word).filter(|o| o.rust.contains('_')) {
-        return option.name(surface);
-    }
-    if about == Some(word) {
-        return Cow::Owned(case_rule(word, surface));
-    }
-    Cow::Owned(word.to_string())
-}
-
-/// A name the table does not hold (a compose part, `timestamp_ms`) as `surface` would spell
-/// it.
-fn case_rule(name: &str, surface: Surface) -> String {
-    match surface {
-        Surface::Rust | Surface::Python | Surface::C | Surface::Environment => name.to_string(),
-        Surface::Node => {
-            let mut parts = name.split('_');
-            let mut out = parts.next().unwrap_or_default().to_string();
-            for part in parts {
-                let mut chars = part.chars();
-                if let Some(first) = chars.next() {
-                    out.extend(first.to_uppercase());
-                    out.push_str(chars.as_str());
-                }
-            }
-            out
-        }
-        Surface::Go => name
-            .split('_')
-            .map(|part| match part {
-                "id" => "ID".to_string(),
-                part => {
-                    let mut chars = part.chars();
-                    chars.next().map_or(String::new(), |first| {
-                        first.to_uppercase().chain(chars).collect()
-                    })
-                }
-            })
-            .collect(),
-        Surface::Cli | Surface::Server => format!("--{}", name.replace('_', "-")),
-    }
-}
-
 /// The table of docs/spec.md#generator-options, as the docs show it (a test compares).
 pub fn markdown() -> String {
     let code = |name: &str| format!("`{name}`");
@@ -589,55 +428,6 @@ mod tests {
     }
 
     #[test]
-    fn a_message_names_every_option_as_the_surface_spells_it() {
-        for o in OPTIONS {
-            let error = Error::invalid_argument(format!(
-                "{} is wrong (not max_{}; see FLAKERY_X and {}.)",
-                o.rust, o.rust, o.rust
-            ));
-            for surface in [Surface::Node, Surface::Cli, Surface::Go, Surface::Python] {
-                let shown = message_on(&error, surface);
-                if o.rust.contains('_') {
-                    let name = o.name(surface);
-                    assert_eq!(
-                        shown,
-                        format!(
-                            "{name} is wrong (not max_{}; see FLAKERY_X and {name}.)",
-                            o.rust
-                        ),
-                        "{surface:?}"
-                    );
-                } else {
-                    assert_eq!(shown, error.message(), "{surface:?}");
-                }
-            }
-        }
-        let error = Error::invalid_argument("timestamp_ms 5 is 'é' wrong").about("timestamp_ms");
-        assert_eq!(
-            message_on(&error, Surface::Node),
-            "timestampMs 5 is 'é' wrong"
-        );
-        assert_eq!(
-            message_on(&error, Surface::Cli),
-            "--timestamp-ms 5 is 'é' wrong"
-        );
-        assert_eq!(message_on(&error, Surface::C), error.message());
-    }
-
-    #[test]
-    fn a_value_of_the_environment_is_named_as_its_variable() {
-        let error = Error::invalid_argument("worker_id 32 does not fit in 5 bits (0 to 31)")
-            .about("worker_id");
-        let error = from_environment(error);
-        assert_eq!(
-            error.message(),
-            "FLAKERY_WORKER_ID 32 does not fit in 5 bits (0 to 31)"
-        );
-        assert_eq!(error.option(), None);
-        assert_eq!(message_on(&error, Surface::Node), error.message());
-    }
-
-    #[test]
     fn a_field_is_name_equals_canonical_decimal() {
         assert_eq!(parse_field(" version =2"), Ok(("version".to_string(), 2)));
         assert_eq!(parse_field("v=0"), Ok(("v".to_string(), 0)));
@@ -679,7 +469,7 @@ mod tests {
         assert_eq!(
             table,
             markdown(),
-            "docs/spec.md#generator-options differs from core/src/option_table.rs: paste the \
+            "docs/spec.md#generator-options differs from core/src/option_table/: paste the \
              table `option_table::markdown()` renders"
         );
     }
