@@ -290,8 +290,13 @@ fn flag_named(error: Error) -> Error {
 /// layout gives the field, and flakery's exit status. Canonical decimal only (the core's
 /// `decimal`): a well-written value out of range names the field's range.
 fn number(layout: &Layout, option: &'static str, text: &str) -> flakery::Result<u64> {
-    let flag = format!("--{}", option.replace('_', "-"));
-    match decimal::parse_u64(&flag, text) {
+    // A generator option by the table's parser and flag; a compose part (`sequence`) by the
+    // same parser under its own flag.
+    let parsed = match flakery::option_table::by_rust_name(option) {
+        Some(spec) => spec.parse_u64(flakery::Surface::Cli, text),
+        None => decimal::parse_u64(&format!("--{}", option.replace('_', "-")), text),
+    };
+    match parsed {
         Ok(value) => Ok(value),
         Err(_) if decimal::is_canonical_integer(text) => {
             Err(flakery::out_of_range(layout, option, text))
