@@ -344,3 +344,46 @@ fn os_str(bytes: &[u8]) -> &OsStr {
 fn os_str(bytes: &[u8]) -> &OsStr {
     OsStr::new(std::str::from_utf8(bytes).unwrap_or_default())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flakery_core::option_table::{self as table, OPTIONS};
+
+    /// `flakery_options_init`'s defaults are the table's (core/src/option_table/); an option
+    /// with no default of its own is "not given": NULL, `has_* = false`, or 0 for
+    /// `session_timeout_ms`.
+    #[test]
+    fn the_defaults_are_the_tables() {
+        let c = flakery_options::default();
+        for option in OPTIONS {
+            let number = |default: Option<&str>| default.map(|d| d.parse::<u64>().unwrap());
+            match option.c {
+                "max_borrow_ms" => assert_eq!(Some(c.max_borrow_ms), number(option.default)),
+                "backwards_tolerance_ms" => {
+                    assert_eq!(Some(c.backwards_tolerance_ms), number(option.default))
+                }
+                "sequence_policy" => {
+                    assert_eq!(option.default, Some("wait"));
+                    assert_eq!(c.sequence_policy, flakery_sequence_policy::Wait as i32);
+                }
+                "random_sequence_start" => {
+                    assert_eq!(
+                        Some(c.random_sequence_start.to_string().as_str()),
+                        option.default
+                    )
+                }
+                "session_timeout_ms" => {
+                    assert_eq!((option.default, c.session_timeout_ms), (None, 0))
+                }
+                "datacenter_id" => assert_eq!((option.default, c.has_datacenter_id), (None, false)),
+                "worker_id" => assert_eq!((option.default, c.has_worker_id), (None, false)),
+                "field_names" => assert_eq!((option.default, c.field_count), (None, 0)),
+                "layout" | "zookeeper" | "namespace_" | "lease_dir" | "database_url"
+                | "database_mode" => assert_eq!(option.default, None, "{}", option.c),
+                other => panic!("the table's C member {other} is not read here"),
+            }
+        }
+        assert_eq!(table::NAMESPACE.c, "namespace_");
+    }
+}

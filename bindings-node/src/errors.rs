@@ -63,22 +63,8 @@ pub(crate) fn core_error(env: sys::napi_env, error: flakery::Error) -> Fail {
         env,
         class,
         code,
-        error.message_naming(camel_case).into_owned(),
+        flakery::option_table::message_on(&error, flakery::Surface::Node),
     )
-}
-
-/// `worker_id` as JavaScript spells it: `workerId`.
-fn camel_case(name: &str) -> String {
-    let mut parts = name.split('_');
-    let mut out = parts.next().unwrap_or_default().to_string();
-    for part in parts {
-        let mut chars = part.chars();
-        if let Some(first) = chars.next() {
-            out.extend(first.to_uppercase());
-            out.push_str(chars.as_str());
-        }
-    }
-    out
 }
 
 /// A failure of Node-API itself (rare: out of memory), or an exception thrown by the caller's

@@ -13,6 +13,7 @@
 use std::sync::Arc;
 
 use flakery::options::{DatabaseMode, DatabaseUrl};
+use flakery::option_table as table;
 use flakery::{Layout, Options, SequencePolicy};
 use napi::bindgen_prelude::This;
 use napi::{sys, Env, JsValue, Unknown, ValueType};
@@ -46,52 +47,40 @@ fn default_generator(env: napi::sys::napi_env) -> JsResult<&'static flakery::Gen
 // ---------------------------------------------------------------------------------------------
 // Generators
 
-const GENERATOR_KEYS: [&str; 14] = [
-    "layout",
-    "datacenterId",
-    "workerId",
-    "sequencePolicy",
-    "maxBorrowMs",
-    "backwardsToleranceMs",
-    "randomSequenceStart",
-    "fields",
-    "zookeeper",
-    "namespace",
-    "sessionTimeoutMs",
-    "leaseDir",
-    "databaseUrl",
-    "databaseMode",
-];
+/// The keys of `GeneratorOptions`: the table's JavaScript names (docs/spec.md#generator-options).
+fn generator_keys() -> [&'static str; table::OPTIONS.len()] {
+    table::OPTIONS.map(|option| option.js)
+}
 
 fn generator_options(env: sys::napi_env, value: sys::napi_value) -> JsResult<Options> {
-    let o = OptionsObject::read(env, value, "Generator options", &GENERATOR_KEYS)?;
+    let o = OptionsObject::read(env, value, "Generator options", &generator_keys())?;
     let mut options = Options {
         layout: o.layout()?,
-        datacenter_id: o.u64("datacenterId")?,
-        worker_id: o.u64("workerId")?,
+        datacenter_id: o.u64(table::DATACENTER_ID.js)?,
+        worker_id: o.u64(table::WORKER_ID.js)?,
         fields: o.fields()?,
-        zookeeper: o.string("zookeeper")?,
-        namespace: o.string("namespace")?,
-        session_timeout_ms: o.u64("sessionTimeoutMs")?,
-        lease_dir: o.string("leaseDir")?.map(Into::into),
+        zookeeper: o.string(table::ZOOKEEPER.js)?,
+        namespace: o.string(table::NAMESPACE.js)?,
+        session_timeout_ms: o.u64(table::SESSION_TIMEOUT_MS.js)?,
+        lease_dir: o.string(table::LEASE_DIR.js)?.map(Into::into),
         ..Options::default()
     };
-    if let Some(url) = o.string("databaseUrl")? {
+    if let Some(url) = o.string(table::DATABASE_URL.js)? {
         options.database_url = Some(DatabaseUrl::parse(&url).or_throw(env)?);
     }
-    if let Some(mode) = o.string("databaseMode")? {
+    if let Some(mode) = o.string(table::DATABASE_MODE.js)? {
         options.database_mode = Some(mode.parse::<DatabaseMode>().or_throw(env)?);
     }
-    if let Some(policy) = o.string("sequencePolicy")? {
+    if let Some(policy) = o.string(table::SEQUENCE_POLICY.js)? {
         options.sequence_policy = policy.parse::<SequencePolicy>().or_throw(env)?;
     }
-    if let Some(ms) = o.u64("maxBorrowMs")? {
+    if let Some(ms) = o.u64(table::MAX_BORROW_MS.js)? {
         options.max_borrow_ms = ms;
     }
-    if let Some(ms) = o.u64("backwardsToleranceMs")? {
+    if let Some(ms) = o.u64(table::BACKWARDS_TOLERANCE_MS.js)? {
         options.backwards_tolerance_ms = ms;
     }
-    if let Some(on) = o.bool("randomSequenceStart")? {
+    if let Some(on) = o.bool(table::RANDOM_SEQUENCE_START.js)? {
         options.random_sequence_start = on;
     }
     Ok(options)

@@ -2,7 +2,6 @@
 //! (fits its field, is a known policy, ...) is the core's to say.
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
 
 use flakery::Layout;
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
@@ -10,7 +9,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 
 use crate::errors::{invalid_argument, wrong_type, IntoPyResult};
-use crate::layout::PyLayout;
 
 /// An integer argument: an `int` or an object with `__index__`, but not a `bool` (`decode(True)`
 /// is a mistake); any other type is `InvalidArgumentTypeError`. A value that does not fit `T`
@@ -160,30 +158,6 @@ pub fn opt_path(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<P
             Err(err) => Err(err),
         },
         _ => Ok(None),
-    }
-}
-
-fn twitter() -> Arc<Layout> {
-    static TWITTER: OnceLock<Arc<Layout>> = OnceLock::new();
-    TWITTER.get_or_init(|| Arc::new(Layout::twitter())).clone()
-}
-
-/// A layout given as a spec string or a `flakery.Layout`; `None` is the default of docs/spec.md#generator-options
-/// for decoding and composing, `twitter`.
-pub fn layout_or_twitter(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Arc<Layout>> {
-    match obj {
-        Some(obj) if !obj.is_none() => layout(obj),
-        _ => Ok(twitter()),
-    }
-}
-
-pub fn layout(obj: &Bound<'_, PyAny>) -> PyResult<Arc<Layout>> {
-    if let Ok(layout) = obj.cast::<PyLayout>() {
-        return Ok(layout.get().inner.clone());
-    }
-    match obj.cast::<PyString>() {
-        Ok(spec) => Ok(Arc::new(Layout::parse(&spec.to_cow()?).py()?)),
-        Err(_) => Err(wrong_type("layout", "a str or a flakery.Layout", obj)),
     }
 }
 

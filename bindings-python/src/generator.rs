@@ -181,7 +181,7 @@ impl PyGenerator {
     ) -> PyResult<Self> {
         let mut options = Options::default();
         if let Some(layout) = layout.filter(|l| !l.is_none()) {
-            options.layout = Some(Layout::clone(&*args::layout(layout)?));
+            options.layout = Some(Layout::clone(&*crate::layout::layout_arg(layout)?));
         }
         let datacenter =
             args::opt_field_arg(datacenter_id, "datacenter_id", || options.resolved_layout())?;

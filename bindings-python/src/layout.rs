@@ -1,14 +1,41 @@
-//! `flakery.Layout` and what it tells: `Field`, `Capacity`.
+//! `flakery.Layout` and what it tells: `Field`, `Capacity`; a layout argument (a spec or a
+//! `flakery.Layout`). `args` converts plain values and knows nothing of this module, which
+//! uses it: the imports go one way.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use flakery::Layout;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 
 use crate::args;
-use crate::errors::IntoPyResult;
+use crate::errors::{wrong_type, IntoPyResult};
 use crate::time;
+
+fn twitter() -> Arc<Layout> {
+    static TWITTER: OnceLock<Arc<Layout>> = OnceLock::new();
+    TWITTER.get_or_init(|| Arc::new(Layout::twitter())).clone()
+}
+
+/// A layout given as a spec string or a `flakery.Layout`; `None` is the default of
+/// docs/spec.md#decoding-and-composing for decoding and composing, `twitter`.
+pub fn layout_or_twitter(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Arc<Layout>> {
+    match obj {
+        Some(obj) if !obj.is_none() => layout_arg(obj),
+        _ => Ok(twitter()),
+    }
+}
+
+/// The `layout` argument: a spec string or a `flakery.Layout`.
+pub fn layout_arg(obj: &Bound<'_, PyAny>) -> PyResult<Arc<Layout>> {
+    if let Ok(layout) = obj.cast::<PyLayout>() {
+        return Ok(layout.get().inner.clone());
+    }
+    match obj.cast::<PyString>() {
+        Ok(spec) => Ok(Arc::new(Layout::parse(&spec.to_cow()?).py()?)),
+        Err(_) => Err(wrong_type("layout", "a str or a flakery.Layout", obj)),
+    }
+}
 
 /// How an ID is cut into fields. Immutable and hashable; equal when two layouts cut IDs the
 /// same way. `str(layout)` is the canonical spec, which `Layout(spec)` reads back.

@@ -46,7 +46,7 @@ fn default_generator(py: Python<'_>) -> PyResult<PyGenerator> {
 #[pyo3(signature = (id, layout=None), text_signature = "(id, layout='twitter')")]
 fn decode(id: &Bound<'_, PyAny>, layout: Option<&Bound<'_, PyAny>>) -> PyResult<PyDecoded> {
     let id = args::id_u64(id)?;
-    let layout = args::layout_or_twitter(layout)?;
+    let layout = layout::layout_or_twitter(layout)?;
     Ok(PyDecoded {
         decoded: flakery::decode_u64(id, &layout).py()?,
         layout,
@@ -89,7 +89,7 @@ fn compose<'py>(
             ))
         }
     };
-    let layout = args::layout_or_twitter(layout)?;
+    let layout = layout::layout_or_twitter(layout)?;
     let field = |obj, option| args::opt_field_arg(obj, option, || Ok(Layout::clone(&layout)));
     let parts = flakery::Parts {
         timestamp_ms,

@@ -105,6 +105,7 @@ enum Command {
 fn main() -> ExitCode {
     // The CLI ships every coordinator: FLAKERY_ZOOKEEPER and FLAKERY_DATABASE_URL work.
     flakery_coordinators::install();
+    flakery_server::config::unset_empty_variables();
     let cli = Cli::parse();
     if let Command::Serve(args) = cli.command {
         return flakery_server::run(args);
@@ -206,21 +207,8 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
                     _ => flakery::decode(format.parse(&written)?, &layout)?,
                 };
                 let line = if json {
-                    let fields: serde_json::Map<String, serde_json::Value> = d
-                        .fields
-                        .iter()
-                        .map(|(name, value)| (name.clone(), (*value).into()))
-                        .collect();
-                    serde_json::json!({
-                        "id": d.id,
-                        "timestamp_ms": d.timestamp_ms,
-                        "time": format_rfc3339_ms(d.timestamp_ms),
-                        "datacenter_id": d.datacenter_id,
-                        "worker_id": d.worker_id,
-                        "sequence": d.sequence,
-                        "fields": fields,
-                    })
-                    .to_string()
+                    // The one JSON form of a decoded ID (the server's /v1/decode too).
+                    d.to_json()
                 } else {
                     let mut line = format!(
                         "{}  time {}  datacenter {}  worker {}  sequence {}",
@@ -258,7 +246,7 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
             let sequence = number(&layout, "sequence", &sequence)?;
             let fields = fields
                 .iter()
-                .map(|pair| parse_field(pair))
+                .map(|pair| flakery::option_table::parse_field(pair))
                 .collect::<flakery::Result<Vec<_>>>()?;
             let parts = Parts {
                 timestamp_ms,
@@ -292,26 +280,10 @@ fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-fn parse_field(pair: &str) -> flakery::Result<(String, u64)> {
-    let (name, value) = pair.split_once('=').ok_or_else(|| {
-        Error::new(
-            ErrorCode::InvalidArgument,
-            format!("--field '{pair}' is not NAME=VALUE with a non-negative integer VALUE"),
-        )
-    })?;
-    let name = name.trim();
-    Ok((
-        name.to_string(),
-        decimal::parse_u64(&format!("--field {name}"), value)?,
-    ))
-}
-
 /// An error whose message names an option (`worker_id`) as the command line spells it
 /// (`--worker-id`).
 fn flag_named(error: Error) -> Error {
-    let message = error
-        .message_naming(|option| format!("--{}", option.replace('_', "-")))
-        .into_owned();
+    let message = flakery::option_table::message_on(&error, flakery::Surface::Cli);
     Error::new(error.code(), message)
 }
 
@@ -320,12 +292,50 @@ fn flag_named(error: Error) -> Error {
 /// layout gives the field, and flakery's exit status. Canonical decimal only (the core's
 /// `decimal`): a well-written value out of range names the field's range.
 fn number(layout: &Layout, option: &'static str, text: &str) -> flakery::Result<u64> {
-    let flag = format!("--{}", option.replace('_', "-"));
-    match decimal::parse_u64(&flag, text) {
+    // A generator option by the table's parser and flag; a compose part (`sequence`) by the
+    // same parser under its own flag.
+    let parsed = match flakery::option_table::by_rust_name(option) {
+        Some(spec) => spec.parse_u64(flakery::Surface::Cli, text),
+        None => decimal::parse_u64(&format!("--{}", option.replace('_', "-")), text),
+    };
+    match parsed {
         Ok(value) => Ok(value),
         Err(_) if decimal::is_canonical_integer(text) => {
             Err(flakery::out_of_range(layout, option, text))
         }
         Err(error) => Err(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+    use flakery::option_table::OPTIONS;
+
+    /// `flakery next`'s generator flags are the table's (core/src/option_table/), and every
+    /// option the table gives `next` a flag has one.
+    #[test]
+    fn the_generator_flags_of_next_are_the_tables() {
+        let command = Cli::command();
+        let next = command.find_subcommand("next").expect("next");
+        for option in OPTIONS {
+            let arg = next
+                .get_arguments()
+                .find(|arg| arg.get_id().as_str() == option.rust);
+            assert_eq!(
+                arg.and_then(|arg| arg.get_long()),
+                option.cli,
+                "{}",
+                option.rust
+            );
+        }
+        let table: Vec<_> = OPTIONS.iter().filter_map(|o| o.cli).collect();
+        let flags: Vec<_> = next
+            .get_arguments()
+            .filter_map(|arg| arg.get_long())
+            .filter(|long| !["count", "format"].contains(long))
+            .collect();
+        assert_eq!(flags, table, "flags of next that are not in the table");
     }
 }

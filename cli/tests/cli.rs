@@ -103,7 +103,9 @@ fn decode_json_has_the_documented_keys() {
         "--json",
     ]));
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
-    assert_eq!(v["id"], 175928847299117063i64);
+    // A string, as the server answers it: a JSON number this large loses digits in
+    // JavaScript (core/src/decoded_json.rs).
+    assert_eq!(v["id"], "175928847299117063");
     assert_eq!(v["timestamp_ms"], 1462015105796i64);
     assert_eq!(v["time"], "2016-04-30T11:18:25.796Z");
     assert_eq!(v["datacenter_id"], 1);
@@ -405,7 +407,10 @@ fn next_writes_the_text_forms_and_decode_reads_them() {
         let decoded = stdout(&flakery(&[
             "decode", "--format", format, "--json", lines[0],
         ]));
-        assert!(decoded.contains(&format!("\"id\":{}", ids[0])), "{decoded}");
+        assert!(
+            decoded.contains(&format!("\"id\":\"{}\"", ids[0])),
+            "{decoded}"
+        );
         assert!(decoded.contains("\"worker_id\":3"), "{decoded}");
     }
     assert_eq!(
@@ -524,4 +529,32 @@ fn a_host_name_that_is_not_utf8_is_no_panic() {
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(stderr.contains("coordinator_unavailable"), "{stderr}");
+}
+
+/// A node ID out of the layout's range is named as the caller wrote it: the flag, or the
+/// variable it came from (docs/spec.md#names-per-surface), never the other.
+#[test]
+fn a_node_id_out_of_range_is_named_where_it_came_from() {
+    fails_with(
+        &["next", "--worker-id", "99999"],
+        "invalid_argument",
+        "--worker-id 99999 does not fit",
+    );
+    for (variable, other) in [
+        ("FLAKERY_WORKER_ID", ("FLAKERY_DATACENTER_ID", "1")),
+        ("FLAKERY_DATACENTER_ID", ("FLAKERY_WORKER_ID", "1")),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_flakery"))
+            .args(["next"])
+            .env_remove("FLAKERY_LAYOUT")
+            .env(variable, "99999")
+            .env(other.0, other.1)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            stderr.trim(),
+            format!("flakery: invalid_argument: {variable} 99999 does not fit in 5 bits (0 to 31)")
+        );
+    }
 }

@@ -41,7 +41,7 @@ pub struct ServeArgs {
     pub worker_id: Option<u64>,
 
     /// Warn at start (one log line) when the layout has fewer days than this left.
-    #[arg(long, env = "FLAKERY_EXHAUSTION_WARNING_DAYS", default_value_t = flakery::layout::DEFAULT_EXHAUSTION_WARNING_DAYS)]
+    #[arg(long, env = "FLAKERY_EXHAUSTION_WARNING_DAYS", default_value_t = flakery::layout::DEFAULT_EXHAUSTION_WARNING_DAYS, value_parser = decimal_u64)]
     pub exhaustion_warning_days: u64,
 
     /// A constant field's value, NAME=VALUE (repeatable; Vesta's version, type, method).
@@ -75,7 +75,7 @@ pub struct ServeArgs {
 
     /// Most bytes of answers made but not yet sent, over every connection (each connection may
     /// hold an eighth); past it requests get 503 `overloaded`.
-    #[arg(long, env = "FLAKERY_MAX_UNSENT_BYTES", default_value_t = 64 * 1024 * 1024)]
+    #[arg(long, env = "FLAKERY_MAX_UNSENT_BYTES", default_value_t = 64 * 1024 * 1024, value_parser = decimal_usize)]
     pub max_unsent_bytes: usize,
 
     /// Largest request body in bytes (only POST /v1/compose has one).
@@ -104,6 +104,23 @@ pub struct ServeArgs {
     /// Log format: text or json.
     #[arg(long, env = "FLAKERY_LOG_FORMAT", default_value = "text")]
     pub log_format: String,
+}
+
+/// Unsets each variable of `serve`'s flags that is empty or only white space, as every
+/// `FLAKERY_*` variable is unset then (docs/spec.md#decimal-text): clap would take it as given
+/// and refuse it (`FLAKERY_MAX_BORROW_MS=`) or read an empty value (`FLAKERY_LAYOUT=`). But
+/// `FLAKERY_SERVER_TOKEN`: set but empty, it is refused (`checked_token`), never taken as no
+/// token. Call it before the flags are parsed, while the process has one thread.
+pub fn unset_empty_variables() {
+    let command = <ServeArgs as clap::Args>::augment_args(clap::Command::new("serve"));
+    for arg in command.get_arguments() {
+        let Some(name) = arg.get_env() else { continue };
+        let empty = std::env::var_os(name)
+            .is_some_and(|value| value.to_str().is_some_and(|v| v.trim().is_empty()));
+        if empty && arg.get_id() != "token" {
+            std::env::remove_var(name);
+        }
+    }
 }
 
 /// An integer flag or variable in canonical decimal, read by the core's one parser (clap
@@ -154,5 +171,113 @@ impl ServeArgs {
 
     pub fn shutdown_grace(&self) -> Duration {
         Duration::from_secs(self.shutdown_grace_s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+    use flakery::decimal::{is_canonical_integer, REFUSED_EXAMPLES};
+    use flakery::option_table::OPTIONS;
+
+    #[derive(Parser)]
+    struct Serve {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<ServeArgs, clap::Error> {
+        Serve::try_parse_from(std::iter::once("serve").chain(args.iter().copied()))
+            .map(|serve| serve.args)
+    }
+
+    /// The flags that take integers: those of the table's integer options, and every other
+    /// whose default is an integer.
+    fn integer_flags() -> Vec<(String, Option<String>)> {
+        let command = Serve::command();
+        let flags: Vec<_> = command
+            .get_arguments()
+            .filter(|arg| {
+                let table = OPTIONS
+                    .iter()
+                    .any(|o| o.kind.is_integer() && o.server == arg.get_long());
+                let defaults = arg.get_default_values();
+                table
+                    || (!defaults.is_empty()
+                        && defaults
+                            .iter()
+                            .all(|d| is_canonical_integer(&d.to_string_lossy())))
+            })
+            .map(|arg| {
+                let env = arg.get_env().map(|e| e.to_string_lossy().into_owned());
+                (arg.get_long().unwrap_or_default().to_string(), env)
+            })
+            .collect();
+        assert!(flags.len() >= 12, "{flags:?}");
+        flags
+    }
+
+    /// Every integer flag and its variable refuse what the core's decimal parser refuses (two
+    /// once took `+3`: `--max-unsent-bytes` and `--exhaustion-warning-days`, read by Rust's
+    /// `FromStr`), and an empty variable is unset (it was refused). One test sets the
+    /// variables, one at a time: no other test of this crate parses the flags.
+    #[test]
+    fn every_integer_flag_and_variable_is_canonical_decimal() {
+        for (flag, env) in integer_flags() {
+            assert!(parse(&[&format!("--{flag}=7")]).is_ok(), "--{flag}");
+            for bad in REFUSED_EXAMPLES {
+                assert!(
+                    parse(&[&format!("--{flag}={bad}")]).is_err(),
+                    "--{flag}={bad:?} was taken"
+                );
+                let Some(env) = &env else { continue };
+                std::env::set_var(env, bad);
+                unset_empty_variables();
+                let result = parse(&[]);
+                std::env::remove_var(env);
+                // An empty variable is unset, as every FLAKERY_* variable is.
+                if bad.is_empty() {
+                    assert!(result.is_ok(), "{env}={bad:?} was not unset");
+                } else {
+                    assert!(result.is_err(), "{env}={bad:?} was taken");
+                }
+            }
+        }
+    }
+
+    /// The generator's options among the flags are the table's: the flag, the variable, the
+    /// default.
+    #[test]
+    fn the_generator_flags_are_the_tables() {
+        let command = Serve::command();
+        for option in OPTIONS {
+            let arg = command
+                .get_arguments()
+                .find(|arg| arg.get_id().as_str() == option.rust);
+            let Some(flag) = option.server else {
+                assert!(arg.is_none(), "--{} is not in the table", option.rust);
+                continue;
+            };
+            let arg = arg.unwrap_or_else(|| panic!("no flag for {}", option.rust));
+            assert_eq!(arg.get_long(), Some(flag));
+            let env = arg.get_env().map(|e| e.to_string_lossy().into_owned());
+            // clap reads the variable only `serve` has; the core reads the others (clap may
+            // read `FLAKERY_LAYOUT` too: the same variable).
+            match option.server_env {
+                Some(server_env) => assert_eq!(env.as_deref(), Some(server_env), "{flag}"),
+                None => assert!(env.is_none() || env.as_deref() == option.env, "{flag}"),
+            }
+            let default: Vec<_> = arg
+                .get_default_values()
+                .iter()
+                .map(|d| d.to_string_lossy().into_owned())
+                .collect();
+            assert_eq!(
+                default.first().map(String::as_str),
+                option.default,
+                "{flag}"
+            );
+        }
     }
 }

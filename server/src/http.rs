@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use flakery::text::IdFormat;
 use flakery::timestamp::format_rfc3339_ms;
-use flakery::{Decoded, Layout, Parts};
+use flakery::{Layout, Parts};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -160,29 +160,11 @@ fn ascii(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).unwrap_or_default()
 }
 
-/// The CLI's `decode --json` object, with the ID as a decimal string.
-pub fn decoded_json(d: &Decoded) -> Value {
-    let fields: serde_json::Map<String, Value> = d
-        .fields
-        .iter()
-        .map(|(name, value)| (name.clone(), (*value).into()))
-        .collect();
-    json!({
-        "id": d.id.to_string(),
-        "timestamp_ms": d.timestamp_ms,
-        "time": format_rfc3339_ms(d.timestamp_ms),
-        "datacenter_id": d.datacenter_id,
-        "worker_id": d.worker_id,
-        "sequence": d.sequence,
-        "fields": fields,
-    })
-}
-
 pub async fn decode(
     State(ids): State<Arc<Ids>>,
     path: Result<Path<String>, PathRejection>,
     Query(query): Query<FormatQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<impl IntoResponse, ApiError> {
     let Path(text) = path.map_err(|_| {
         ApiError::bad_request("the ID in the path is not UTF-8 once percent-decoded")
     })?;
@@ -191,7 +173,11 @@ pub async fn decode(
         format => id_format(format)?.parse(&text)?,
     };
     let decoded = flakery::decode(id, ids.generator.layout())?;
-    Ok(Json(decoded_json(&decoded)))
+    // The one JSON form of a decoded ID, which `flakery decode --json` prints too.
+    Ok((
+        [(header::CONTENT_TYPE, "application/json")],
+        decoded.to_json(),
+    ))
 }
 
 #[derive(Deserialize)]

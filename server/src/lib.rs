@@ -26,14 +26,11 @@ use flakery::{Generator, Layout, Options};
 
 pub use config::{ServeArgs, IDENTITY_HELP};
 
-fn parse_field(pair: &str) -> Result<(String, u64), String> {
-    let (name, value) = pair
-        .split_once('=')
-        .ok_or_else(|| format!("--field '{pair}' is not NAME=VALUE"))?;
-    let name = name.trim();
-    let value = flakery::decimal::parse_u64(&format!("--field {name}"), value)
-        .map_err(|e| format!("{}: {}", e.code(), e.message()))?;
-    Ok((name.to_string(), value))
+/// A core error as `flakery serve` prints it: its code, and its message with the options named
+/// as the flags spell them (`--worker-id`).
+fn shown(error: &flakery::Error) -> String {
+    let message = flakery::option_table::message_on(error, flakery::Surface::Server);
+    format!("{}: {message}", error.code())
 }
 
 fn options(args: &ServeArgs) -> Result<(Options, Vec<(String, u64)>), String> {
@@ -42,17 +39,18 @@ fn options(args: &ServeArgs) -> Result<(Options, Vec<(String, u64)>), String> {
         .as_deref()
         .map(Layout::parse)
         .transpose()
-        .map_err(|e| format!("{}: {}", e.code(), e.message()))?;
+        .map_err(|e| shown(&e))?;
     let fields = args
         .fields
         .iter()
-        .map(|pair| parse_field(pair))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|pair| flakery::option_table::parse_field(pair))
+        .collect::<flakery::Result<Vec<_>>>()
+        .map_err(|e| shown(&e))?;
     compat::check_vesta_fields(layout.as_ref().unwrap_or(&Layout::twitter()), &fields)?;
     let sequence_policy = args
         .sequence_policy
         .parse()
-        .map_err(|e: flakery::Error| format!("{}: {}", e.code(), e.message()))?;
+        .map_err(|e: flakery::Error| shown(&e))?;
     Ok((
         Options {
             layout,
@@ -70,9 +68,7 @@ fn options(args: &ServeArgs) -> Result<(Options, Vec<(String, u64)>), String> {
 
 /// One log line at start when the layout has less than the margin left (docs/server.md#logs).
 fn warn_if_running_out(options: &Options, margin_days: u64) -> Result<(), String> {
-    let layout = options
-        .resolved_layout()
-        .map_err(|e| format!("{}: {}", e.code(), e.message()))?;
+    let layout = options.resolved_layout().map_err(|e| shown(&e))?;
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
@@ -177,8 +173,7 @@ fn run_inner(mut args: ServeArgs) -> Result<(), String> {
     let (options, constants) = options(&args)?;
     warn_if_running_out(&options, args.exhaustion_warning_days)?;
     // The identity first, before any port is open: a server that cannot issue never listens.
-    let generator =
-        Generator::new(options).map_err(|e| format!("{}: {}", e.code(), e.message()))?;
+    let generator = Generator::new(options).map_err(|e| shown(&e))?;
     let metrics = metrics::Metrics::new().map_err(|e| format!("metrics: {e}"))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -5,6 +5,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
 import { Generator, compose, decode, layoutInfoOf, nextIds } from 'flakery'
@@ -92,6 +93,22 @@ test("the core's messages name options as JavaScript does", () => {
   throwsCode(() => new Generator({ layout: 'instagram', datacenterId: 1 }), RangeError, 'invalid_argument', /so datacenterId must be 0, not 1$/)
   throwsCode(() => compose({ timestampMs: Date.now(), datacenterId: 40 }), RangeError, 'invalid_argument', /^datacenterId 40 does not fit/)
   throwsCode(() => compose({ timestampMs: Date.now(), sequence: 4096 }), RangeError, 'invalid_argument', /^sequence 4096 does not fit/)
+  // Every option through the table (core/src/option_table/): this one said sequence_policy.
+  throwsCode(() => new Generator({ sequencePolicy: 'sometimes' }), RangeError, 'invalid_argument', /^sequencePolicy 'sometimes' is not 'wait' or 'borrow'$/)
+  throwsCode(() => new Generator({ layout: 'instagram', datacenterId: 1 }), RangeError, 'invalid_argument', /^(?!.*[a-z]_[a-z])/)
+})
+
+test('the keys of Generator options are the table of docs/spec.md#generator-options', () => {
+  const spec = readFileSync(new URL('../../docs/spec.md', import.meta.url), 'utf8')
+  const lines = spec.split('### Generator options')[1].split('\n')
+  const start = lines.findIndex((line) => line.startsWith('|'))
+  const end = lines.findIndex((line, i) => i > start && !line.startsWith('|'))
+  const table = lines.slice(start + 2, end)
+  const keys = table.map((line) => line.split('|')[2].trim().replaceAll('`', ''))
+  assert.equal(keys.length, 14)
+  let message = ''
+  try { new Generator({ bogus: 1 }) } catch (e) { message = e.message }
+  assert.equal(message, `Generator options has an unknown key 'bogus' (known: ${keys.join(', ')})`)
 })
 
 test('Generator: wrong option types are TypeErrors', () => {

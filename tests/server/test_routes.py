@@ -7,7 +7,9 @@ import re
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import ROOT
+import subprocess
+
+from conftest import BINARY, ROOT
 
 TWITTER_EPOCH = 1288834974657
 
@@ -84,6 +86,19 @@ def test_text_forms_sort_as_ids_and_decode_back(server, fmt, length, alphabet):
     for ch in texts[0]:
         value = value * len(alphabet) + alphabet.index(ch)
     assert decoded["id"] == str(value)
+
+
+def test_decode_answers_the_clis_json_line(server):
+    """One JSON form of a decoded ID (core/src/decoded_json.rs): `GET /v1/decode/{id}` answers,
+    byte for byte, the line `flakery decode --json` prints, the ID a string in both."""
+    _, _, body = server.get_json("/v1/id")
+    status, headers, raw = server.get(f"/v1/decode/{body['id']}")
+    assert status == 200 and headers["content-type"] == "application/json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLAKERY_")}
+    line = subprocess.run([BINARY, "decode", "--json", body["id"]], env=env, check=True,
+                          capture_output=True, text=True, timeout=60).stdout
+    assert raw.decode() == line.rstrip("\n")
+    assert json.loads(raw)["id"] == body["id"]
 
 
 def test_bad_format_is_400(server):

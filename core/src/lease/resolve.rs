@@ -141,7 +141,14 @@ pub fn plan(options: &Options, layout: &Layout, env: &Environment) -> Result<Pla
         config => config,
     };
     let datacenter_id = match config {
-        NodeConfig::Fixed(node, source) => return Ok(Plan::Fixed(node, source)),
+        NodeConfig::Fixed(node, source) => {
+            if source != NodeSource::Explicit {
+                // Named as the variable the value came from, not as an argument.
+                crate::codec::node_bits(layout, node)
+                    .map_err(crate::option_table::from_environment)?;
+            }
+            return Ok(Plan::Fixed(node, source));
+        }
         NodeConfig::Datacenter(id) => {
             if let (NodeConfig::Datacenter(_), Some(connect)) =
                 (explicit, zookeeper_in(options, env)?)

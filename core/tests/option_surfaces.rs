@@ -1,0 +1,179 @@
+//! The surfaces that cannot read the options table (core/src/option_table/) are checked
+//! against it as text: the C header's `flakery_options`, the Go package's `Options`, the
+//! TypeScript `GeneratorOptions` and the Python stub's `Generator.__new__`. Each must have
+//! every option, in the table's order, under the surface's name, with the surface's type for
+//! its kind, and the table's default where the surface writes one. (The Python runtime is
+//! checked against the stub by stubtest in tests/python; the Node keys are the table's; the
+//! flags of `flakery next` and `flakery serve` are checked through clap in their crates.)
+
+use flakery::option_table::{Kind, OptionSpec, OPTIONS};
+
+fn read(path: &str) -> String {
+    let path = format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The lines between the line that starts with `open` and the next line that starts with
+/// `close` (both trimmed), with each line's comment lines before it joined.
+fn block(text: &str, open: &str, close: &str) -> Vec<(String, String)> {
+    let mut lines = text.lines().map(str::trim);
+    lines
+        .by_ref()
+        .find(|line| line.starts_with(open))
+        .unwrap_or_else(|| panic!("no '{open}'"));
+    let mut out = Vec::new();
+    let mut comment = String::new();
+    for line in lines {
+        if line.starts_with(close) {
+            return out;
+        }
+        if line.starts_with("//") || line.starts_with("/*") || line.starts_with('*') {
+            comment.push_str(line);
+            comment.push(' ');
+        } else if !line.is_empty() {
+            out.push((line.to_string(), std::mem::take(&mut comment)));
+        }
+    }
+    panic!("no '{close}' after '{open}'");
+}
+
+/// Checks `members` (name, type, comment) against the table: every option in order, by
+/// `name`, of type `ty`, each with `default_ok`.
+fn check(
+    surface: &str,
+    members: &[(String, String, String)],
+    name: impl Fn(&OptionSpec) -> &'static str,
+    ty: impl Fn(Kind) -> &'static str,
+    default_ok: impl Fn(&OptionSpec, &str, &str) -> bool,
+) {
+    let mut at = 0;
+    for option in OPTIONS {
+        let want = name(&option);
+        let found = members[at..].iter().position(|(n, _, _)| n == want);
+        let Some(found) = found else {
+            panic!(
+                "{surface}: no {want} (the option {}) after {:?}, in the table's order",
+                option.rust,
+                members.get(at.wrapping_sub(1)).map(|m| &m.0)
+            );
+        };
+        let (_, member_type, comment) = &members[at + found];
+        assert_eq!(
+            member_type,
+            ty(option.kind),
+            "{surface}: the type of {want}"
+        );
+        assert!(
+            default_ok(&option, member_type, comment),
+            "{surface}: {want} does not say the table's default {:?} ({comment})",
+            option.default
+        );
+        at += found + 1;
+    }
+}
+
+#[test]
+fn the_c_header_has_every_option() {
+    let header = read("include/flakery.h");
+    let members: Vec<_> = block(&header, "typedef struct flakery_options {", "}")
+        .into_iter()
+        .map(|(line, comment)| {
+            let line = line.trim_end_matches(';');
+            let at = line.rfind([' ', '*']).expect("a member") + 1;
+            (
+                line[at..].to_string(),
+                line[..at].trim_end().to_string(),
+                comment,
+            )
+        })
+        .collect();
+    // C's defaults are flakery_options_init's (bindings-c checks them against the table).
+    check("flakery.h", &members, |o| o.c, Kind::c_type, |_, _, _| true);
+}
+
+#[test]
+fn the_go_struct_has_every_option() {
+    let go = read("go/generator.go");
+    let members: Vec<_> = block(&go, "type Options struct {", "}")
+        .into_iter()
+        .map(|(line, comment)| {
+            let mut words = line.split_whitespace();
+            let name = words.next().unwrap_or_default().to_string();
+            (name, words.collect::<Vec<_>>().join(" "), comment)
+        })
+        .collect();
+    // A zero value is "not given"; a default of its own is written in the field's comment.
+    check(
+        "go/generator.go",
+        &members,
+        |o| o.go,
+        Kind::go_type,
+        |o, _, comment| match (o.kind, o.default) {
+            (Kind::Millis, Some(default)) => comment.contains(&format!("default {default}")),
+            _ => true,
+        },
+    );
+}
+
+#[test]
+fn the_typescript_options_have_every_option() {
+    let types = read("bindings-node/types.d.ts");
+    let members: Vec<_> = block(&types, "export interface GeneratorOptions {", "}")
+        .into_iter()
+        .map(|(line, comment)| {
+            let (name, ty) = line.split_once("?: ").expect("an optional key");
+            (name.to_string(), ty.to_string(), comment)
+        })
+        .collect();
+    check(
+        "types.d.ts",
+        &members,
+        |o| o.js,
+        Kind::typescript_type,
+        |o, _, comment| match (o.kind, o.default) {
+            (Kind::Millis, Some(default)) => comment.contains(&format!("Default {default}")),
+            _ => true,
+        },
+    );
+}
+
+#[test]
+fn the_python_stub_has_every_option() {
+    let stub = read("bindings-python/python/flakery/_flakery.pyi");
+    let class = stub
+        .split("class Generator:")
+        .nth(1)
+        .expect("class Generator");
+    let members: Vec<_> = block(class, "def __new__(", ")")
+        .into_iter()
+        .filter(|(line, _)| line != "cls," && line != "*,")
+        .map(|(line, comment)| {
+            let (name, rest) = line.split_once(": ").expect("an annotated keyword");
+            let (ty, default) = rest
+                .trim_end_matches(',')
+                .split_once(" = ")
+                .expect("a default");
+            (
+                name.to_string(),
+                ty.to_string(),
+                format!("{default}|{comment}"),
+            )
+        })
+        .collect();
+    check(
+        "_flakery.pyi",
+        &members,
+        |o| o.rust,
+        Kind::python_type,
+        |o, _, default| {
+            let default = default.split('|').next().unwrap_or_default();
+            default
+                == match o.default {
+                    None => "None".to_string(),
+                    Some("false") => "False".to_string(),
+                    Some(number) if number.parse::<u64>().is_ok() => number.to_string(),
+                    Some(text) => format!("\"{text}\""),
+                }
+        },
+    );
+}
