@@ -24,6 +24,9 @@ pub enum Request {
         claim: Claim,
         mark_ms: Option<i64>,
     },
+    /// Give back a claim the keeper refused (the clock check at claim), and lease on: the
+    /// index is freed at once, the written mark kept. Answered `Done` once carried.
+    GiveBack(Claim),
 }
 
 /// A request with what the keeper needs to match its answer.
@@ -88,6 +91,10 @@ pub fn carry(coordinator: &mut dyn Coordinator, ticket: &Ticket) -> Option<Outco
             coordinator.write_mark(&mut claim, expected_ms, new_ms, deadline),
             claim,
         ),
+        Request::GiveBack(claim) => {
+            coordinator.release(claim.clone(), None, deadline);
+            Outcome::Done(claim)
+        }
         Request::Release { claim, mark_ms } => {
             coordinator.release(claim, mark_ms, deadline);
             return None;
