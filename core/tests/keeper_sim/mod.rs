@@ -54,13 +54,21 @@ impl Sim {
     }
 
     pub fn holder(&self) -> Holder {
+        self.holder_with_wall_offset(WALL0)
+    }
+
+    /// A holder whose generator's wall clock is the keeper's plus `wall_offset`. The in-memory
+    /// coordinator answers a claim with its own clock (the keeper's) as the server time, so
+    /// with the keeper's clock set to `WALL0` an offset of `-behind` is a generator `behind`
+    /// ms behind the coordinator.
+    pub fn holder_with_wall_offset(&self, wall_offset: i64) -> Holder {
         let coordinator: MemoryCoordinator = self.board.connect();
         let mut keeper = Keeper::new(&self.layout, "test coordinator".into(), TERM);
-        keeper.set_gen_offset(WALL0);
+        keeper.set_gen_offset(wall_offset);
         Holder {
             keeper,
             coordinator: Box::new(coordinator),
-            wall_offset: WALL0,
+            wall_offset,
         }
     }
 }
