@@ -784,3 +784,44 @@ fn a_release_before_the_refused_claim_is_given_back_gives_it_back() {
     assert_eq!(a.state(), State::Released);
     assert_eq!(a.keeper.poll(sim.now()), Next::Finished);
 }
+
+/// The grant wait, decided by the keeper: a generator that asks for a mark the coordinator
+/// does not confirm is refused with `lease_lost` once it has waited a quarter term (at least
+/// a second), while the claim is still held; the next ask waits anew.
+#[test]
+fn a_mark_not_confirmed_within_the_grant_wait_is_refused_and_the_next_ask_waits_anew() {
+    use flakery::lease::keeper::Keeper;
+    // A quarter term, at least a second (docs/spec.md, the keeper's timing).
+    const GRANT_WAIT: i64 = TERM / 4;
+    let short = Keeper::new(&Layout::twitter(), "test coordinator".into(), 2000);
+    assert_eq!(short.grant_wait_ms(), 1000);
+
+    let sim = sim();
+    let mut a = sim.holder();
+    a.settle(&sim);
+    // Past the mark: the generator needs a write, which the coordinator never answers.
+    let far = a.wall(&sim) + 10 * AHEAD_MS;
+    let ask = |a: &mut keeper_sim::Holder| a.keeper.grant(far, a.wall(&sim), sim.now());
+    assert!(matches!(ask(&mut a), Err(Refusal::NeedMark)));
+    let write = a.take(&sim);
+    assert!(
+        matches!(write.request, Request::WriteMark { .. }),
+        "{write:?}"
+    );
+    sim.clock.advance(GRANT_WAIT - 1);
+    assert!(matches!(ask(&mut a), Err(Refusal::NeedMark)));
+    assert_eq!(a.keeper.mark_awaited_ms(sim.now()), GRANT_WAIT - 1);
+    sim.clock.advance(1);
+    let err = refused_lost(ask(&mut a));
+    assert_eq!(err.code(), ErrorCode::LeaseLost);
+    assert_eq!(
+        err.message(),
+        format!("test coordinator did not confirm the high-water mark within {GRANT_WAIT} ms")
+    );
+    // Still held (the write's deadline, half a term, has not passed): a new wait begins.
+    assert_eq!(a.state(), State::Renewing);
+    assert_eq!(a.keeper.mark_awaited_ms(sim.now()), 0);
+    assert!(matches!(ask(&mut a), Err(Refusal::NeedMark)));
+    sim.clock.advance(GRANT_WAIT - 1);
+    assert!(matches!(ask(&mut a), Err(Refusal::NeedMark)));
+}

@@ -350,8 +350,6 @@ impl NodeLease for KeptLease {
         let started = shared.now();
         let mut keeper = shared.keeper();
         let grant_wait = keeper.grant_wait_ms();
-        // Since when the mark is awaited (a wait for the floor does not count).
-        let mut mark_wait_from = started;
         let mut woke = false;
         loop {
             let now = shared.now();
@@ -375,7 +373,6 @@ impl NodeLease for KeptLease {
                         .wait_timeout(keeper, Duration::from_millis(left.max(1) as u64))
                         .unwrap_or_else(|e| e.into_inner())
                         .0;
-                    mark_wait_from = shared.now();
                     continue;
                 }
                 Err(Refusal::NeedMark) => {}
@@ -385,19 +382,12 @@ impl NodeLease for KeptLease {
             // other without pause while a write is in flight (each poll tells `changed`),
             // burning the CPU that many processes starting at once need.
             wake_keeper_once(shared, &mut woke);
-            let waited = now - mark_wait_from;
+            // Since the keeper first refused for the mark (a wait for the floor does not
+            // count); past `grant_wait` the keeper refuses with lease_lost itself.
+            let waited = keeper.mark_awaited_ms(now);
             // Others learn at once (lock-free) that IDs wait on an unconfirmed mark.
             if waited >= MARK_STALL_MS {
                 shared.status.stall();
-            }
-            if waited >= grant_wait {
-                return Err(Error::new(
-                    ErrorCode::LeaseLost,
-                    format!(
-                        "{} did not confirm the high-water mark within {waited} ms",
-                        self.describe
-                    ),
-                ));
             }
             let until = if waited < MARK_STALL_MS {
                 MARK_STALL_MS

@@ -113,6 +113,7 @@ impl Keeper {
             floor_ms,
             want_mark_ms,
             retry_at: i64::MIN,
+            mark_awaited_since: None,
         });
         // Re-leased while generating: the generator asks again and gets the new floor.
         self.close_fence();

@@ -9,7 +9,34 @@ impl Keeper {
     /// What a generator may issue now: `want_ms` is the tick it wants (generator time),
     /// `gen_now_ms` its clock now (not as read before a wait: the keeper learns from it where
     /// the generator is), `now` the keeper's clock.
+    ///
+    /// A generator refused with `NeedMark` waits and asks again; once the mark has been
+    /// awaited for `grant_wait_ms` the keeper refuses with `lease_lost` (a slow coordinator
+    /// makes the generator wait, never issue past its mark), and the next ask waits anew.
     pub fn grant(&mut self, want_ms: i64, gen_now_ms: i64, now: i64) -> Result<Grant, Refusal> {
+        let granted = self.grant_or_refuse(want_ms, gen_now_ms, now);
+        if !matches!(granted, Err(Refusal::NeedMark)) {
+            if let Some(held) = self.state.holding_mut() {
+                held.mark_awaited_since = None;
+            }
+        }
+        granted
+    }
+
+    /// How long a generator has awaited the mark at `now` (0 when it does not).
+    pub fn mark_awaited_ms(&self, now: i64) -> i64 {
+        self.state
+            .holding()
+            .and_then(|h| h.mark_awaited_since)
+            .map_or(0, |since| now.saturating_sub(since).max(0))
+    }
+
+    fn grant_or_refuse(
+        &mut self,
+        want_ms: i64,
+        gen_now_ms: i64,
+        now: i64,
+    ) -> Result<Grant, Refusal> {
         self.gen_offset_ms = gen_now_ms.saturating_sub(now);
         self.busy_until = now.saturating_add(BUSY_FOR_MS);
         self.advance(now);
@@ -21,6 +48,7 @@ impl Keeper {
         }
         let ahead = self.ahead_ms();
         let term_ms = self.term_ms;
+        let grant_wait = self.grant_wait_ms();
         let held = match &mut self.state {
             KeeperState::Held(held) => held,
             KeeperState::Suspect(held) => {
@@ -65,6 +93,16 @@ impl Keeper {
         }
         let target = want_ms.max(gen_now_ms).saturating_add(ahead);
         held.want_mark_ms = held.want_mark_ms.max(target);
+        let waited = now.saturating_sub(*held.mark_awaited_since.get_or_insert(now));
+        if waited >= grant_wait {
+            return Err(Refusal::Lost(Error::new(
+                ErrorCode::LeaseLost,
+                format!(
+                    "{} did not confirm the high-water mark within {waited} ms",
+                    self.describe
+                ),
+            )));
+        }
         Err(Refusal::NeedMark)
     }
 }

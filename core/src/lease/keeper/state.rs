@@ -59,6 +59,9 @@ pub(super) struct Holding {
     pub want_mark_ms: i64,
     /// No request before this instant (after a request went unanswered).
     pub retry_at: i64,
+    /// Since when (keeper clock) a generator waits for the mark to move: from the first
+    /// grant refused with `NeedMark` until one is made, or refused otherwise.
+    pub mark_awaited_since: Option<i64>,
 }
 
 impl Holding {
