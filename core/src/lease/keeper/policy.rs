@@ -66,6 +66,12 @@ pub const GRANT_WAIT_MIN_MS: i64 = 1000;
 /// given back by then expires by itself, and the written mark stays.
 pub const RELEASE_WAIT_MS: i64 = 2000;
 
+/// How long a generator waits for a mark the coordinator has not confirmed before the lease's
+/// status says IDs cannot be issued (`Keeper::mark_awaited_ms`; the waiting call itself keeps
+/// waiting up to the grant's wait). A mark write answers in a few ms on a healthy coordinator,
+/// and is normally sent long before the generator needs it (`MIN_LEAD_MS`).
+pub const MARK_STALL_MS: i64 = 250;
+
 /// How long the generator keeps counting as busy after it asked for a grant: while busy, its
 /// mark is kept ahead of it.
 pub(super) const BUSY_FOR_MS: i64 = 2 * AHEAD_MS;
