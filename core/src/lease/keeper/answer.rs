@@ -147,9 +147,12 @@ impl Keeper {
         if let Some(mark) = mark_ms {
             held.mark_ms = Some(held.mark_ms.map_or(mark, |m| m.max(mark)));
         }
-        let lifted = now < held.confirmed_ms.saturating_add(half);
-        if let (true, KeeperState::Suspect(held)) = (lifted, &self.state) {
-            self.state = KeeperState::Held(held.clone());
+        if now < held.confirmed_ms.saturating_add(half) {
+            // Confirmed within the deadline again: grants resume.
+            self.state = match std::mem::replace(&mut self.state, KeeperState::Released) {
+                KeeperState::Suspect(held) => KeeperState::Held(held),
+                other => other,
+            };
         }
     }
 }

@@ -204,13 +204,10 @@ impl Keeper {
 
     /// A held claim becomes suspect (a suspect one stays so); the fence closes.
     fn turn_suspect(&mut self) {
-        if let KeeperState::Held(_) = self.state {
-            let KeeperState::Held(held) = std::mem::replace(&mut self.state, KeeperState::Released)
-            else {
-                unreachable!("matched above")
-            };
-            self.state = KeeperState::Suspect(held);
-        }
+        self.state = match std::mem::replace(&mut self.state, KeeperState::Released) {
+            KeeperState::Held(held) => KeeperState::Suspect(held),
+            other => other,
+        };
         if self.state.holding().is_some() {
             self.close_fence();
         }

@@ -3,7 +3,7 @@
 
 use super::state::{Holding, KeeperState};
 use super::{Keeper, Next, Outcome, Request, Ticket, CLAIM_SLACK_MS, MAX_MARK_AHEAD_MS};
-use crate::lease::coordinator::Failure;
+use crate::lease::coordinator::{Claim, Failure};
 
 impl Keeper {
     /// Moves the state on with the time: deadlines pass, requests time out.
@@ -117,11 +117,7 @@ impl Keeper {
         self.send(now, self.term_ms / 2, request)
     }
 
-    fn send_claim(
-        &mut self,
-        now: i64,
-        abandoned: Option<crate::lease::coordinator::Claim>,
-    ) -> Next {
+    fn send_claim(&mut self, now: i64, abandoned: Option<Claim>) -> Next {
         let request = Request::Claim {
             count: self.layout.capacity().node_ids,
             abandoned,
