@@ -228,6 +228,7 @@ fn fork_in_any_state_starts_the_child_from_nothing() {
             keeper: a.after_fork(),
             coordinator: Box::new(sim.board.connect()),
             wall_offset: keeper_sim::WALL0,
+            clock: sim.clock.clone(),
         };
         assert_eq!(child.state(), State::Acquiring);
         assert!(child.keeper.claim().is_none());
@@ -509,7 +510,8 @@ fn floor_ahead_after_taking_back(term: i64, rtt: i64, break_at: i64) -> i64 {
             poll = true;
         }
         for (ticket, _) in in_flight.extract_if(.., |(_, due)| now >= *due) {
-            let outcome = carry(&mut coordinator, &ticket).expect("an answer");
+            let at_wall = FakeClock::new(wall(&clock));
+            let outcome = carry(&mut coordinator, &ticket, &at_wall).expect("an answer");
             if !lossy {
                 keeper.answer(ticket.seq, outcome, now);
                 poll = true;

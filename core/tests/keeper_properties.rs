@@ -167,7 +167,9 @@ impl World {
             Event::Deliver(h) => {
                 let holder = &mut self.holders[pick(h)];
                 if let Some(ticket) = holder.outbox.pop_front() {
-                    if let Some(outcome) = carry(holder.coordinator.as_mut(), &ticket) {
+                    // The generator's wall clock, read as the answer arrives.
+                    let wall = FakeClock::new(now + holder.wall_offset);
+                    if let Some(outcome) = carry(holder.coordinator.as_mut(), &ticket, &wall) {
                         holder.inbox.push_back((ticket.seq, outcome));
                     }
                 }

@@ -259,7 +259,7 @@ fn spawn_requests(
         .spawn(move || {
             for ticket in rx {
                 let sent = Instant::now();
-                let outcome = carry(coordinator.as_mut(), &ticket);
+                let outcome = carry(coordinator.as_mut(), &ticket, &SystemClock);
                 let Some(outcome) = outcome else {
                     finish(&shared); // a release, carried: the last request
                     return;
@@ -280,7 +280,7 @@ fn spawn_requests(
 /// Tells the status what an answer confirmed: the round trip, and a mark.
 fn report(status: &LeaseStatus, ticket: &Ticket, outcome: &Outcome, took: Duration) {
     match (&ticket.request, outcome) {
-        (_, Outcome::Claimed(claim)) => {
+        (_, Outcome::Claimed { claim, .. }) => {
             status.set_round_trip(took);
             status.set_mark(claim.floor_ms, false);
             status.unstall();

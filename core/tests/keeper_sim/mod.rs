@@ -25,6 +25,8 @@ pub struct Holder {
     pub coordinator: Box<dyn Coordinator>,
     /// The generator's wall clock minus the keeper's clock.
     pub wall_offset: i64,
+    /// The keeper's clock (the simulation's).
+    pub clock: FakeClock,
 }
 
 impl Sim {
@@ -69,6 +71,7 @@ impl Sim {
             keeper,
             coordinator: Box::new(coordinator),
             wall_offset,
+            clock: self.clock.clone(),
         }
     }
 }
@@ -78,7 +81,7 @@ impl Holder {
     pub fn step(&mut self, sim: &Sim) -> Next {
         let next = self.keeper.poll(sim.now());
         if let Next::Send(ticket) = &next {
-            if let Some(outcome) = carry(self.coordinator.as_mut(), ticket) {
+            if let Some(outcome) = self.deliver(ticket) {
                 self.keeper.answer(ticket.seq, outcome, sim.now());
             }
         }
@@ -103,8 +106,11 @@ impl Holder {
         }
     }
 
+    /// Carries `ticket` to the coordinator, the generator's wall clock read as its answer
+    /// arrives (`wall_offset` past the keeper's).
     pub fn deliver(&mut self, ticket: &Ticket) -> Option<Outcome> {
-        carry(self.coordinator.as_mut(), ticket)
+        let wall = FakeClock::new(self.clock.now_ms() + self.wall_offset);
+        carry(self.coordinator.as_mut(), ticket, &wall)
     }
 
     pub fn wall(&self, sim: &Sim) -> i64 {

@@ -16,13 +16,13 @@ impl Keeper {
             return;
         }
         let confirms = !matches!(ticket.request, Request::GiveBack(_));
-        if confirms && matches!(outcome, Outcome::Done(_) | Outcome::Claimed(_)) {
+        if confirms && matches!(outcome, Outcome::Done(_) | Outcome::Claimed { .. }) {
             let sample = now.saturating_sub(ticket.sent_ms).max(0);
             self.rtt_ms = sample.max(self.rtt_ms - self.rtt_ms / 8);
         }
         match (ticket.request, outcome) {
-            (Request::Claim { abandoned, .. }, Outcome::Claimed(claim)) => {
-                match self.clock_check(&claim, now) {
+            (Request::Claim { abandoned, .. }, Outcome::Claimed { claim, local_ms }) => {
+                match self.clock_check(&claim, local_ms) {
                     Ok(()) => self.hold(claim, ticket.sent_ms, now),
                     Err(error) => {
                         let since_ms = self.state.no_lease().map_or(now, |n| n.since_ms);
@@ -71,14 +71,14 @@ impl Keeper {
     }
 
     /// The clock check at claim: a coordinator whose clock is more than
-    /// `MAX_CLOCK_BEHIND_MS` ahead of the generator's (the keeper's clock at the answer plus
-    /// the generator's offset) is refused, as IDs stamped with our clock could reuse time
-    /// another host used. Records the offset for `clock_offset_ms`.
-    fn clock_check(&mut self, claim: &Claim, now: i64) -> Result<(), Error> {
+    /// `MAX_CLOCK_BEHIND_MS` ahead of ours (`local_ms`, the local wall clock as the answer
+    /// arrived) is refused, as IDs stamped with our clock could reuse time another host used.
+    /// Records the difference for `clock_offset_ms`.
+    fn clock_check(&mut self, claim: &Claim, local_ms: i64) -> Result<(), Error> {
         let Some(server_ms) = claim.server_ms else {
             return Ok(());
         };
-        let behind = server_ms.saturating_sub(now.saturating_add(self.gen_offset_ms));
+        let behind = server_ms.saturating_sub(local_ms);
         self.server_offset_ms = Some(behind);
         if behind <= MAX_CLOCK_BEHIND_MS {
             return Ok(());

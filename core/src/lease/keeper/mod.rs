@@ -70,7 +70,7 @@ pub struct Keeper {
     /// The recent round trip to the coordinator (the longest, decaying by an eighth per
     /// answer), so that the mark is written far enough ahead of a busy generator.
     rtt_ms: i64,
-    /// The coordinator's clock minus the generator's, at the latest claim that said it.
+    /// The coordinator's clock minus the local wall clock, at the latest claim that said it.
     server_offset_ms: Option<i64>,
     fence: Option<Fence>,
 }
@@ -134,8 +134,8 @@ impl Keeper {
         self.state.no_lease().map(|n| &n.error)
     }
 
-    /// The coordinator's clock minus the generator's, in ms, at the latest claim that said it
-    /// (what the clock check at claim compared with `MAX_CLOCK_BEHIND_MS`).
+    /// The coordinator's clock minus the local wall clock, in ms, at the latest claim that
+    /// said it (what the clock check at claim compared with `MAX_CLOCK_BEHIND_MS`).
     pub fn clock_offset_ms(&self) -> Option<i64> {
         self.server_offset_ms
     }
@@ -170,8 +170,8 @@ impl Keeper {
         self.state.holding().map(|h| h.deadline(self.term_ms))
     }
 
-    /// Generator time minus keeper time, for messages, the first marks and the clock check
-    /// until the first grant tells it.
+    /// Generator time minus keeper time, for messages and the first marks until the first
+    /// grant tells it.
     pub fn set_gen_offset(&mut self, offset_ms: i64) {
         self.gen_offset_ms = offset_ms;
     }

@@ -29,7 +29,7 @@ pub const FRESH_RECORD_WAIT_MS: i64 =
 /// same as the generator's default backwards tolerance and the claim's clock check).
 pub const MAX_CLOCK_TOLERANCE_MS: i64 = 1000;
 
-/// How far the generator's clock may be behind the coordinator's when a claim is answered:
+/// How far the local wall clock may be behind the coordinator's when a claim is answered:
 /// further behind, the claim is given back and refused with `clock_moved_backwards` (IDs
 /// stamped with our clock could reuse time another host used). The tolerance the
 /// fresh-record wait covers.
