@@ -1,7 +1,7 @@
 //! Moving the keeper on with the time: deadlines pass, requests time out, and `poll` says
 //! what to send next or until when to sleep.
 
-use super::state::{Holding, KeeperState};
+use super::state::KeeperState;
 use super::{Keeper, Next, Outcome, Request, Ticket, CLAIM_SLACK_MS, MAX_MARK_AHEAD_MS};
 use crate::lease::coordinator::{Claim, Failure};
 
@@ -135,7 +135,6 @@ impl Keeper {
         let Some(held) = self.state.holding() else {
             return Next::Finished;
         };
-        let held: &Holding = held;
         let gen_now = now.saturating_add(self.gen_offset_ms);
         let mark = held.mark_ms.unwrap_or(i64::MIN);
         let claim = held.claim.clone();
