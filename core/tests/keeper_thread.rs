@@ -117,3 +117,37 @@ fn the_first_claims_error_is_the_constructors() {
     let err = KeptLease::start(Box::new(board.connect()), &layout, clock).unwrap_err();
     assert_eq!(err.code(), ErrorCode::CoordinatorUnavailable, "{err}");
 }
+
+/// The grant's wait for a mark, decided by the keeper and carried by the driver: a generator
+/// whose mark write does not come back (the coordinator cut off) waits a quarter term for it
+/// and is then refused with `lease_lost`, before the keeper's deadline (half the term) would
+/// have refused it; the status counts the stall.
+#[test]
+fn a_mark_that_is_not_confirmed_is_refused_after_the_keepers_grant_wait() {
+    use flakery::LossReason;
+    // A long term, so that the grant's wait (a quarter term: 5 s from about 1.6 s) ends well
+    // before the deadline (half the term: 10 s).
+    const LONG_TERM: i64 = 20_000;
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let board = Board::new(Arc::clone(&clock), LONG_TERM);
+    // A namespace used before (no fresh-record wait at the start).
+    let old_mark = SystemClock.now_ms() - 60_000;
+    board.store_mark(0, old_mark.to_string().as_bytes());
+    let lease = KeptLease::start(Box::new(board.connect()), &Layout::twitter(), clock).unwrap();
+    let generator = Generator::builder().lease(Box::new(lease)).build().unwrap();
+    let status = generator.lease_status();
+    generator.next_id().unwrap();
+    board.set_partitioned(true);
+    // Past the mark written at the start (1.1 s ahead, plus the round trip): the next ID
+    // needs a write, which the cut-off coordinator never answers.
+    std::thread::sleep(Duration::from_millis(1600));
+    let err = generator.next_id().unwrap_err();
+    assert_eq!(err.code(), ErrorCode::LeaseLost, "{err}");
+    assert!(
+        err.message()
+            .starts_with("the in-memory coordinator did not confirm the high-water mark within "),
+        "refused by the grant's wait, not by the deadline: {err}"
+    );
+    assert!(status.losses(LossReason::MarkStalled) >= 1);
+    board.set_partitioned(false);
+}
