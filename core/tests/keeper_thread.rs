@@ -1,30 +1,22 @@
 //! The keeper on its threads (`KeptLease`) over the in-memory coordinator, with real time:
-//! a generator leases, loses its lease in a partition, recovers, and releases.
+//! a generator leases, loses its lease in a partition, recovers, and releases; a claim from a
+//! coordinator whose clock is ahead is refused by the keeper and given back by the driver.
+//! Times are checked as orders of events (the coordinator's claim expired before a call, the
+//! coordinator answered so many requests); the keeper's exact deadlines are checked on the
+//! fake clock in `keeper.rs`.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use flakery::lease::kept::{KeptLease, MonotonicClock};
 use flakery::lease::Board;
-use flakery::{decode, Clock, ErrorCode, Generator, Layout};
+use flakery::{decode, Clock, ErrorCode, FakeClock, Generator, Layout, SystemClock};
 
 const TERM: i64 = 1000;
 
 fn board() -> (Arc<dyn Clock>, Board) {
     let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
     (Arc::clone(&clock), Board::new(clock, TERM))
-}
-
-fn until(what: &str, within: Duration, mut done: impl FnMut() -> bool) -> Duration {
-    let start = Instant::now();
-    while !done() {
-        assert!(
-            start.elapsed() < within,
-            "{what} took longer than {within:?}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    start.elapsed()
 }
 
 #[test]
@@ -38,41 +30,78 @@ fn leases_loses_in_a_partition_recovers_and_releases() {
     assert_eq!(decode(ids[0], &layout).unwrap().worker_id, 0);
 
     board.set_partitioned(true);
-    let cut = Instant::now();
-    let mut last_ok = None;
-    let lost_after = until(
-        "lease_lost",
-        Duration::from_millis(TERM as u64),
-        || match generator.next_id() {
-            Ok(id) => {
-                last_ok = Some(Instant::now());
-                let _ = id;
-                false
-            }
+    // Issue until refused. No ID once the coordinator's claim has expired (from then on it
+    // may give index 0 to another holder): the keeper refuses at its deadline, half a term
+    // earlier, so the loop ends by then at the latest.
+    loop {
+        let expired = board.holder(0).is_none();
+        match generator.next_id() {
+            Ok(id) => assert!(
+                !expired,
+                "{id} issued after the coordinator's claim of index 0 expired"
+            ),
             Err(err) => {
                 assert_eq!(err.code(), ErrorCode::LeaseLost, "{err}");
-                true
+                break;
             }
-        },
-    );
-    assert!(
-        lost_after <= Duration::from_millis(TERM as u64 / 2 + 100),
-        "{lost_after:?}"
-    );
-    if let Some(at) = last_ok {
-        // No ID after the deadline: half the term after the last confirmed request.
-        assert!(at.duration_since(cut) < Duration::from_millis(TERM as u64 / 2 + 50));
+        }
     }
     board.set_partitioned(false);
-    until("recovery", Duration::from_millis(4 * TERM as u64), || {
-        generator.next_id().is_ok()
-    });
+    // Recovers while the coordinator answers the keeper: a claim, its first mark and a
+    // write are a handful of requests, not twenty.
+    let healed_at = board.requests();
+    while generator.next_id().is_err() {
+        assert!(
+            board.requests() < healed_at + 20,
+            "no ID after the coordinator answered {} requests since the partition healed",
+            board.requests() - healed_at
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
 
     let last = generator.next_ids(10).unwrap();
     let last_ms = decode(*last.last().unwrap(), &layout).unwrap().timestamp_ms;
     generator.close();
     assert_eq!(board.holder(0), None, "released at once");
     assert_eq!(board.slot(0).mark, last_ms.to_string().as_bytes());
+}
+
+/// The clock check at claim, through the driver: the keeper decides, the driver carries its
+/// decision (the claim given back), and starting fails with the keeper's error.
+#[test]
+fn a_coordinator_whose_clock_is_ahead_past_the_bound_is_refused_and_given_back() {
+    // The in-memory coordinator's clock is the keeper's: set it ahead of this host's wall
+    // clock, which the keeper takes as the generator's at the start.
+    let start = |ahead_ms: i64| {
+        let clock = FakeClock::new(SystemClock.now_ms() + ahead_ms);
+        let board = Board::new(Arc::new(clock.clone()), TERM);
+        let lease = KeptLease::start(
+            Box::new(board.connect()),
+            &Layout::twitter(),
+            Arc::new(clock),
+        );
+        (lease, board)
+    };
+    let (refused, board) = start(60_000);
+    let err = refused.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ClockMovedBackwards, "{err}");
+    assert!(
+        err.message().contains("ms behind that of")
+            && err.message().contains("(more than the 1000 ms allowed)"),
+        "{err}"
+    );
+    assert_eq!(board.holder(0), None, "the refused claim is given back");
+
+    let (held, board) = start(500);
+    let lease = held.unwrap();
+    assert_eq!(lease.index(), Some(0));
+    let offset = lease.clock_offset_ms().unwrap();
+    assert!(
+        offset <= 500,
+        "the coordinator's clock minus ours: {offset}"
+    );
+    drop(lease);
+    assert_eq!(board.holder(0), None, "released");
 }
 
 #[test]
@@ -87,4 +116,38 @@ fn the_first_claims_error_is_the_constructors() {
     board.set_partitioned(true);
     let err = KeptLease::start(Box::new(board.connect()), &layout, clock).unwrap_err();
     assert_eq!(err.code(), ErrorCode::CoordinatorUnavailable, "{err}");
+}
+
+/// The grant's wait for a mark, decided by the keeper and carried by the driver: a generator
+/// whose mark write does not come back (the coordinator cut off) waits a quarter term for it
+/// and is then refused with `lease_lost`, before the keeper's deadline (half the term) would
+/// have refused it; the status counts the stall.
+#[test]
+fn a_mark_that_is_not_confirmed_is_refused_after_the_keepers_grant_wait() {
+    use flakery::LossReason;
+    // A long term, so that the grant's wait (a quarter term: 5 s from about 1.6 s) ends well
+    // before the deadline (half the term: 10 s).
+    const LONG_TERM: i64 = 20_000;
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let board = Board::new(Arc::clone(&clock), LONG_TERM);
+    // A namespace used before (no fresh-record wait at the start).
+    let old_mark = SystemClock.now_ms() - 60_000;
+    board.store_mark(0, old_mark.to_string().as_bytes());
+    let lease = KeptLease::start(Box::new(board.connect()), &Layout::twitter(), clock).unwrap();
+    let generator = Generator::builder().lease(Box::new(lease)).build().unwrap();
+    let status = generator.lease_status();
+    generator.next_id().unwrap();
+    board.set_partitioned(true);
+    // Past the mark written at the start (1.1 s ahead, plus the round trip): the next ID
+    // needs a write, which the cut-off coordinator never answers.
+    std::thread::sleep(Duration::from_millis(1600));
+    let err = generator.next_id().unwrap_err();
+    assert_eq!(err.code(), ErrorCode::LeaseLost, "{err}");
+    assert!(
+        err.message()
+            .starts_with("the in-memory coordinator did not confirm the high-water mark within "),
+        "refused by the grant's wait, not by the deadline: {err}"
+    );
+    assert!(status.losses(LossReason::MarkStalled) >= 1);
+    board.set_partitioned(false);
 }

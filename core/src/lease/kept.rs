@@ -18,15 +18,8 @@ use crate::lease::keeper::{carry, Keeper, Next, Outcome, Refusal, Request, State
 use crate::lease::node::{Fence, Grant, NodeLease, NodeSource};
 use crate::lease::status::{LeaseState, LeaseStatus, MARK_STALL_MS};
 
-/// How far the local clock may be behind the coordinator's at lease time.
-pub const MAX_CLOCK_BEHIND_MS: i64 = 1000;
-
-/// The longest `grant` waits for the mark to move: a quarter term, at least this. (A slow
-/// coordinator makes the generator wait, never issue past its mark.)
-const GRANT_WAIT_MIN_MS: i64 = 1000;
-
-/// The longest `release` (and drop) waits for the index to be given back.
-const RELEASE_WAIT_MS: i64 = 2000;
+/// How far the local clock may be behind the coordinator's at lease time (the keeper checks).
+pub use crate::lease::keeper::MAX_CLOCK_BEHIND_MS;
 
 /// Milliseconds of the system's monotonic clock, for the keeper's deadlines: a step of the
 /// wall clock moves no deadline. Every instance reads the same clock (no origin of its own),
@@ -72,8 +65,6 @@ struct Shared {
     changed: Condvar,
     clock: Arc<dyn Clock>,
     finished: Mutex<bool>,
-    /// The coordinator's clock minus ours, at the latest claim.
-    server_offset_ms: Mutex<Option<i64>>,
     /// The keeper's state as others read it without the lock, published after each change.
     status: LeaseStatus,
 }
@@ -108,7 +99,6 @@ pub struct KeptLease {
     template: ManuallyDrop<Mutex<Box<dyn Coordinator>>>,
     source: NodeSource,
     describe: String,
-    term_ms: i64,
     layout: Layout,
     owner_pid: u32,
 }
@@ -132,7 +122,6 @@ impl KeptLease {
             changed: Condvar::new(),
             clock,
             finished: Mutex::new(false),
-            server_offset_ms: Mutex::new(None),
             status: LeaseStatus::new(),
         });
         shared.status.set_coordinator(describe.clone(), term_ms);
@@ -158,7 +147,6 @@ impl KeptLease {
             source: template.source(),
             template: ManuallyDrop::new(Mutex::new(template)),
             describe,
-            term_ms,
             layout: layout.clone(),
             owner_pid: std::process::id(),
         };
@@ -210,11 +198,7 @@ impl KeptLease {
 
     /// The coordinator's clock minus the local clock, in ms, measured at the latest claim.
     pub fn clock_offset_ms(&self) -> Option<i64> {
-        *self
-            .shared
-            .server_offset_ms
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        self.shared.keeper().clock_offset_ms()
     }
 
     pub fn state(&self) -> State {
@@ -229,10 +213,11 @@ impl KeptLease {
         let shared = &self.shared;
         let mut keeper = shared.keeper();
         keeper.release(mark_ms);
+        let release_wait = keeper.release_wait_ms();
         shared.status.set_state(LeaseState::Released, false);
         drop(keeper);
         shared.wake.notify_all();
-        let until = Instant::now() + Duration::from_millis(RELEASE_WAIT_MS as u64);
+        let until = Instant::now() + Duration::from_millis(release_wait as u64);
         let mut finished = shared.finished.lock().unwrap_or_else(|e| e.into_inner());
         while !*finished {
             let now = Instant::now();
@@ -274,13 +259,11 @@ fn spawn_requests(
         .spawn(move || {
             for ticket in rx {
                 let sent = Instant::now();
-                let outcome = carry(coordinator.as_mut(), &ticket);
-                let after = SystemClock.now_ms();
+                let outcome = carry(coordinator.as_mut(), &ticket, &SystemClock);
                 let Some(outcome) = outcome else {
                     finish(&shared); // a release, carried: the last request
                     return;
                 };
-                let outcome = check_clock(&shared, coordinator.as_mut(), &ticket, outcome, after);
                 report(&shared.status, &ticket, &outcome, sent.elapsed());
                 let mut keeper = shared.keeper();
                 keeper.answer(ticket.seq, outcome, shared.now());
@@ -297,7 +280,7 @@ fn spawn_requests(
 /// Tells the status what an answer confirmed: the round trip, and a mark.
 fn report(status: &LeaseStatus, ticket: &Ticket, outcome: &Outcome, took: Duration) {
     match (&ticket.request, outcome) {
-        (_, Outcome::Claimed(claim)) => {
+        (_, Outcome::Claimed { claim, .. }) => {
             status.set_round_trip(took);
             status.set_mark(claim.floor_ms, false);
             status.unstall();
@@ -310,42 +293,6 @@ fn report(status: &LeaseStatus, ticket: &Ticket, outcome: &Outcome, took: Durati
         (_, Outcome::Done(_)) => status.set_round_trip(took),
         _ => {}
     }
-}
-
-/// A claim whose coordinator's clock is far ahead of ours is given back and refused: IDs
-/// stamped with our clock could reuse time another host used. `after` is our clock when the
-/// answer arrived.
-fn check_clock(
-    shared: &Shared,
-    coordinator: &mut dyn Coordinator,
-    ticket: &Ticket,
-    outcome: Outcome,
-    after: i64,
-) -> Outcome {
-    let Outcome::Claimed(claim) = outcome else {
-        return outcome;
-    };
-    let Some(server_ms) = claim.server_ms else {
-        return Outcome::Claimed(claim);
-    };
-    let behind = server_ms - after;
-    *shared
-        .server_offset_ms
-        .lock()
-        .unwrap_or_else(|e| e.into_inner()) = Some(behind);
-    if behind <= MAX_CLOCK_BEHIND_MS {
-        return Outcome::Claimed(claim);
-    }
-    let describe = coordinator.describe();
-    coordinator.release(claim, None, ticket.deadline_ms);
-    Outcome::ClaimFailed(Error::new(
-        ErrorCode::ClockMovedBackwards,
-        format!(
-            "the local clock is {behind} ms behind that of {describe} (more than the \
-             {MAX_CLOCK_BEHIND_MS} ms allowed): IDs stamped with it could reuse time of another \
-             host; fix the clock (NTP) and start again"
-        ),
-    ))
 }
 
 /// The keeper thread. It ends when the keeper is released: after handing the release to the
@@ -401,10 +348,8 @@ impl NodeLease for KeptLease {
     fn grant(&self, want_ms: i64, now_ms: i64) -> Result<Grant> {
         let shared = &self.shared;
         let started = shared.now();
-        let grant_wait = (self.term_ms / 4).max(GRANT_WAIT_MIN_MS);
         let mut keeper = shared.keeper();
-        // Since when the mark is awaited (a wait for the floor does not count).
-        let mut mark_wait_from = started;
+        let grant_wait = keeper.grant_wait_ms();
         let mut woke = false;
         loop {
             let now = shared.now();
@@ -428,7 +373,6 @@ impl NodeLease for KeptLease {
                         .wait_timeout(keeper, Duration::from_millis(left.max(1) as u64))
                         .unwrap_or_else(|e| e.into_inner())
                         .0;
-                    mark_wait_from = shared.now();
                     continue;
                 }
                 Err(Refusal::NeedMark) => {}
@@ -438,19 +382,12 @@ impl NodeLease for KeptLease {
             // other without pause while a write is in flight (each poll tells `changed`),
             // burning the CPU that many processes starting at once need.
             wake_keeper_once(shared, &mut woke);
-            let waited = now - mark_wait_from;
+            // Since the keeper first refused for the mark (a wait for the floor does not
+            // count); past `grant_wait` the keeper refuses with lease_lost itself.
+            let waited = keeper.mark_awaited_ms(now);
             // Others learn at once (lock-free) that IDs wait on an unconfirmed mark.
             if waited >= MARK_STALL_MS {
                 shared.status.stall();
-            }
-            if waited >= grant_wait {
-                return Err(Error::new(
-                    ErrorCode::LeaseLost,
-                    format!(
-                        "{} did not confirm the high-water mark within {waited} ms",
-                        self.describe
-                    ),
-                ));
             }
             let until = if waited < MARK_STALL_MS {
                 MARK_STALL_MS

@@ -1,6 +1,7 @@
 //! What the keeper asks of a coordinator and what comes back: requests matched to answers by
 //! a sequence number, and `carry`, which takes one request to a backend.
 
+use crate::clock::Clock;
 use crate::error::Error;
 use crate::lease::coordinator::{Claim, Coordinator, Failure};
 
@@ -24,6 +25,9 @@ pub enum Request {
         claim: Claim,
         mark_ms: Option<i64>,
     },
+    /// Give back a claim the keeper refused (the clock check at claim), and lease on: the
+    /// index is freed at once, the written mark kept. Answered `Done` once carried.
+    GiveBack(Claim),
 }
 
 /// A request with what the keeper needs to match its answer.
@@ -40,7 +44,12 @@ pub struct Ticket {
 /// What the coordinator answered.
 #[derive(Debug, Clone)]
 pub enum Outcome {
-    Claimed(Claim),
+    /// A claim, and the local wall clock (Unix ms) as its answer arrived: the keeper compares
+    /// it with the coordinator's (`Claim::server_ms`), the clock check at claim.
+    Claimed {
+        claim: Claim,
+        local_ms: i64,
+    },
     ClaimFailed(Error),
     /// A renewal or write succeeded; the claim as the backend updated it.
     Done(Claim),
@@ -58,8 +67,12 @@ pub enum Next {
 }
 
 /// Carries `ticket` to `coordinator` and returns its answer (`None` for a release, which is
-/// not answered).
-pub fn carry(coordinator: &mut dyn Coordinator, ticket: &Ticket) -> Option<Outcome> {
+/// not answered). `wall` is the local wall clock, read as a claim's answer arrives.
+pub fn carry(
+    coordinator: &mut dyn Coordinator,
+    ticket: &Ticket,
+    wall: &dyn Clock,
+) -> Option<Outcome> {
     let deadline = ticket.deadline_ms;
     let done = |result: Result<(), Failure>, claim: Claim| match result {
         Ok(()) => Outcome::Done(claim),
@@ -75,7 +88,10 @@ pub fn carry(coordinator: &mut dyn Coordinator, ticket: &Ticket) -> Option<Outco
                 coordinator.abandon(old);
             }
             match coordinator.claim_within(count, mark_limit_ms, deadline) {
-                Ok(claim) => Outcome::Claimed(claim),
+                Ok(claim) => Outcome::Claimed {
+                    claim,
+                    local_ms: wall.now_ms(),
+                },
                 Err(err) => Outcome::ClaimFailed(err),
             }
         }
@@ -88,6 +104,10 @@ pub fn carry(coordinator: &mut dyn Coordinator, ticket: &Ticket) -> Option<Outco
             coordinator.write_mark(&mut claim, expected_ms, new_ms, deadline),
             claim,
         ),
+        Request::GiveBack(claim) => {
+            coordinator.release(claim.clone(), None, deadline);
+            Outcome::Done(claim)
+        }
         Request::Release { claim, mark_ms } => {
             coordinator.release(claim, mark_ms, deadline);
             return None;

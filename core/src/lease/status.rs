@@ -87,11 +87,9 @@ impl LossReason {
     }
 }
 
-/// How long a generator waits for a mark the coordinator has not confirmed before the status
-/// says IDs cannot be issued (the waiting call itself keeps waiting up to the grant's bound).
-/// A mark write answers in a few ms on a healthy coordinator, and is normally sent long before
-/// the generator needs it (`keeper::MIN_LEAD_MS`).
-pub const MARK_STALL_MS: i64 = 250;
+/// How long a generator waits for a mark before the status says IDs cannot be issued: a timing
+/// policy, so it is the keeper's (`keeper::MARK_STALL_MS`).
+pub use crate::lease::keeper::MARK_STALL_MS;
 
 /// A shared, lock-free view of one lease. Cloning shares it.
 #[derive(Debug, Clone)]

@@ -25,6 +25,8 @@ pub struct Holder {
     pub coordinator: Box<dyn Coordinator>,
     /// The generator's wall clock minus the keeper's clock.
     pub wall_offset: i64,
+    /// The keeper's clock (the simulation's).
+    pub clock: FakeClock,
 }
 
 impl Sim {
@@ -54,13 +56,22 @@ impl Sim {
     }
 
     pub fn holder(&self) -> Holder {
+        self.holder_with_wall_offset(WALL0)
+    }
+
+    /// A holder whose generator's wall clock is the keeper's plus `wall_offset`. The in-memory
+    /// coordinator answers a claim with its own clock (the keeper's) as the server time, so
+    /// with the keeper's clock set to `WALL0` an offset of `-behind` is a generator `behind`
+    /// ms behind the coordinator.
+    pub fn holder_with_wall_offset(&self, wall_offset: i64) -> Holder {
         let coordinator: MemoryCoordinator = self.board.connect();
         let mut keeper = Keeper::new(&self.layout, "test coordinator".into(), TERM);
-        keeper.set_gen_offset(WALL0);
+        keeper.set_gen_offset(wall_offset);
         Holder {
             keeper,
             coordinator: Box::new(coordinator),
-            wall_offset: WALL0,
+            wall_offset,
+            clock: self.clock.clone(),
         }
     }
 }
@@ -70,7 +81,7 @@ impl Holder {
     pub fn step(&mut self, sim: &Sim) -> Next {
         let next = self.keeper.poll(sim.now());
         if let Next::Send(ticket) = &next {
-            if let Some(outcome) = carry(self.coordinator.as_mut(), ticket) {
+            if let Some(outcome) = self.deliver(ticket) {
                 self.keeper.answer(ticket.seq, outcome, sim.now());
             }
         }
@@ -95,8 +106,11 @@ impl Holder {
         }
     }
 
+    /// Carries `ticket` to the coordinator, the generator's wall clock read as its answer
+    /// arrives (`wall_offset` past the keeper's).
     pub fn deliver(&mut self, ticket: &Ticket) -> Option<Outcome> {
-        carry(self.coordinator.as_mut(), ticket)
+        let wall = FakeClock::new(self.clock.now_ms() + self.wall_offset);
+        carry(self.coordinator.as_mut(), ticket, &wall)
     }
 
     pub fn wall(&self, sim: &Sim) -> i64 {

@@ -1,0 +1,137 @@
+//! The keeper's state: one enum whose variants carry what only they need (quinn-proto's
+//! connection `State` is the model), and the phase others see of it.
+
+use crate::error::Error;
+use crate::lease::coordinator::Claim;
+
+/// The keeper's phase, as tests, metrics and the driver see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// No claim yet, or leasing anew; a claim request may be in flight.
+    Acquiring,
+    /// A claim confirmed within the deadline.
+    Held,
+    /// Held, with a renewal or a mark write in flight.
+    Renewing,
+    /// The deadline passed, a request went unanswered, or the backend raised its alarm:
+    /// grants are refused while the keeper tries to confirm the claim again.
+    Suspect,
+    /// The claim is gone (or a term passed without confirmation): leasing anew after a pause.
+    Lost,
+    /// Given back; nothing more happens.
+    Released,
+}
+
+/// Why `grant` did not grant.
+#[derive(Debug, Clone)]
+pub enum Refusal {
+    /// No IDs now: the lease may be lost.
+    Lost(Error),
+    /// The mark must move first: wake the driver and ask again when it answered.
+    NeedMark,
+    /// The floor is ahead of the generator's clock (a fresh record, or a mark written ahead):
+    /// ask again once the generator's clock has passed this Unix ms. The mark is being
+    /// written meanwhile.
+    Wait(i64),
+}
+
+/// Since when (keeper clock) and why no lease is held: kept from the first failure until a
+/// claim is held again, so that messages say how long IDs have been refused.
+#[derive(Debug, Clone)]
+pub(super) struct NoLease {
+    pub since_ms: i64,
+    pub error: Error,
+}
+
+/// A claim the coordinator answered, and what the keeper learned of it since.
+#[derive(Debug, Clone)]
+pub(super) struct Holding {
+    pub claim: Claim,
+    /// When the last request the coordinator answered with success was sent.
+    pub confirmed_ms: i64,
+    /// The mark the coordinator confirmed.
+    pub mark_ms: Option<i64>,
+    /// IDs use time strictly after this (generator time): the stored mark the claim found, or
+    /// for a record with none `FRESH_RECORD_WAIT_MS` past the claim, and never below the mark
+    /// this keeper confirmed under the same index before it lost it.
+    pub floor_ms: i64,
+    /// The mark to write next (generator time): the generator's wish, or the first mark.
+    pub want_mark_ms: i64,
+    /// No request before this instant (after a request went unanswered).
+    pub retry_at: i64,
+    /// Since when (keeper clock) a generator waits for the mark to move: from the first
+    /// grant refused with `NeedMark` until one is made, or refused otherwise.
+    pub mark_awaited_since: Option<i64>,
+}
+
+impl Holding {
+    /// The instant grants stop unless a request is confirmed again.
+    pub fn deadline(&self, term_ms: i64) -> i64 {
+        self.confirmed_ms.saturating_add(term_ms / 2)
+    }
+
+    /// The highest mark confirmed, or the floor: what the claim may have used.
+    pub fn used_up_to(&self) -> i64 {
+        self.mark_ms.unwrap_or(i64::MIN).max(self.floor_ms)
+    }
+}
+
+/// Where the keeper stands with its lease.
+#[derive(Debug, Clone)]
+pub(super) enum KeeperState {
+    /// No claim held: a claim is to be sent, or is in flight.
+    Acquiring {
+        /// A claim given up on, to forget before the next claim (taken into the request).
+        abandoned: Option<Claim>,
+        /// The failure that ended the last lease or claim, when there was one.
+        no_lease: Option<NoLease>,
+    },
+    /// A claim answered by a coordinator whose clock is more than `MAX_CLOCK_BEHIND_MS`
+    /// ahead of the generator's: it is given back, then the keeper is `Lost` with `no_lease`.
+    Refusing {
+        claim: Claim,
+        abandoned: Option<Claim>,
+        no_lease: NoLease,
+    },
+    /// A claim confirmed within its deadline: grants are made.
+    Held(Holding),
+    /// A claim that may be lost: no grants until a request is confirmed within the deadline
+    /// again, or a term passes and it is lost.
+    Suspect(Holding),
+    /// No claim, after a failure: a claim is sent again at `retry_at`.
+    Lost {
+        no_lease: NoLease,
+        abandoned: Option<Claim>,
+        retry_at: i64,
+    },
+    /// Given back: nothing more happens.
+    Released,
+}
+
+impl KeeperState {
+    /// The claim held, suspect or not.
+    pub fn holding(&self) -> Option<&Holding> {
+        match self {
+            KeeperState::Held(h) | KeeperState::Suspect(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    pub fn holding_mut(&mut self) -> Option<&mut Holding> {
+        match self {
+            KeeperState::Held(h) | KeeperState::Suspect(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    /// Why no lease is held, when a failure said so.
+    pub fn no_lease(&self) -> Option<&NoLease> {
+        match self {
+            KeeperState::Acquiring { no_lease, .. } => no_lease.as_ref(),
+            KeeperState::Refusing { no_lease, .. } | KeeperState::Lost { no_lease, .. } => {
+                Some(no_lease)
+            }
+            _ => None,
+        }
+    }
+}
