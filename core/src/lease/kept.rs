@@ -18,9 +18,6 @@ use crate::lease::keeper::{carry, Keeper, Next, Outcome, Refusal, Request, State
 use crate::lease::node::{Fence, Grant, NodeLease, NodeSource};
 use crate::lease::status::{LeaseState, LeaseStatus, MARK_STALL_MS};
 
-/// How far the local clock may be behind the coordinator's at lease time (the keeper checks).
-pub use crate::lease::keeper::MAX_CLOCK_BEHIND_MS;
-
 /// Milliseconds of the system's monotonic clock, for the keeper's deadlines: a step of the
 /// wall clock moves no deadline. Every instance reads the same clock (no origin of its own),
 /// so a keeper and its backend agree even when made apart, and nothing is kept that a

@@ -16,7 +16,7 @@
 //! │   └── container.rs    why the implicit directory is refused in a container
 //! │
 //! │   coordinator leases: one keeper, many backends
-//! ├── keeper.rs       the state machine (acquiring, held, renewing, suspect, lost,
+//! ├── keeper/         the state machine (acquiring, held, renewing, suspect, lost,
 //! │                   released), stepped with an injected clock; no threads, no I/O
 //! ├── requests.rs     what the keeper asks a backend, matched to the answers
 //! ├── kept.rs         the keeper on its threads, as a NodeLease over any Coordinator
