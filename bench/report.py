@@ -1,15 +1,15 @@
 """Merges the per-language results of bench/run.sh, prints the table of ratios, checks the bar,
 and draws the chart. Standard library only.
 
-    python3 bench/report.py RAW_DIR OUT_DIR [--page docs/benchmarks.md] [--readme README.md]
+    python3 bench/report.py RAW_DIR OUT_DIR [--page docs/benchmarks.md] [--docs-root .]
 
 RAW_DIR holds meta.json, rust.json, python.json, node.json and c.json (any may be missing);
 OUT_DIR gets latest.json (everything, merged), table.md (the tables and the bar) and
 chart.svg. With --page the block between `<!-- bench:results -->` and
-`<!-- /bench:results -->` in that file is replaced by table.md; with --readme the README's
-headline figures (the blocks `<!-- bench:summary -->` and `<!-- bench:headline -->`) are
-written from the same results (`headline`; tests/docs/bench_figures.py checks that they agree
-with bench/results/latest.json). Never fails on a timing.
+`<!-- /bench:results -->` in that file is replaced by table.md; with --docs-root the headline
+figures of README.md, docs/index.md and docs/benchmarks.md (the `<!-- bench:NAME -->` blocks of
+DOC_BLOCKS) are written from the same results (`headline`; tests/docs/bench_figures.py checks
+that they agree with bench/results/latest.json). Never fails on a timing.
 """
 
 from __future__ import annotations
@@ -305,20 +305,73 @@ def headline(r: dict[str, Any]) -> dict[str, str]:
     if c and c.get("tight_borrow") and core_tight is not None:
         d = c["tight_borrow"]["ns"] - core_tight
         parts.append(f"the C ABI adds {d:.1f} ns" if d >= 0 else f"the C ABI adds nothing ({d:.1f} ns)")
-    return {"summary": summary, "headline": "; ".join(parts) + "."}
+    return {"summary": summary, "headline": "; ".join(parts) + ".", "headline-table": headline_table(r)}
+
+
+def headline_table(r: dict[str, Any]) -> str:
+    """The "Headline" table of docs/benchmarks.md: flakery's figure per language and its
+    nearest peers', from the same results as the tables below it."""
+    rows = ["| | flakery | against |", "|---|---|---|"]
+
+    def against(lang: dict[str, dict[str, Any]], ours: float, keys: list[tuple[str, str, str]]) -> str:
+        out = []
+        for key, label, note in keys:
+            v = get(lang.get(key), "per_call", "ns")
+            if v is not None:
+                out.append(f"{label} {fmt_ns(v)} ns ({fmt_ratio(v / ours)}{note})")
+        return ", ".join(out)
+
+    rust = by_key(r.get("rust") or {})
+    fb = get(rust.get("flakery-borrow"), "per_call", "ns")
+    if fb is not None:
+        peers = sorted(
+            ((g["key"], g["name"].split(" (")[0], "") for g in rust.values()
+             if not g.get("flakery") and g["key"] in ("ferroid", "rs-snowflake", "snowflaked")),
+            key=lambda k: get(rust.get(k[0]), "per_call", "ns") or math.inf,
+        )
+        rows.append(f"| Rust, per call | {fmt_ns(fb)} ns | {against(rust, fb, peers)} |")
+    py = by_key(r.get("python") or {})
+    pn = get(py.get("flakery-next_id"), "per_call", "ns")
+    if pn is not None:
+        keys = [("uuid_utils-uuid7", "uuid_utils", ""), ("snowflake-id", "snowflake-id", "")]
+        rows.append(f"| Python, per call | {fmt_ns(pn)} ns (`flakery.next_id()`) | {against(py, pn, keys)} |")
+    node = by_key(r.get("node") or {})
+    nn = get(node.get("flakery-nextId"), "per_call", "ns")
+    if nn is not None:
+        keys = [("sapphire-snowflake", "@sapphire/snowflake", ", repeats IDs"), ("nodejs-snowflake", "nodejs-snowflake", "")]
+        rows.append(f"| Node, per call | {fmt_ns(nn)} ns (`nextId()`) | {against(node, nn, keys)} |")
+    c = r.get("c")
+    core_tight = get(r.get("rust"), "core_tight_borrow", "ns")
+    if c and c.get("tight_borrow") and core_tight is not None:
+        rows.append(f"| C ABI | {c['tight_borrow']['ns'] - core_tight:+.2f} ns over the core | |")
+    w = rust.get("flakery-wait")
+    rate, cr = get(w, "sustained", "ids_per_s"), get(w, "sustained", "ceiling_ratio")
+    if rate is not None and cr is not None:
+        rows.append(f"| Sustained, `wait`, twitter layout | {fmt_rate(rate)} IDs/s, {cr:.0%} of the layout's ceiling | |")
+    return "\n".join(rows)
 
 
 README_BLOCKS = ("summary", "headline")
 
 
+# The blocks of figures in the docs, by file: README's sentence and list item, the same
+# sentence on the site's first page, and the headline table of the benchmarks page.
+DOC_BLOCKS = {
+    "README.md": ("summary", "headline"),
+    "docs/index.md": ("summary",),
+    "docs/benchmarks.md": ("headline-table",),
+}
+TABLE_BLOCKS = ("headline-table",)
+
+
 def readme_blocks(text: str) -> dict[str, str]:
-    """The text between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->` for each README block,
-    with the line breaks of the wrapped paragraph read as spaces."""
+    """The text between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->` for each block of
+    figures in `text`: a paragraph's with its line breaks read as spaces, a table's as it is."""
     out = {}
-    for name in README_BLOCKS:
+    for name in (*README_BLOCKS, *TABLE_BLOCKS):
         m = re.search(rf"<!-- bench:{name} -->(.*?)<!-- /bench:{name} -->", text, re.S)
         if m:
-            out[name] = " ".join(m.group(1).split())
+            out[name] = m.group(1).strip() if name in TABLE_BLOCKS else " ".join(m.group(1).split())
     return out
 
 
@@ -335,14 +388,20 @@ def wrap(text: str, first: int, indent: str, width: int = 96) -> str:
     return ("\n" + indent).join(lines)
 
 
-def update_readme(text: str, figures: dict[str, str]) -> str:
-    """`text` with each README block replaced by its figures, wrapped where the block starts."""
-    for name in README_BLOCKS:
+def update_readme(text: str, figures: dict[str, str], names: tuple[str, ...] = README_BLOCKS) -> str:
+    """`text` with each block `names` replaced by its figures: a paragraph's wrapped where the
+    block starts, a table's on lines of its own."""
+    for name in names:
         start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
         if start not in text or end not in text:
             raise ValueError(f"no {start} ... {end} block")
         head, rest = text.split(start, 1)
         _, tail = rest.split(end, 1)
+        if name in TABLE_BLOCKS:
+            # Blank lines around the table: a line that starts an HTML comment would otherwise
+            # take the table into its HTML block.
+            text = head + start + "\n\n" + figures[name] + "\n\n" + end + tail
+            continue
         line_start = head.rfind("\n") + 1
         column = len(head) - line_start + len(start)
         indent = " " * (len(head[line_start:]) - len(head[line_start:].lstrip(" -")))
@@ -399,7 +458,7 @@ def main(argv: list[str]) -> int:
         return 2
     raw, out_dir = argv[1], argv[2]
     page = argv[argv.index("--page") + 1] if "--page" in argv else None
-    readme = argv[argv.index("--readme") + 1] if "--readme" in argv else None
+    docs_root = argv[argv.index("--docs-root") + 1] if "--docs-root" in argv else None
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
     r: dict[str, Any] = {"meta": load(os.path.join(raw, "meta.json")) or {}}
     for lang in ("rust", "python", "node", "c"):
@@ -469,16 +528,17 @@ def main(argv: list[str]) -> int:
             print(f"(updated the results in {page})")
         else:
             print(f"(no {start} block in {page}: not updated)", file=sys.stderr)
-    if readme:
-        text = open(readme).read()
-        try:
-            updated = update_readme(text, r["headline"])
-        except ValueError as e:
-            print(f"(README {readme}: {e}: not updated)", file=sys.stderr)
-            return 1
-        with open(readme, "w") as f:
-            f.write(updated)
-        print(f"(updated the headline figures in {readme})")
+    if docs_root:
+        for name, blocks in DOC_BLOCKS.items():
+            path = os.path.join(docs_root, name)
+            try:
+                updated = update_readme(open(path).read(), r["headline"], blocks)
+            except (OSError, ValueError) as e:
+                print(f"({path}: {e}: not updated)", file=sys.stderr)
+                return 1
+            with open(path, "w") as f:
+                f.write(updated)
+            print(f"(updated the headline figures in {path})")
     return 0
 
 

@@ -236,8 +236,9 @@ EOF
 # runs (bench/results/{latest.json,table.md,chart.svg}, docs/benchmarks.md) stay as they are.
 if want rust || want python || want node || want c; then
   page_args=()
-  # README's headline figures come from the same results (tests/docs/bench_figures.py checks).
-  [ "$update_docs" = 1 ] && page_args=(--page "$root/docs/benchmarks.md" --readme "$root/README.md")
+  # The headline figures of README.md, docs/index.md and docs/benchmarks.md come from the same
+  # results (bench/report.py DOC_BLOCKS; tests/docs/bench_figures.py checks).
+  [ "$update_docs" = 1 ] && page_args=(--page "$root/docs/benchmarks.md" --docs-root "$root")
   echo
   python3 bench/report.py "$raw" "$out" "${page_args[@]}"
   echo "bench: results in ${out#"$root"/}/ (latest.json, table.md, chart.svg); load average $load_before before, $load_after after"

@@ -1,10 +1,11 @@
 """The benchmark figures the docs show are the ones the last run wrote.
 
 bench/run.sh --update-docs writes bench/results/{latest.json,table.md}, the results block of
-docs/benchmarks.md (a copy of table.md) and the README's headline figures (bench/report.py
-`headline`, from latest.json). This checks that none of them was edited by hand or left
-behind: README's `<!-- bench:summary -->` and `<!-- bench:headline -->` blocks are what
-`headline` makes of latest.json, and docs/benchmarks.md's block is table.md.
+docs/benchmarks.md (a copy of table.md) and the headline figures of README.md, docs/index.md
+and docs/benchmarks.md (bench/report.py `headline`, from latest.json, into the blocks its
+DOC_BLOCKS names). This checks that none of them was edited by hand or left behind: each
+`<!-- bench:NAME -->` block is what `headline` makes of latest.json, and docs/benchmarks.md's
+results block is table.md.
 
     python3 tests/docs/bench_figures.py [ROOT]
 """
@@ -25,14 +26,17 @@ def main(argv: list[str]) -> int:
     failures = []
 
     want = report.headline(results)
-    got = report.readme_blocks((root / "README.md").read_text())
-    for name in report.README_BLOCKS:
-        if got.get(name) != want[name]:
-            failures.append(
-                f"README.md's bench:{name} block is not what bench/results/latest.json gives "
-                f"(run bash bench/run.sh --update-docs, never edit it by hand):\n"
-                f"  README: {got.get(name)!r}\n  latest: {want[name]!r}"
-            )
+    checks = 1
+    for name, blocks in report.DOC_BLOCKS.items():
+        got = report.readme_blocks((root / name).read_text())
+        for block in blocks:
+            checks += 1
+            if got.get(block) != want[block]:
+                failures.append(
+                    f"{name}'s bench:{block} block is not what bench/results/latest.json gives "
+                    f"(run bash bench/run.sh --update-docs, never edit it by hand):\n"
+                    f"  {name}: {got.get(block)!r}\n  latest: {want[block]!r}"
+                )
 
     page = (root / "docs/benchmarks.md").read_text()
     start, end = "<!-- bench:results -->", "<!-- /bench:results -->"
@@ -43,7 +47,6 @@ def main(argv: list[str]) -> int:
 
     for failure in failures:
         print(f"FAIL: {failure}", file=sys.stderr)
-    checks = len(report.README_BLOCKS) + 1
     print(f"bench figures: {checks - len(failures)} passed, {len(failures)} failed")
     return 1 if failures else 0
 
