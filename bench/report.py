@@ -1,12 +1,15 @@
 """Merges the per-language results of bench/run.sh, prints the table of ratios, checks the bar,
 and draws the chart. Standard library only.
 
-    python3 bench/report.py RAW_DIR OUT_DIR [--page docs/benchmarks.md]
+    python3 bench/report.py RAW_DIR OUT_DIR [--page docs/benchmarks.md] [--docs-root .]
 
 RAW_DIR holds meta.json, rust.json, python.json, node.json and c.json (any may be missing);
 OUT_DIR gets latest.json (everything, merged), table.md (the tables and the bar) and
 chart.svg. With --page the block between `<!-- bench:results -->` and
-`<!-- /bench:results -->` in that file is replaced by table.md. Never fails on a timing.
+`<!-- /bench:results -->` in that file is replaced by table.md; with --docs-root the headline
+figures of README.md, docs/index.md and docs/benchmarks.md (the `<!-- bench:NAME -->` blocks of
+DOC_BLOCKS) are written from the same results (`headline`; tests/docs/bench_figures.py checks
+that they agree with bench/results/latest.json). Never fails on a timing.
 """
 
 from __future__ import annotations
@@ -206,8 +209,8 @@ def bar_checks(r: dict[str, Any]) -> list[tuple[str, Optional[bool], str]]:
     ))
     ps = get(py.get("flakery-next_id"), "sustained", "ceiling_ratio")
     out.append((
-        "Python: a loop over next_id() sustains ≥ 97% of the ceiling",
-        None if ps is None else ps >= 0.97,
+        "Python: a loop over next_id() sustains ≥ 99% of the ceiling",
+        None if ps is None else ps >= 0.99,
         "not measured" if ps is None else f"{get(py.get('flakery-next_id'), 'sustained', 'ids_per_s'):,.0f} IDs/s, {ps:.2%}",
     ))
     y = (r.get("python") or {}).get("next_ids_yardstick")
@@ -239,6 +242,171 @@ def bar_checks(r: dict[str, Any]) -> list[tuple[str, Optional[bool], str]]:
         reason = (c or {}).get("skipped") or "not measured"
         out.append(("C: a call through the C ABI ≤ 3 ns more than the core", None, reason))
     return out
+
+
+def times(peer: float, ours: float) -> str:
+    """How flakery's time compares with a peer's, in words that stay true either way."""
+    x, word = (peer / ours, "faster") if peer >= ours else (ours / peer, "slower")
+    # Two decimals where the two are close (flakery and ferroid), one elsewhere.
+    return f"{x:.2f}× {word} than" if x < 1.5 else f"{x:.1f}× {word} than"
+
+
+def headline(r: dict[str, Any]) -> dict[str, str]:
+    """The README's figures, from the merged results: `summary` (the opening sentence's) and
+    `headline` (the "Fast where it counts" item). A language that was not measured says so."""
+    rust = by_key(r.get("rust") or {})
+    py = by_key(r.get("python") or {})
+    node = by_key(r.get("node") or {})
+    fb = get(rust.get("flakery-borrow"), "per_call", "ns")
+    pn = get(py.get("flakery-next_id"), "per_call", "ns")
+    nn = get(node.get("flakery-nextId"), "per_call", "ns")
+    ns = lambda v: f"{v:.0f} ns" if v is not None else "(not measured)"
+    summary = f"about {ns(fb)} an ID in Rust, {ns(pn)} in Python, {ns(nn)} in Node"
+
+    parts = []
+    if fb is not None:
+        peers = [(g["name"], get(g, "per_call", "ns")) for g in rust.values() if not g.get("flakery")]
+        peers = [(n, v) for n, v in peers if v is not None]
+        text = f"Rust {fb:.1f} ns a call"
+        if peers:
+            name, v = min(peers, key=lambda p: p[1])
+            text += f", {times(v, fb)} the fastest Rust peer ({name.split(' (')[0]})"
+        sn = get(rust.get("snowflaked"), "per_call", "ns")
+        if sn is not None:
+            text += f" and {times(sn, fb)} snowflaked"
+        parts.append(text)
+    else:
+        parts.append("Rust not measured")
+    if pn is not None:
+        text = "Python `flakery.next_id()`"
+        uu = get(py.get("uuid_utils-uuid7"), "per_call", "ns")
+        sf = get(py.get("snowflake-id"), "per_call", "ns")
+        cmp = []
+        if uu is not None:
+            cmp.append(f"{times(uu, pn)} `uuid_utils.uuid7()`")
+        if sf is not None:
+            cmp.append(f"{times(sf, pn)} `snowflake-id`")
+        parts.append(f"{text} {pn:.1f} ns" + (", " + " and ".join(cmp) if cmp else ""))
+    else:
+        parts.append("Python not measured")
+    if nn is not None:
+        cmp = []
+        sa = get(node.get("sapphire-snowflake"), "per_call", "ns")
+        ns = get(node.get("nodejs-snowflake"), "per_call", "ns")
+        if sa is not None:
+            cmp.append(f"{times(sa, nn)} `@sapphire/snowflake` (which repeats IDs above 4,096 a millisecond)")
+        if ns is not None:
+            cmp.append(f"{times(ns, nn)} `nodejs-snowflake`")
+        parts.append(f"Node `nextId()` {nn:.1f} ns" + (", " + " and ".join(cmp) if cmp else ""))
+    else:
+        parts.append("Node not measured")
+    c = r.get("c")
+    core_tight = get(r.get("rust"), "core_tight_borrow", "ns")
+    if c and c.get("tight_borrow") and core_tight is not None:
+        d = c["tight_borrow"]["ns"] - core_tight
+        parts.append(f"the C ABI adds {d:.1f} ns" if d >= 0 else f"the C ABI adds nothing ({d:.1f} ns)")
+    return {"summary": summary, "headline": "; ".join(parts) + ".", "headline-table": headline_table(r)}
+
+
+def headline_table(r: dict[str, Any]) -> str:
+    """The "Headline" table of docs/benchmarks.md: flakery's figure per language and its
+    nearest peers', from the same results as the tables below it."""
+    rows = ["| | flakery | against |", "|---|---|---|"]
+
+    def against(lang: dict[str, dict[str, Any]], ours: float, keys: list[tuple[str, str, str]]) -> str:
+        out = []
+        for key, label, note in keys:
+            v = get(lang.get(key), "per_call", "ns")
+            if v is not None:
+                out.append(f"{label} {fmt_ns(v)} ns ({fmt_ratio(v / ours)}{note})")
+        return ", ".join(out)
+
+    rust = by_key(r.get("rust") or {})
+    fb = get(rust.get("flakery-borrow"), "per_call", "ns")
+    if fb is not None:
+        peers = sorted(
+            ((g["key"], g["name"].split(" (")[0], "") for g in rust.values()
+             if not g.get("flakery") and g["key"] in ("ferroid", "rs-snowflake", "snowflaked")),
+            key=lambda k: get(rust.get(k[0]), "per_call", "ns") or math.inf,
+        )
+        rows.append(f"| Rust, per call | {fmt_ns(fb)} ns | {against(rust, fb, peers)} |")
+    py = by_key(r.get("python") or {})
+    pn = get(py.get("flakery-next_id"), "per_call", "ns")
+    if pn is not None:
+        keys = [("uuid_utils-uuid7", "uuid_utils", ""), ("snowflake-id", "snowflake-id", "")]
+        rows.append(f"| Python, per call | {fmt_ns(pn)} ns (`flakery.next_id()`) | {against(py, pn, keys)} |")
+    node = by_key(r.get("node") or {})
+    nn = get(node.get("flakery-nextId"), "per_call", "ns")
+    if nn is not None:
+        keys = [("sapphire-snowflake", "@sapphire/snowflake", ", repeats IDs"), ("nodejs-snowflake", "nodejs-snowflake", "")]
+        rows.append(f"| Node, per call | {fmt_ns(nn)} ns (`nextId()`) | {against(node, nn, keys)} |")
+    c = r.get("c")
+    core_tight = get(r.get("rust"), "core_tight_borrow", "ns")
+    if c and c.get("tight_borrow") and core_tight is not None:
+        rows.append(f"| C ABI | {c['tight_borrow']['ns'] - core_tight:+.2f} ns over the core | |")
+    w = rust.get("flakery-wait")
+    rate, cr = get(w, "sustained", "ids_per_s"), get(w, "sustained", "ceiling_ratio")
+    if rate is not None and cr is not None:
+        rows.append(f"| Sustained, `wait`, twitter layout | {fmt_rate(rate)} IDs/s, {cr:.0%} of the layout's ceiling | |")
+    return "\n".join(rows)
+
+
+README_BLOCKS = ("summary", "headline")
+
+
+# The blocks of figures in the docs, by file: README's sentence and list item, the same
+# sentence on the site's first page, and the headline table of the benchmarks page.
+DOC_BLOCKS = {
+    "README.md": ("summary", "headline"),
+    "docs/index.md": ("summary",),
+    "docs/benchmarks.md": ("headline-table",),
+}
+TABLE_BLOCKS = ("headline-table",)
+
+
+def readme_blocks(text: str) -> dict[str, str]:
+    """The text between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->` for each block of
+    figures in `text`: a paragraph's with its line breaks read as spaces, a table's as it is."""
+    out = {}
+    for name in (*README_BLOCKS, *TABLE_BLOCKS):
+        m = re.search(rf"<!-- bench:{name} -->(.*?)<!-- /bench:{name} -->", text, re.S)
+        if m:
+            out[name] = m.group(1).strip() if name in TABLE_BLOCKS else " ".join(m.group(1).split())
+    return out
+
+
+def wrap(text: str, first: int, indent: str, width: int = 96) -> str:
+    """`text` wrapped at `width` columns, its first line starting at column `first`."""
+    lines, line, col = [], [], first
+    for word in text.split():
+        if line and col + 1 + len(word) > width:
+            lines.append(" ".join(line))
+            line, col = [], len(indent)
+        col += len(word) + (1 if line else 0)
+        line.append(word)
+    lines.append(" ".join(line))
+    return ("\n" + indent).join(lines)
+
+
+def update_readme(text: str, figures: dict[str, str], names: tuple[str, ...] = README_BLOCKS) -> str:
+    """`text` with each block `names` replaced by its figures: a paragraph's wrapped where the
+    block starts, a table's on lines of its own."""
+    for name in names:
+        start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+        if start not in text or end not in text:
+            raise ValueError(f"no {start} ... {end} block")
+        head, rest = text.split(start, 1)
+        _, tail = rest.split(end, 1)
+        if name in TABLE_BLOCKS:
+            # Blank lines around the table: a line that starts an HTML comment would otherwise
+            # take the table into its HTML block.
+            text = head + start + "\n\n" + figures[name] + "\n\n" + end + tail
+            continue
+        line_start = head.rfind("\n") + 1
+        column = len(head) - line_start + len(start)
+        indent = " " * (len(head[line_start:]) - len(head[line_start:].lstrip(" -")))
+        text = head + start + wrap(figures[name], column, indent) + end + tail
+    return text
 
 
 def svg_chart(r: dict[str, Any]) -> str:
@@ -290,6 +458,7 @@ def main(argv: list[str]) -> int:
         return 2
     raw, out_dir = argv[1], argv[2]
     page = argv[argv.index("--page") + 1] if "--page" in argv else None
+    docs_root = argv[argv.index("--docs-root") + 1] if "--docs-root" in argv else None
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
     r: dict[str, Any] = {"meta": load(os.path.join(raw, "meta.json")) or {}}
     for lang in ("rust", "python", "node", "c"):
@@ -302,6 +471,7 @@ def main(argv: list[str]) -> int:
             g.setdefault("version", lock.get(g["library"], "?"))
     bar = bar_checks(r)
     r["bar"] = [{"bar": b, "met": m, "figure": f} for b, m, f in bar]
+    r["headline"] = headline(r)
 
     meta = r["meta"]
     md = [
@@ -358,6 +528,17 @@ def main(argv: list[str]) -> int:
             print(f"(updated the results in {page})")
         else:
             print(f"(no {start} block in {page}: not updated)", file=sys.stderr)
+    if docs_root:
+        for name, blocks in DOC_BLOCKS.items():
+            path = os.path.join(docs_root, name)
+            try:
+                updated = update_readme(open(path).read(), r["headline"], blocks)
+            except (OSError, ValueError) as e:
+                print(f"({path}: {e}: not updated)", file=sys.stderr)
+                return 1
+            with open(path, "w") as f:
+                f.write(updated)
+            print(f"(updated the headline figures in {path})")
     return 0
 
 

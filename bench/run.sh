@@ -2,7 +2,7 @@
 # flakery beside its peers, Rust, Python, Node and the C ABI, in one run on this machine.
 #
 #   bash bench/run.sh                  # full run (about 5 minutes): bench/results/{latest.json,table.md,chart.svg}
-#   bash bench/run.sh --update-docs    # the same, and the results of docs/benchmarks.md
+#   bash bench/run.sh --update-docs    # the same, and the results of docs/benchmarks.md and README's headline figures
 #   bash bench/run.sh --smoke          # tiny counts, every language, no timing asserted (CI): bench/results/tmp/smoke/
 #   bash bench/run.sh --only rust,python   # some of rust, python, node, c, server, startup
 #
@@ -49,6 +49,10 @@ while [ $# -gt 0 ]; do
   shift
 done
 want() { case ",$langs," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+if [ "$smoke" = 1 ] && [ "$update_docs" = 1 ]; then
+  echo "--update-docs with --smoke would publish the smoke run's figures: choose one" >&2
+  exit 2
+fi
 
 if [ "$smoke" = 1 ]; then
   out="$root/bench/results/tmp/smoke"
@@ -232,7 +236,9 @@ EOF
 # runs (bench/results/{latest.json,table.md,chart.svg}, docs/benchmarks.md) stay as they are.
 if want rust || want python || want node || want c; then
   page_args=()
-  [ "$update_docs" = 1 ] && page_args=(--page "$root/docs/benchmarks.md")
+  # The headline figures of README.md, docs/index.md and docs/benchmarks.md come from the same
+  # results (bench/report.py DOC_BLOCKS; tests/docs/bench_figures.py checks).
+  [ "$update_docs" = 1 ] && page_args=(--page "$root/docs/benchmarks.md" --docs-root "$root")
   echo
   python3 bench/report.py "$raw" "$out" "${page_args[@]}"
   echo "bench: results in ${out#"$root"/}/ (latest.json, table.md, chart.svg); load average $load_before before, $load_after after"

@@ -1,8 +1,9 @@
 /* eslint-disable */
 // The head of index.d.ts, written by hand in bindings-node/types.d.ts (napi build generates
-// the rest from the functions themselves). It declares what napi-rs cannot see: the hot
+// the rest from the functions themselves and from the `#[napi(object)]` result types:
+// `DecodedId`, `LayoutInfo`, `LayoutField`). It declares what napi-rs cannot see: the hot
 // calls, which are registered by hand (bindings-node/src/fast.rs), and the shapes of the
-// objects that the functions read and build by hand. tests/node/types.test.mjs checks these
+// option objects that the functions read by hand. tests/node/types.test.mjs checks these
 // declarations against the module as it loads.
 //
 // Errors, from every function: a `TypeError` when a value has the wrong type (code
@@ -118,74 +119,8 @@ export interface ComposeOptions {
   fields?: Record<string, number | bigint>
 }
 
-/** An ID taken apart by `decode()`. */
-export interface DecodedId {
-  id: bigint
-  /** Unix milliseconds. */
-  timestampMs: number
-  date: Date
-  /**
-   * 0 when the layout has no datacenter field. (A bigint if the layout gives the field
-   * more than 53 bits; likewise `workerId` and `sequence`.)
-   */
-  datacenterId: number
-  workerId: number
-  sequence: number
-  /**
-   * Every field of the layout by name, constants included, with its raw value (`time` in
-   * ticks since the epoch): a number for fields up to 53 bits wide, else a bigint.
-   */
-  fields: Record<string, number | bigint>
-}
-
 /** Options of `decode()`. */
 export interface DecodeOptions {
   /** Default `'twitter'`. */
   layout?: string | LayoutInfo
 }
-
-/** One field of a layout. */
-export interface LayoutField {
-  name: string
-  kind: 'time' | 'datacenter' | 'worker' | 'sequence' | 'constant'
-  bits: number
-  /** The bit position of the field's lowest bit. */
-  shift: number
-  /** The value of a constant field unless a generator is given another. */
-  default: number | bigint
-}
-
-/** A layout described: `layouts()` and `layoutInfoOf()`. */
-export interface LayoutInfo {
-  /** The preset's name, or null for a layout that is not a preset. */
-  name: string | null
-  /** The spec string (the preset's full spec in `layouts()`). */
-  spec: string
-  /** The shortest spec string that reads back as this layout. */
-  canonical: string
-  /** One line: fields, epoch, unit, capacity, when it runs out. */
-  description: string
-  fields: Array<LayoutField>
-  totalBits: number
-  epochMs: number
-  epoch: Date
-  /** 'ms', '10ms', 's', or any whole number of them: '5ms', '100ms', '2s'. */
-  unit: string
-  /** IDs one node can make in one tick. */
-  idsPerTick: number
-  /** IDs one node can make in one second. */
-  idsPerSecond: number
-  datacenterIds: number
-  workerIds: number
-  /** Distinct node identities (datacenter x worker). */
-  nodeIds: number
-  /** The first Unix millisecond at which no ID can be made any more. */
-  exhaustedAtMs: number
-  /** `exhaustedAtMs` as a Date; null when it is past what a Date can hold. */
-  exhaustedAt: Date | null
-  /** Milliseconds from when this object was made until no ID can be made (0 once run out). */
-  timeLeftMs: number
-  /** IDs are unsigned 64-bit by definition (`discord`): `decode`/`compose` reach 2^64-1. */
-  unsigned: boolean
-}
-

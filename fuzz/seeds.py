@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed inputs of each fuzz target into corpus/<target>/: the presets (read from
-core/src/layout.rs), the layouts and IDs of tests/vectors/decode.json, and edge cases. Run it
+core/src/layout/presets.rs), the layouts and IDs of tests/vectors/decode.json, and edge cases. Run it
 once before a campaign; `cargo fuzz cmin` then keeps only the inputs that add coverage."""
 import hashlib
 import json
@@ -11,7 +11,7 @@ import struct
 FUZZ = pathlib.Path(__file__).resolve().parent
 ROOT = FUZZ.parent
 presets = re.findall(r'\(\s*"([a-z0-9-]+)",\s*"([^"]+)",?\s*\)',
-                     (ROOT / "core/src/layout.rs").read_text())
+                     (ROOT / "core/src/layout/presets.rs").read_text())
 vectors = json.loads((ROOT / "tests/vectors/decode.json").read_text())
 assert presets and vectors
 

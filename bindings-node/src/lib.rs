@@ -7,21 +7,24 @@
 //!
 //! The hot calls (`nextId`, `nextIdString`, `nextIds`, module-level and per generator) are
 //! plain Node-API callbacks (`fast`), each the one body of its call; their TypeScript
-//! declarations, and the shapes of the option and result objects, are written by hand in
-//! `bindings-node/types.d.ts`, which `napi build` puts at the head of `index.d.ts`.
+//! declarations, and the shapes of the option objects, are written by hand in
+//! `bindings-node/types.d.ts`, which `napi build` puts at the head of `index.d.ts`. Every
+//! other result is a napi-rs type (`results`: `#[napi(object)]`, `BigInt`, `JsDate`), whose
+//! declarations napi-rs generates.
 
 use std::sync::Arc;
 
 use flakery::options::{DatabaseMode, DatabaseUrl};
 use flakery::option_table as table;
 use flakery::{Layout, Options, SequencePolicy};
-use napi::bindgen_prelude::This;
+use napi::bindgen_prelude::{BigInt, This};
 use napi::{sys, Env, JsValue, Unknown, ValueType};
 use napi_derive::napi;
 
 mod errors;
 mod fast;
 mod read;
+mod results;
 pub mod text;
 mod values;
 
@@ -32,11 +35,9 @@ fn install_coordinators() {
     flakery_coordinators::install();
 }
 
-use errors::{core_error, range_error, type_error, JsResult, OrThrow};
+use errors::{core_error, type_error, JsResult, OrThrow};
 use read::{get_string, read_id_u64, read_string, value_type, OptionsObject};
-use values::{
-    new_array, new_biguint, new_date, new_field_value, new_number, ObjectBuilder, Raw, MAX_DATE_MS,
-};
+use results::{field_value, DecodedId, FieldValue, LayoutInfo};
 
 /// The process-wide generator, made on first use from the `FLAKERY_*` environment and shared
 /// by every worker thread of the process.
@@ -114,15 +115,15 @@ impl Generator {
     }
 
     #[napi(catch_unwind, getter, ts_return_type = "number")]
-    pub fn datacenter_id(&self, env: Env) -> napi::Result<Raw, &'static str> {
+    pub fn datacenter_id(&self) -> FieldValue {
         let bits = self.inner.layout().datacenter().map_or(0, |s| s.bits);
-        new_field_value(env.raw(), self.inner.datacenter_id(), bits).map(Raw)
+        field_value(self.inner.datacenter_id(), bits)
     }
 
     #[napi(catch_unwind, getter, ts_return_type = "number")]
-    pub fn worker_id(&self, env: Env) -> napi::Result<Raw, &'static str> {
+    pub fn worker_id(&self) -> FieldValue {
         let bits = self.inner.layout().worker().map_or(0, |s| s.bits);
-        new_field_value(env.raw(), self.inner.worker_id(), bits).map(Raw)
+        field_value(self.inner.worker_id(), bits)
     }
 
     /// Where the node ID came from: `explicit`, `environment`, `hostname`, `zookeeper`,
@@ -162,49 +163,24 @@ fn layout_or_twitter(layout: Option<Layout>) -> Layout {
 /// integer; `options.layout` (or a spec string in its place) defaults to `twitter`.
 #[napi(
     catch_unwind,
-    ts_args_type = "id: bigint | string | number, options?: DecodeOptions | string",
-    ts_return_type = "DecodedId"
+    ts_args_type = "id: bigint | string | number, options?: DecodeOptions | string"
 )]
-pub fn decode(env: Env, id: Unknown, options: Unknown) -> napi::Result<Raw, &'static str> {
-    let env = env.raw();
-    let id = read_id_u64(env, id.raw())?;
-    let layout = match value_type(env, options.raw())? {
-        ValueType::String => Layout::parse(&get_string(env, options.raw())?).or_throw(env)?,
+pub fn decode<'env>(
+    env: &'env Env,
+    id: Unknown,
+    options: Unknown,
+) -> napi::Result<DecodedId<'env>, &'static str> {
+    let raw = env.raw();
+    let id = read_id_u64(raw, id.raw())?;
+    let layout = match value_type(raw, options.raw())? {
+        ValueType::String => Layout::parse(&get_string(raw, options.raw())?).or_throw(raw)?,
         _ => {
-            let o = OptionsObject::read(env, options.raw(), "decode options", &["layout"])?;
+            let o = OptionsObject::read(raw, options.raw(), "decode options", &["layout"])?;
             layout_or_twitter(o.layout()?)
         }
     };
-    let decoded = flakery::decode_u64(id, &layout).or_throw(env)?;
-    let bits = |slot: Option<flakery::Slot>| slot.map_or(0, |s| s.bits);
-    let mut fields = ObjectBuilder::new(env)?;
-    for ((name, value), field) in decoded.fields.iter().zip(layout.fields()) {
-        let value = new_field_value(env, *value, field.slot.bits)?;
-        fields.set_dynamic(name, value)?;
-    }
-    let mut out = ObjectBuilder::new(env)?;
-    out.set(c"id", new_biguint(env, decoded.id)?)?;
-    out.set(c"timestampMs", new_date_ms(env, decoded.timestamp_ms)?)?;
-    out.set(c"date", new_date(env, decoded.timestamp_ms)?)?;
-    let datacenter = new_field_value(env, decoded.datacenter_id, bits(layout.datacenter()))?;
-    out.set(c"datacenterId", datacenter)?;
-    let worker = new_field_value(env, decoded.worker_id, bits(layout.worker()))?;
-    out.set(c"workerId", worker)?;
-    let sequence = new_field_value(env, decoded.sequence, layout.sequence().bits)?;
-    out.set(c"sequence", sequence)?;
-    out.set(c"fields", fields.finish())?;
-    Ok(Raw(out.finish()))
-}
-
-/// A timestamp as a number, refused where a number or a Date could not hold it exactly.
-fn new_date_ms(env: sys::napi_env, ms: i64) -> JsResult<sys::napi_value> {
-    if !(-MAX_DATE_MS..=MAX_DATE_MS).contains(&ms) {
-        return Err(range_error(
-            env,
-            format!("timestamp {ms} ms is beyond what a JavaScript Date can hold"),
-        ));
-    }
-    new_number(env, ms as f64)
+    let decoded = flakery::decode_u64(id, &layout).or_throw(raw)?;
+    DecodedId::new(env, decoded, &layout)
 }
 
 const COMPOSE_KEYS: [&str; 6] = [
@@ -218,12 +194,8 @@ const COMPOSE_KEYS: [&str; 6] = [
 
 /// Builds the ID that `decode` takes apart into these parts. `timestampMs` is rounded down to
 /// its tick; every other value must fit its field. `layout` defaults to `twitter`.
-#[napi(
-    catch_unwind,
-    ts_args_type = "parts: ComposeOptions",
-    ts_return_type = "bigint"
-)]
-pub fn compose(env: Env, parts: Unknown) -> napi::Result<Raw, &'static str> {
+#[napi(catch_unwind, ts_args_type = "parts: ComposeOptions")]
+pub fn compose(env: Env, parts: Unknown) -> napi::Result<BigInt, &'static str> {
     let env = env.raw();
     if value_type(env, parts.raw())? == ValueType::Undefined {
         return Err(type_error(
@@ -245,87 +217,33 @@ pub fn compose(env: Env, parts: Unknown) -> napi::Result<Raw, &'static str> {
     };
     // Unsigned layouts (discord) reach 2^64-1; signed ones refuse bit 63 as compose does.
     let id = flakery::compose_u64(&parts, &layout).or_throw(env)?;
-    new_biguint(env, id).map(Raw)
+    Ok(BigInt::from(id))
 }
 
 // ---------------------------------------------------------------------------------------------
 // Layouts
 
-fn layout_info(
-    env: sys::napi_env,
-    layout: &Layout,
-    name: Option<&str>,
-    spec: &str,
-) -> JsResult<sys::napi_value> {
-    let capacity = layout.capacity();
-    let mut fields = Vec::with_capacity(layout.fields().len());
-    for field in layout.fields() {
-        let mut f = ObjectBuilder::new(env)?;
-        f.set_string(c"name", &field.name)?;
-        f.set_string(c"kind", field.kind.as_str())?;
-        f.set_number(c"bits", f64::from(field.slot.bits))?;
-        f.set_number(c"shift", f64::from(field.slot.shift))?;
-        f.set(
-            c"default",
-            new_field_value(env, field.default, field.slot.bits)?,
-        )?;
-        fields.push(f.finish());
-    }
-    let mut out = ObjectBuilder::new(env)?;
-    match name {
-        Some(name) => out.set_string(c"name", name)?,
-        None => out.set_null(c"name")?,
-    }
-    out.set_string(c"spec", spec)?;
-    out.set_string(c"canonical", &layout.to_string())?;
-    out.set_string(c"description", &flakery::layout::describe(layout))?;
-    out.set(c"fields", new_array(env, &fields)?)?;
-    out.set_number(c"totalBits", f64::from(layout.total_bits()))?;
-    out.set_number(c"epochMs", layout.epoch_ms() as f64)?;
-    out.set(c"epoch", new_date(env, layout.epoch_ms())?)?;
-    out.set_string(c"unit", &layout.unit().as_str())?;
-    out.set_number(c"idsPerTick", capacity.ids_per_tick as f64)?;
-    out.set_number(c"idsPerSecond", capacity.ids_per_second as f64)?;
-    out.set_number(c"datacenterIds", capacity.datacenter_ids as f64)?;
-    out.set_number(c"workerIds", capacity.worker_ids as f64)?;
-    out.set_number(c"nodeIds", capacity.node_ids as f64)?;
-    out.set_number(c"exhaustedAtMs", capacity.exhausted_at_ms as f64)?;
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    out.set_number(c"timeLeftMs", layout.time_left_ms(now_ms) as f64)?;
-    out.set_bool(c"unsigned", layout.is_unsigned())?;
-    if (-MAX_DATE_MS..=MAX_DATE_MS).contains(&capacity.exhausted_at_ms) {
-        out.set(c"exhaustedAt", new_date(env, capacity.exhausted_at_ms)?)?;
-    } else {
-        out.set_null(c"exhaustedAt")?;
-    }
-    Ok(out.finish())
-}
-
 /// The presets of docs/spec.md#layouts, in its order, with their fields and capacity.
-#[napi(catch_unwind, ts_return_type = "LayoutInfo[]")]
-pub fn layouts(env: Env) -> napi::Result<Raw, &'static str> {
-    let env = env.raw();
+#[napi(catch_unwind)]
+pub fn layouts(env: &Env) -> napi::Result<Vec<LayoutInfo<'_>>, &'static str> {
     let mut items = Vec::with_capacity(flakery::layout::PRESETS.len());
     for (name, spec) in flakery::layout::PRESETS {
-        let layout = Layout::parse(spec).or_throw(env)?;
-        items.push(layout_info(env, &layout, Some(name), spec)?);
+        let layout = Layout::parse(spec).or_throw(env.raw())?;
+        items.push(LayoutInfo::new(env, &layout, Some(name), spec)?);
     }
-    new_array(env, &items).map(Raw)
+    Ok(items)
 }
 
 /// Parses a layout spec (`'discord'`, `'twitter;epoch=2020-01-01T00:00:00Z'`,
 /// `'time:41,worker:10,sequence:12;epoch=1288834974657'`) and describes it; an invalid spec
 /// throws a `RangeError` with code `invalid_layout`.
-#[napi(
-    catch_unwind,
-    ts_args_type = "spec: string",
-    ts_return_type = "LayoutInfo"
-)]
-pub fn layout_info_of(env: Env, spec: Unknown) -> napi::Result<Raw, &'static str> {
-    let env = env.raw();
-    let spec = read_string(env, spec.raw(), "spec")?;
-    let layout = Layout::parse(&spec).or_throw(env)?;
-    layout_info(env, &layout, layout.preset_name(), &spec).map(Raw)
+#[napi(catch_unwind, ts_args_type = "spec: string")]
+pub fn layout_info_of<'env>(
+    env: &'env Env,
+    spec: Unknown,
+) -> napi::Result<LayoutInfo<'env>, &'static str> {
+    let raw = env.raw();
+    let spec = read_string(raw, spec.raw(), "spec")?;
+    let layout = Layout::parse(&spec).or_throw(raw)?;
+    LayoutInfo::new(env, &layout, layout.preset_name(), &spec)
 }

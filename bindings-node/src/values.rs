@@ -1,78 +1,14 @@
-//! Building JavaScript values through Node-API: numbers, bigints, dates, ID strings and arrays,
-//! plain objects.
+//! The hot calls' results, built through raw Node-API (`fast`): an ID's string from a stack
+//! buffer, and a `BigInt64Array` that the core fills in place. Every other result is a
+//! napi-rs type (`results`).
 
 use std::ptr;
 
-use napi::bindgen_prelude::ToNapiValue;
 use napi::sys;
 
 use flakery::{text, IdFormat};
 
-use crate::errors::{check, core_error, range_error, JsResult, OrThrow};
-
-/// A value already made through Node-API, handed back as it is.
-pub struct Raw(pub(crate) sys::napi_value);
-
-impl ToNapiValue for Raw {
-    unsafe fn to_napi_value(_env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
-        Ok(val.0)
-    }
-}
-
-pub(crate) fn new_bigint(env: sys::napi_env, value: i64) -> JsResult<sys::napi_value> {
-    let mut out = ptr::null_mut();
-    // SAFETY: env is live; out is written by the call.
-    check(unsafe { sys::napi_create_bigint_int64(env, value, &mut out) })?;
-    Ok(out)
-}
-
-/// A `bigint` of an unsigned 64-bit ID (`BigUint64`): IDs of unsigned layouts reach 2^64-1.
-pub(crate) fn new_biguint(env: sys::napi_env, value: u64) -> JsResult<sys::napi_value> {
-    let mut out = ptr::null_mut();
-    // SAFETY: env is live; out is written by the call.
-    check(unsafe { sys::napi_create_bigint_uint64(env, value, &mut out) })?;
-    Ok(out)
-}
-
-pub(crate) fn new_number(env: sys::napi_env, value: f64) -> JsResult<sys::napi_value> {
-    let mut out = ptr::null_mut();
-    // SAFETY: as above.
-    check(unsafe { sys::napi_create_double(env, value, &mut out) })?;
-    Ok(out)
-}
-
-/// A field value: a `number` when the field is at most 53 bits wide (every value is exact),
-/// a `bigint` when it is wider. The type depends on the layout, never on the value.
-pub(crate) fn new_field_value(
-    env: sys::napi_env,
-    value: u64,
-    bits: u32,
-) -> JsResult<sys::napi_value> {
-    if bits <= 53 {
-        new_number(env, value as f64)
-    } else {
-        let mut out = ptr::null_mut();
-        // SAFETY: as above.
-        check(unsafe { sys::napi_create_bigint_uint64(env, value, &mut out) })?;
-        Ok(out)
-    }
-}
-
-/// The largest magnitude of a JavaScript `Date`, in milliseconds.
-pub(crate) const MAX_DATE_MS: i64 = 8_640_000_000_000_000;
-
-pub(crate) fn new_date(env: sys::napi_env, ms: i64) -> JsResult<sys::napi_value> {
-    if !(-MAX_DATE_MS..=MAX_DATE_MS).contains(&ms) {
-        return Err(range_error(
-            env,
-            format!("timestamp {ms} ms is beyond what a JavaScript Date can hold"),
-        ));
-    }
-    let mut out = ptr::null_mut();
-    // SAFETY: as above.
-    check(unsafe { sys::napi_create_date(env, ms as f64, &mut out) })?;
-    Ok(out)
-}
+use crate::errors::{check, core_error, JsResult, OrThrow};
 
 /// `id` in `format`, made into a string from a stack buffer: no heap allocation.
 pub(crate) fn new_id_text(
@@ -148,93 +84,5 @@ pub(crate) fn new_id_array(
             &mut array,
         )
     })?;
-    Ok(array)
-}
-
-/// A plain object under construction.
-pub(crate) struct ObjectBuilder {
-    env: sys::napi_env,
-    object: sys::napi_value,
-}
-
-impl ObjectBuilder {
-    pub(crate) fn new(env: sys::napi_env) -> napi::Result<Self, &'static str> {
-        let mut object = ptr::null_mut();
-        // SAFETY: env is live.
-        check(unsafe { sys::napi_create_object(env, &mut object) })?;
-        Ok(ObjectBuilder { env, object })
-    }
-
-    /// Sets `key` (a NUL-terminated literal) to a value made through Node-API.
-    pub(crate) fn set(&mut self, key: &std::ffi::CStr, value: sys::napi_value) -> JsResult<()> {
-        // SAFETY: object and value are live handles; key is NUL-terminated.
-        check(unsafe { sys::napi_set_named_property(self.env, self.object, key.as_ptr(), value) })
-    }
-
-    /// Sets a key that is not a literal (a field name from a layout).
-    pub(crate) fn set_dynamic(&mut self, key: &str, value: sys::napi_value) -> JsResult<()> {
-        let mut name = ptr::null_mut();
-        // SAFETY: the pointer and length describe valid UTF-8.
-        check(unsafe {
-            sys::napi_create_string_utf8(
-                self.env,
-                key.as_ptr().cast(),
-                key.len() as isize,
-                &mut name,
-            )
-        })?;
-        // SAFETY: all three handles are live.
-        check(unsafe { sys::napi_set_property(self.env, self.object, name, value) })
-    }
-
-    pub(crate) fn set_number(&mut self, key: &std::ffi::CStr, value: f64) -> JsResult<()> {
-        let value = new_number(self.env, value)?;
-        self.set(key, value)
-    }
-
-    pub(crate) fn set_string(&mut self, key: &std::ffi::CStr, value: &str) -> JsResult<()> {
-        let mut out = ptr::null_mut();
-        // SAFETY: the pointer and length describe valid UTF-8.
-        check(unsafe {
-            sys::napi_create_string_utf8(
-                self.env,
-                value.as_ptr().cast(),
-                value.len() as isize,
-                &mut out,
-            )
-        })?;
-        self.set(key, out)
-    }
-
-    pub(crate) fn set_bool(&mut self, key: &std::ffi::CStr, value: bool) -> JsResult<()> {
-        let mut out = ptr::null_mut();
-        // SAFETY: env is live; out is written by the call.
-        check(unsafe { sys::napi_get_boolean(self.env, value, &mut out) })?;
-        self.set(key, out)
-    }
-
-    pub(crate) fn set_null(&mut self, key: &std::ffi::CStr) -> JsResult<()> {
-        let mut out = ptr::null_mut();
-        // SAFETY: env is live.
-        check(unsafe { sys::napi_get_null(self.env, &mut out) })?;
-        self.set(key, out)
-    }
-
-    pub(crate) fn finish(self) -> sys::napi_value {
-        self.object
-    }
-}
-
-pub(crate) fn new_array(
-    env: sys::napi_env,
-    items: &[sys::napi_value],
-) -> JsResult<sys::napi_value> {
-    let mut array = ptr::null_mut();
-    // SAFETY: env is live.
-    check(unsafe { sys::napi_create_array_with_length(env, items.len(), &mut array) })?;
-    for (i, item) in items.iter().enumerate() {
-        // SAFETY: array and item are live handles.
-        check(unsafe { sys::napi_set_element(env, array, i as u32, *item) })?;
-    }
     Ok(array)
 }

@@ -88,5 +88,8 @@ if [ "$got" != "$expected" ]; then
 fi
 echo "fixtures: 1 passed, 0 failed"
 
+echo "--- the benchmark figures of README.md and docs/benchmarks.md are the last run's"
+python3 tests/docs/bench_figures.py "$root"
+
 echo "--- the code blocks of README.md and docs/"
 check README.md docs/*.md

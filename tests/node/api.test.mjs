@@ -292,3 +292,31 @@ test('the default export is the CommonJS module', () => {
   assert.equal(flakery.nextId, nextId)
   assert.equal(flakery.Generator, Generator)
 })
+
+// decode, layouts and layoutInfoOf return napi-rs objects (#[napi(object)]): their keys, in
+// this order, and the type of each value are the shape index.d.ts declares.
+const shapeOf = (o) => Object.entries(o).map(([k, v]) => [k, v === null ? 'null' : v instanceof Date ? 'Date' : typeof v])
+
+test('decode, layouts and layoutInfoOf keep their shapes', () => {
+  assert.deepEqual(shapeOf(decode(1541815603606036480n)), [
+    ['id', 'bigint'], ['timestampMs', 'number'], ['date', 'Date'], ['datacenterId', 'number'],
+    ['workerId', 'number'], ['sequence', 'number'], ['fields', 'object'],
+  ])
+  // A field wider than 53 bits is a bigint, whatever its value; the others stay numbers.
+  const wide = decode(5n, { layout: 'time:8,sequence:55;epoch=0' })
+  assert.deepEqual(shapeOf(wide.fields), [['time', 'number'], ['sequence', 'bigint']])
+  assert.equal(wide.sequence, 5n)
+  assert.equal(typeof compose({ timestampMs: 0, layout: 'time:8,sequence:55;epoch=0' }), 'bigint')
+  const info = [
+    ['name', 'string'], ['spec', 'string'], ['canonical', 'string'], ['description', 'string'],
+    ['fields', 'object'], ['totalBits', 'number'], ['epochMs', 'number'], ['epoch', 'Date'],
+    ['unit', 'string'], ['idsPerTick', 'number'], ['idsPerSecond', 'number'],
+    ['datacenterIds', 'number'], ['workerIds', 'number'], ['nodeIds', 'number'],
+    ['exhaustedAtMs', 'number'], ['timeLeftMs', 'number'], ['unsigned', 'boolean'], ['exhaustedAt', 'Date'],
+  ]
+  for (const l of layouts()) assert.deepEqual(shapeOf(l), info, l.name)
+  const custom = layoutInfoOf('time:55,sequence:8;epoch=0')
+  assert.deepEqual(shapeOf(custom), info.map(([k, t]) => [k, k === 'name' || k === 'exhaustedAt' ? 'null' : t]))
+  assert.deepEqual(shapeOf(custom.fields[1]), [['name', 'string'], ['kind', 'string'], ['bits', 'number'], ['shift', 'number'], ['default', 'number']])
+  assert.deepEqual(shapeOf(layoutInfoOf('v:60=7,sequence:1,time:2;epoch=0').fields[0]), [['name', 'string'], ['kind', 'string'], ['bits', 'number'], ['shift', 'number'], ['default', 'bigint']])
+})

@@ -1,4 +1,4 @@
-//! The measuring harness of `bench/rust/benches/peers.rs`: how a figure is taken, with no peer
+//! The measuring harness of `bench/rust/benches/peers/`: how a figure is taken, with no peer
 //! library in it (the peers are dev-dependencies of this crate and live in the bench target).
 //!
 //! Every generator is measured the same way:
