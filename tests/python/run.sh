@@ -39,20 +39,13 @@ case "$location" in
   *) echo "FAIL: import flakery resolves to $location, not the venv's site-packages" >&2; exit 1 ;;
 esac
 
-status=0
-"$py" -m pytest -q -p no:cacheprovider "$root/tests/python" || status=$?
-if [ "$status" -eq 5 ]; then
-  echo "FAIL: pytest collected no tests" >&2
-  exit 1
-elif [ "$status" -ne 0 ]; then
-  echo "FAIL: pytest exited $status" >&2
-  exit "$status"
-fi
+check "pytest tests/python" pytest_run "$py" "$root/tests/python"
 
 echo "mypy --strict on tests/python/typecheck_example.py"
-"$py" -m mypy --strict --no-incremental "$root/tests/python/typecheck_example.py"
+check "mypy --strict tests/python/typecheck_example.py" \
+  "$py" -m mypy --strict --no-incremental "$root/tests/python/typecheck_example.py"
 echo "stubtest"
-"$py" -m mypy.stubtest flakery --allowlist "$root/tests/python/stubtest-allowlist.txt"
+check "stubtest" "$py" -m mypy.stubtest flakery --allowlist "$root/tests/python/stubtest-allowlist.txt"
 # The sdist must build on its own too: it holds only the crates the package needs.
 echo "sdist: build it, pip install it into a second environment"
 quiet "$py" -m pip install --disable-pip-version-check -q "maturin>=1.9.4,<2"
@@ -60,6 +53,7 @@ dist="$(mktemp -d)"
 quiet "$venv/bin/maturin" sdist --manifest-path "$root/bindings-python/Cargo.toml" -o "$dist"
 python3 -m venv "$dist/venv"
 quiet "$dist/venv/bin/python" -m pip install --disable-pip-version-check "$dist"/flakery-*.tar.gz
-"$dist/venv/bin/python" -c 'import flakery; assert flakery.decode(175928847299117063, "discord").sequence == 7; flakery.next_id()'
+check "the sdist builds and installs on its own" "$dist/venv/bin/python" -c \
+  'import flakery; assert flakery.decode(175928847299117063, "discord").sequence == 7; flakery.next_id()'
 rm -rf "$dist"
-echo "python: all passed"
+finish python

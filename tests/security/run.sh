@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Another local user against the host lease, and hosts without the default lease directory:
-# core/tests/security.rs, whose tests need root, a throwaway unprivileged user (made here
-# with useradd, removed on every exit) and private mount namespaces (unshare -m, so the
+# core/tests/security.rs (the core's `system-tests` feature: the workspace's plain
+# `cargo test` does not build it), whose tests need root, a throwaway unprivileged user (made
+# here with useradd, removed on every exit) and private mount namespaces (unshare -m, so the
 # machine's own /run is never touched).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,7 +22,7 @@ trap cleanup EXIT
 useradd --system --no-create-home --shell /usr/sbin/nologin "$user"
 
 echo "--- building core/tests/security.rs"
-exe="$(cargo test --locked -p flakery --test security --no-run 2>&1 \
+exe="$(cargo test --locked -p flakery --features system-tests --test security --no-run 2>&1 \
   | sed -n 's/.*Executable tests\/security.rs (\(.*\))$/\1/p')"
 [ -n "$exe" ] || { echo "FAIL: no test binary built" >&2; exit 1; }
 # From a directory the throwaway user can read, whatever the checkout's permissions.
@@ -32,4 +33,5 @@ unset_flakery_env
 export FLAKERY_SECURITY_UID="$(id -u "$user")" FLAKERY_SECURITY_GID="$(id -g "$user")"
 export FLAKERY_SECURITY_WORK="$work"
 echo "--- security tests as root, against user $user"
-"$work/security" --ignored --test-threads=1
+check "core/tests/security.rs as root" "$work/security" --ignored --test-threads=1
+finish security
