@@ -143,6 +143,13 @@ unset_flakery_env() {
     FLAKERY_DATABASE_URL FLAKERY_DATABASE_MODE
 }
 
+# built_this_run FILE: FILE was made during this run of tests/run.sh (it is newer than the
+# run's start mark, FLAKERY_RUN_MARK), so an area may install it rather than build it again.
+# Run alone, an area builds what it needs itself.
+built_this_run() {
+  [ -n "${FLAKERY_RUN_MARK:-}" ] && [ -f "$1" ] && [ "$1" -nt "$FLAKERY_RUN_MARK" ]
+}
+
 # pytest_run PYTHON PATH...: pytest -q on PATH; collecting no test at all is a failure too.
 pytest_run() {
   local py="$1" status=0

@@ -12,6 +12,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export FLAKERY_REPO_ROOT="$PWD"
 source tests/lib.sh
+# What the areas build in this run is newer than this mark (built_this_run, tests/lib.sh).
+FLAKERY_RUN_MARK="$(mktemp)"
+export FLAKERY_RUN_MARK
+trap 'rm -f "$FLAKERY_RUN_MARK"' EXIT
 
 areas=(
   tests/rust/run.sh
