@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fuzzing (cargo-fuzz, libFuzzer; nightly toolchain): builds the targets of fuzz/, replays the
 # committed corpus of each (every input once: what earlier campaigns found must still hold),
-# then fuzzes each target for FUZZ_SECONDS (default 20) from that corpus. Any failed property
-# or panic fails the area and prints the input that caused it. Long campaigns: docs/fuzzing.md.
+# then fuzzes each target for FUZZ_SECONDS (default 5: a smoke of each target; the replay is
+# the regression check) from that corpus. Any failed property or panic fails the area and
+# prints the input that caused it. Long campaigns: docs/fuzzing.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
@@ -20,7 +21,7 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
 fi
 
 targets=(layout_parse parse_id decode_compose text_forms env_options)
-seconds="${FUZZ_SECONDS:-20}"
+seconds="${FUZZ_SECONDS:-5}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/fuzz-run.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
