@@ -52,7 +52,11 @@ done
 rm -rf "$site"
 
 echo "--- what the blocks run against"
-cargo build --release --locked -q -p flakery-cli -p flakery-c
+# One package a command: `-p flakery-c` alone is the very build tests/c, tests/go and
+# tests/dist made (reused, not linked again with fat LTO); both together would unify their
+# dependencies' features differently and build the core and the library once more.
+cargo build --release --locked -q -p flakery-c
+cargo build --release --locked -q -p flakery-cli
 rlib="$(cargo build --release --locked -q -p flakery --message-format=json \
   | python3 -c 'import json, sys
 for line in sys.stdin:
