@@ -158,3 +158,8 @@ pytest_run() {
   [ "$status" -ne 5 ] || echo "FAIL: pytest collected no tests in $*" >&2
   return "$status"
 }
+
+# workspace_has PACKAGE: PACKAGE is a member of this cargo workspace.
+workspace_has() {
+  cargo metadata --no-deps --format-version 1 --locked | grep -q "\"name\":\"$1\""
+}

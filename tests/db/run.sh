@@ -14,7 +14,7 @@ need openssl openssl
 need faketime faketime
 unset_flakery_env
 bash tests/db/install.sh || skip_or_fail "Debian's postgresql / mariadb-server could not be installed"
-if cargo metadata --no-deps --format-version 1 --locked | grep -q '"name":"flakery-sql"'; then
+if workspace_has flakery-sql; then
   check "cargo test -p flakery-sql --features system-tests" \
     cargo test -p flakery-sql --features system-tests --locked
 else

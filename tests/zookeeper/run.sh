@@ -15,7 +15,7 @@ unset_flakery_env
 echo "--- ZooKeeper harness self-test"
 check "zkserver.py self-test" quiet python3 tests/zookeeper/selftest.py
 echo "--- the Rust lease tests against real servers"
-if cargo metadata --no-deps --format-version 1 --locked | grep -q '"name":"flakery-zookeeper"'; then
+if workspace_has flakery-zookeeper; then
   check "cargo test -p flakery-zookeeper --features system-tests" \
     cargo test -p flakery-zookeeper --features system-tests --locked
 else
