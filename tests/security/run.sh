@@ -3,7 +3,7 @@
 # core/tests/security.rs (the core's `system-tests` feature: the workspace's plain
 # `cargo test` does not build it), whose tests need root, a throwaway unprivileged user (made
 # here with useradd, removed on every exit) and private mount namespaces (unshare -m, so the
-# machine's own /run is never touched).
+# machine's own /run is never touched); and the CLI with a host name set in a UTS namespace.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
@@ -34,4 +34,8 @@ export FLAKERY_SECURITY_UID="$(id -u "$user")" FLAKERY_SECURITY_GID="$(id -g "$u
 export FLAKERY_SECURITY_WORK="$work"
 echo "--- security tests as root, against user $user"
 check "core/tests/security.rs as root" "$work/security" --ignored --test-threads=1
+# The CLI with a host name that is not UTF-8, set in a UTS namespace of its own (the same
+# command line as tests/rust's `cargo test --workspace`, so nothing is built again).
+check "cli.rs: a host name that is not UTF-8 (a UTS namespace)" \
+  cargo test --workspace --locked --test cli -- --ignored --exact a_host_name_that_is_not_utf8_is_no_panic
 finish security
