@@ -4,8 +4,12 @@
 # every part ran and produced its figures and checks, never a timing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash bench/run.sh --smoke
-python3 - bench/results/tmp/smoke/raw <<'PY'
+source tests/lib.sh
+status=0
+bash bench/run.sh --smoke || status=$?
+[ "$status" -ne "$SKIPPED_STATUS" ] || skip_or_fail "bench/run.sh --smoke skipped a part"
+[ "$status" -eq 0 ] || fail "bench/run.sh --smoke exited $status"
+tally "what bench/run.sh --smoke measured" python3 - bench/results/tmp/smoke/raw <<'PY'
 import json, os, sys
 raw = sys.argv[1]
 passed, failed = 0, []
@@ -57,6 +61,7 @@ except (OSError, ValueError, KeyError) as e:
     check("startup", False, f"no results ({e})")
 for f in failed:
     print("FAIL:", f)
-print(f"bench smoke: {passed} passed, {len(failed)} failed")
+print(f"{passed} passed, {len(failed)} failed")
 sys.exit(1 if failed else 0)
 PY
+finish "bench smoke"

@@ -1,14 +1,86 @@
 # Shared by the tests/*/run.sh scripts and bench/run.sh: source it.
 
-# skip_or_fail WHY: outside CI a tool that cannot be had skips the area with a loud notice;
-# in CI (CI=true) that is a failure.
+# An area that skips exits with this status (automake's): tests/run.sh counts it apart.
+SKIPPED_STATUS=77
+
+# skip_or_fail WHY: outside CI a tool that cannot be had skips the area with a loud notice
+# (exit status SKIPPED_STATUS); in CI (CI=true) that is a failure.
 skip_or_fail() {
   if [ "${CI:-}" = "true" ]; then
     echo "FAIL: $1 (CI=true: no test may be skipped)" >&2
     exit 1
   fi
   echo "!!!!!!!! SKIPPED: $1 !!!!!!!!" >&2
-  exit 0
+  exit "$SKIPPED_STATUS"
+}
+
+# ---- Results: every area closes with the one line `finish AREA` prints,
+#   AREA: N passed, N failed
+# (and ", N skipped" with a loud notice, outside CI only: in CI a skip is a failure). A check
+# is a command: `check WHAT COMMAND...` passes when it succeeds; `pass WHAT` / `fail WHAT` /
+# `skip WHAT` record what a script decides itself; `tally WHAT COMMAND...` runs a program
+# that closes with its own "[name: ]N passed, M failed" line and adds up its counts.
+RESULTS_PASSED=0
+RESULTS_FAILED=0
+RESULTS_SKIPPED=0
+pass() {
+  RESULTS_PASSED=$((RESULTS_PASSED + 1))
+  echo "ok: $*"
+}
+fail() {
+  RESULTS_FAILED=$((RESULTS_FAILED + 1))
+  echo "FAIL: $*" >&2
+}
+skip() {
+  if [ "${CI:-}" = "true" ]; then
+    fail "$* (skipped, and CI=true: no test may be skipped)"
+    return
+  fi
+  RESULTS_SKIPPED=$((RESULTS_SKIPPED + 1))
+  echo "!!!!!!!! SKIPPED: $* !!!!!!!!" >&2
+}
+check() {
+  local what="$1"
+  shift
+  if "$@"; then pass "$what"; else fail "$what"; fi
+}
+tally() {
+  local what="$1" log rc line p f errexit=0
+  shift
+  log="$(mktemp)"
+  [[ $- == *e* ]] && errexit=1
+  set +e
+  "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  [ "$errexit" = 1 ] && set -e
+  line="$(grep -E '^([A-Za-z0-9 _-]+: )?[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1 || true)"
+  rm -f "$log"
+  if [ -z "$line" ]; then
+    fail "$what printed no closing 'N passed, M failed' line (exit $rc)"
+    return 0
+  fi
+  line="${line##*: }"
+  p="${line%% passed*}"
+  f="${line#*passed, }"
+  f="${f%% failed}"
+  RESULTS_PASSED=$((RESULTS_PASSED + p))
+  RESULTS_FAILED=$((RESULTS_FAILED + f))
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    fail "$what exited $rc"
+  fi
+}
+# finish AREA: prints the area's closing line; returns 1 when anything failed, SKIPPED_STATUS
+# when something was skipped (outside CI), else 0.
+finish() {
+  local line="$1: $RESULTS_PASSED passed, $RESULTS_FAILED failed"
+  if [ "$RESULTS_SKIPPED" -gt 0 ]; then
+    echo "!!!!!!!! $1: $RESULTS_SKIPPED skipped !!!!!!!!" >&2
+    line="$line, $RESULTS_SKIPPED skipped"
+  fi
+  echo
+  echo "$line"
+  [ "$RESULTS_FAILED" -eq 0 ] || return 1
+  [ "$RESULTS_SKIPPED" -eq 0 ] || return "$SKIPPED_STATUS"
 }
 
 ensure_cargo() {
@@ -69,4 +141,20 @@ unset_flakery_env() {
   unset FLAKERY_LAYOUT FLAKERY_WORKER_ID FLAKERY_DATACENTER_ID FLAKERY_ZOOKEEPER \
     FLAKERY_NAMESPACE FLAKERY_LEASE_DIR FLAKERY_SESSION_TIMEOUT_MS \
     FLAKERY_DATABASE_URL FLAKERY_DATABASE_MODE
+}
+
+# built_this_run FILE: FILE was made during this run of tests/run.sh (it is newer than the
+# run's start mark, FLAKERY_RUN_MARK), so an area may install it rather than build it again.
+# Run alone, an area builds what it needs itself.
+built_this_run() {
+  [ -n "${FLAKERY_RUN_MARK:-}" ] && [ -f "$1" ] && [ "$1" -nt "$FLAKERY_RUN_MARK" ]
+}
+
+# pytest_run PYTHON PATH...: pytest -q on PATH; collecting no test at all is a failure too.
+pytest_run() {
+  local py="$1" status=0
+  shift
+  "$py" -m pytest -q -p no:cacheprovider "$@" || status=$?
+  [ "$status" -ne 5 ] || echo "FAIL: pytest collected no tests in $*" >&2
+  return "$status"
 }

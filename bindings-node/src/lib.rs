@@ -14,8 +14,8 @@
 
 use std::sync::Arc;
 
-use flakery::options::{DatabaseMode, DatabaseUrl};
 use flakery::option_table as table;
+use flakery::options::{DatabaseMode, DatabaseUrl};
 use flakery::{Layout, Options, SequencePolicy};
 use napi::bindgen_prelude::{BigInt, This};
 use napi::{sys, Env, JsValue, Unknown, ValueType};

@@ -7,7 +7,8 @@
 #   - tests/c/versions.c as C11 under ASan + UBSan: struct_size across versions (an older and
 #     a newer flakery_options against this library);
 #   - tests/c/test.c  again, against an installed copy through pkg-config: shared and static.
-# Closes with "c: N passed, M failed" (the sum of every run's own closing line).
+# Closes with "c: N passed, M failed" (tests/lib.sh: the sum of every program's own closing
+# line, and the checks made here).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
@@ -42,39 +43,26 @@ fi
 
 echo "--- cargo build --release -p flakery-c"
 cargo build --release --locked -p flakery-c
-echo "--- cargo test -p flakery-c (include/flakery.h is what cbindgen generates)"
-cargo test --locked -p flakery-c
+echo "--- include/flakery.h is what cbindgen generates"
+# tests/rust's command line with a filter: in tests/run.sh its test binaries are built already
+# (a `-p flakery-c` of its own would unify features anew and build the core once more).
+header_is_generated() {
+  local out
+  out="$(cargo test --workspace --locked --lib -- --exact header_test::header_is_up_to_date 2>&1)" \
+    || { printf '%s\n' "$out"; return 1; }
+  grep -q '^test header_test::header_is_up_to_date ... ok$' <<<"$out" \
+    || { printf '%s\n' "$out"; echo "the header test did not run" >&2; return 1; }
+}
+check "include/flakery.h is what cbindgen generates" header_is_generated
 
 # The link line of docs/c.md: the archive, then FLAKERY_STATIC_LIBS.
 sanitize=(-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all)
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 
-passed=0
-failed=0
 run() { # run NAME PROGRAM: runs a test program and adds up its closing "N passed, M failed".
-  local name="$1" out rc=0
-  shift
-  echo "--- $name"
-  out="$("$@" 2>&1)" || rc=$?
-  printf '%s\n' "$out"
-  local line
-  line="$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -n 1 || true)"
-  if [ -z "$line" ]; then
-    echo "FAIL: $name printed no closing line (exit $rc)"
-    failed=$((failed + 1))
-    return
-  fi
-  local p f
-  p="${line%% passed*}"
-  f="${line#*passed, }"
-  f="${f%% failed}"
-  passed=$((passed + p))
-  failed=$((failed + f))
-  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-    echo "FAIL: $name exited $rc"
-    failed=$((failed + 1))
-  fi
+  echo "--- $1"
+  tally "$@"
 }
 
 echo "--- build: C11 + ASan/UBSan, static"
@@ -105,21 +93,9 @@ cc -std=c11 -Wall -Wextra -Werror -pedantic $(pkg-config --cflags flakery-static
 # (ldd's output is kept first: `ldd | grep -q` can fail under pipefail when grep exits early.)
 shared_deps="$(ldd "$work/test_c_shared")"
 static_deps="$(ldd "$work/test_c_pkgconfig_static")"
-if [[ "$shared_deps" == *libflakery.so* ]]; then
-  passed=$((passed + 1))
-else
-  echo "FAIL: test_c_shared does not load libflakery.so"
-  failed=$((failed + 1))
-fi
-if [[ "$static_deps" == *libflakery.so* ]]; then
-  echo "FAIL: test_c_pkgconfig_static loads libflakery.so"
-  failed=$((failed + 1))
-else
-  passed=$((passed + 1))
-fi
+check "test_c_shared loads libflakery.so" grep -q libflakery.so <<<"$shared_deps"
+check "test_c_pkgconfig_static does not load libflakery.so" \
+  bash -c '! grep -q libflakery.so <<<"$1"' _ "$static_deps"
 run "C test (shared, pkg-config flakery)" "$work/test_c_shared"
 run "C test (static, pkg-config flakery-static)" "$work/test_c_pkgconfig_static"
-
-echo
-echo "c: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish c

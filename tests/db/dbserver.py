@@ -47,6 +47,7 @@ import signal
 import socket
 import subprocess
 import sys
+import fcntl
 import tempfile
 import time
 
@@ -393,6 +394,44 @@ def _init_mariadb(srv: Server) -> None:
         raise RuntimeError(f"mariadb-install-db failed: {done.stdout}{done.stderr}")
 
 
+def _template_dir() -> str:
+    """Where the initialised data directories are kept between servers: beside cargo's build
+    output (a cache, like it; FLAKERY_DB_TEMPLATES overrides)."""
+    if os.environ.get("FLAKERY_DB_TEMPLATES"):
+        return os.environ["FLAKERY_DB_TEMPLATES"]
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    target = os.environ.get("CARGO_TARGET_DIR") or "target"
+    return os.path.join(root, target, "db-templates")
+
+
+def _init_data(srv: Server) -> None:
+    """srv's data directory as initdb / mariadb-install-db make it, copied from one made
+    before with the same program (each takes seconds; a copy, milliseconds). The template is
+    made once, in a directory of its own, under a lock (tests run servers side by side)."""
+    init = _init_postgres if srv.kind == "postgres" else _init_mariadb
+    program = _pg_bin("initdb") if srv.kind == "postgres" else _which("mariadb-install-db", "mysql_install_db")
+    stat = os.stat(os.path.realpath(program))
+    key = f"{srv.kind}-{os.geteuid()}-{stat.st_ino}-{stat.st_mtime_ns}"
+    cache = _template_dir()
+    template = os.path.join(cache, key)
+    os.makedirs(cache, exist_ok=True)
+    with open(os.path.join(cache, key + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.isdir(template):
+            work = tempfile.mkdtemp(prefix=f"sql-flakery-db-template-{srv.kind}-")
+            try:
+                os.chmod(work, 0o755)
+                made = Server(srv.kind, work, 0, "")
+                init(made)
+                staged = template + ".new"
+                shutil.rmtree(staged, ignore_errors=True)
+                shutil.copytree(made.data_dir, staged, symlinks=True)
+                os.rename(staged, template)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(template, srv.data_dir, symlinks=True)
+
+
 def _create_user(srv: Server) -> None:
     pw = srv.password
     if srv.kind == "postgres":
@@ -424,10 +463,7 @@ def start(kind: str, *, timeout: float = START_TIMEOUT_S, detached: bool = False
                 shutil.copy(os.path.join(tls_dir, name), os.path.join(dir, "tls", name))
             os.chmod(os.path.join(dir, "tls", "server.key"), 0o600)
         try:
-            if kind == "postgres":
-                _init_postgres(srv)
-            else:
-                _init_mariadb(srv)
+            _init_data(srv)
             _chown_tree(srv.dir, _run_as(kind))
             srv._spawn()
             srv._wait_ready(timeout)

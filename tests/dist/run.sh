@@ -10,7 +10,7 @@
 #   - Go: a new module that requires flakery.dev/go with a replace to the tarball's go/ folder.
 # It checks the wheel's tags and `auditwheel show`, the npm tarballs' file lists, and that the
 # shared library exports only flakery_* symbols under its SONAME; it prints sizes and install
-# times. Closes with "dist: N passed, M failed".
+# times. Closes with "dist: N passed, M failed" (tests/lib.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
@@ -44,16 +44,6 @@ start=$SECONDS
 bash dist/build.sh
 echo "built in $((SECONDS - start)) s"
 version="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"$/\1/p' Cargo.toml)"
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok: $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
-check() { # check DESCRIPTION COMMAND...: a pass when the command succeeds.
-  local what="$1"
-  shift
-  if "$@"; then pass "$what"; else fail "$what"; fi
-}
 
 # The clean environment: no cargo or rustc on PATH (stubs that fail), an empty HOME, no
 # network. Tools are taken from the system folders only.
@@ -273,6 +263,4 @@ check "go vet of the quick start" in_dir "$goapp" clean "${go_env[@]}" go vet .
 
 echo "--- install times"
 printf '%s\n' "${times[@]}"
-echo
-echo "dist: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish dist

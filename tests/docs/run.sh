@@ -33,7 +33,8 @@ fi
 export NO_MKDOCS_2_WARNING=1
 site="$(mktemp -d)"
 quiet "$docs_venv/bin/mkdocs" build --strict --site-dir "$site/site"
-[ -f "$site/site/index.html" ] && [ -f "$site/site/spec/index.html" ] || { echo "FAIL: the site has no pages" >&2; exit 1; }
+check "mkdocs build --strict makes the site's pages" \
+  test -f "$site/site/index.html" -a -f "$site/site/spec/index.html"
 # The same build must fail on a broken link and on a page left out of the nav.
 for breakage in "[broken](no-such-page.md)" "[broken](spec.md#no-such-anchor)" "page outside the nav"; do
   rm -rf "$site/copy" && mkdir "$site/copy" && cp -r mkdocs.yml docs "$site/copy/"
@@ -43,15 +44,19 @@ for breakage in "[broken](no-such-page.md)" "[broken](spec.md#no-such-anchor)" "
     echo "$breakage" >>"$site/copy/docs/index.md"
   fi
   if (cd "$site/copy" && "$docs_venv/bin/mkdocs" build --strict --site-dir "$site/copy/site" >/dev/null 2>&1); then
-    echo "FAIL: mkdocs build --strict accepted a $breakage" >&2
-    exit 1
+    fail "mkdocs build --strict accepted a $breakage"
+  else
+    pass "mkdocs build --strict refuses a $breakage"
   fi
 done
 rm -rf "$site"
-echo "site: 4 passed, 0 failed"
 
 echo "--- what the blocks run against"
-cargo build --release --locked -q -p flakery-cli -p flakery-c
+# One package a command: `-p flakery-c` alone is the very build tests/c, tests/go and
+# tests/dist made (reused, not linked again with fat LTO); both together would unify their
+# dependencies' features differently and build the core and the library once more.
+cargo build --release --locked -q -p flakery-c
+cargo build --release --locked -q -p flakery-cli
 rlib="$(cargo build --release --locked -q -p flakery --message-format=json \
   | python3 -c 'import json, sys
 for line in sys.stdin:
@@ -71,7 +76,7 @@ if ! node -e 'require("./index.js").nextIdString' >/dev/null 2>&1; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
-check() {
+check_blocks() {
   python3 tests/docs/check_docs.py --root "$root" --cli "$target/release/flakery" --python "$py" \
     --node-root "$root" --lib-dir "$target/release" --rlib "$rlib" --deps "$target/release/deps" "$@"
 }
@@ -80,16 +85,17 @@ echo "--- the runner refuses each broken block of tests/docs/fixtures/bad.md"
 fixture=tests/docs/fixtures/bad.md
 expected="docs: 0 passed, $(python3 -c 'import sys; sys.path.insert(0, "tests/docs"); import blocks
 print(len(blocks.parse(__import__("pathlib").Path(sys.argv[1]))))' "$fixture") failed"
-got="$(check --timeout 5 "$fixture" | tail -n 1 || true)"
-if [ "$got" != "$expected" ]; then
-  check --timeout 5 "$fixture" || true
-  echo "FAIL: on $fixture the runner said '$got', not '$expected'" >&2
-  exit 1
+got="$(check_blocks --timeout 5 "$fixture" | tail -n 1 || true)"
+if [ "$got" = "$expected" ]; then
+  pass "the runner refuses every block of $fixture"
+else
+  check_blocks --timeout 5 "$fixture" || true
+  fail "on $fixture the runner said '$got', not '$expected'"
 fi
-echo "fixtures: 1 passed, 0 failed"
 
 echo "--- the benchmark figures of README.md and docs/benchmarks.md are the last run's"
 python3 tests/docs/bench_figures.py "$root"
 
 echo "--- the code blocks of README.md and docs/"
-check README.md docs/*.md
+tally "the code blocks of README.md and docs/" check_blocks README.md docs/*.md
+finish docs

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fuzzing (cargo-fuzz, libFuzzer; nightly toolchain): builds the targets of fuzz/, replays the
 # committed corpus of each (every input once: what earlier campaigns found must still hold),
-# then fuzzes each target for FUZZ_SECONDS (default 20) from that corpus. Any failed property
-# or panic fails the area and prints the input that caused it. Long campaigns: docs/fuzzing.md.
+# then fuzzes each target for FUZZ_SECONDS (default 5: a smoke of each target; the replay is
+# the regression check) from that corpus. Any failed property or panic fails the area and
+# prints the input that caused it. Long campaigns: docs/fuzzing.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
@@ -20,7 +21,7 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
 fi
 
 targets=(layout_parse parse_id decode_compose text_forms env_options)
-seconds="${FUZZ_SECONDS:-20}"
+seconds="${FUZZ_SECONDS:-5}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/fuzz-run.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
@@ -31,7 +32,6 @@ cargo +nightly fetch --locked --manifest-path fuzz/Cargo.toml
 build=(+nightly fuzz build --fuzz-dir fuzz -O -a -s none)
 quiet cargo "${build[@]}"
 
-failed=0
 for t in "${targets[@]}"; do
   mkdir -p "$work/$t/new" "$work/$t/artifacts"
   run=(cargo +nightly fuzz run --fuzz-dir fuzz -O -a -s none "$t")
@@ -40,9 +40,8 @@ for t in "${targets[@]}"; do
   # -runs=0: each input of the committed corpus once, no mutation.
   if "${run[@]}" "fuzz/corpus/$t" -- "${opts[@]}" -runs=0 >"$log" 2>&1 &&
     "${run[@]}" "$work/$t/new" "fuzz/corpus/$t" -- "${opts[@]}" -max_total_time="$seconds" >>"$log" 2>&1; then
-    echo "$t: $(grep -E '^stat::number_of_executed_units' "$log" | tail -1 | awk '{print $2}') executions, $(grep -oE 'cov: [0-9]+' "$log" | tail -1)"
+    pass "$t: $(grep -E '^stat::number_of_executed_units' "$log" | tail -1 | awk '{print $2}') executions, $(grep -oE 'cov: [0-9]+' "$log" | tail -1)"
   else
-    failed=1
     # The failed property (the panic message), else the end of libFuzzer's report.
     grep -A6 -E 'panicked at' "$log" >&2 || grep -vE '^#[0-9]+|^INFO:|^stat::' "$log" | tail -40 >&2
     for crash in "$work/$t/artifacts"/*; do
@@ -50,7 +49,7 @@ for t in "${targets[@]}"; do
       echo "FAIL: $t: input $(basename "$crash") (hex):" >&2
       od -An -tx1 "$crash" | head -20 >&2
     done
-    echo "FAIL: fuzz target $t" >&2
+    fail "fuzz target $t"
   fi
 done
-exit "$failed"
+finish fuzz

@@ -42,14 +42,15 @@ fi
 go version
 cd "$root/go"
 unformatted="$(gofmt -l .)"
-[ -z "$unformatted" ] || { echo "FAIL: gofmt -l lists: $unformatted" >&2; exit 1; }
+check "gofmt -l lists nothing${unformatted:+ (lists: $unformatted)}" test -z "$unformatted"
 echo "--- go vet"
-go vet ./...
-go vet -tags flakery_shared ./...
+check "go vet" go vet ./...
+check "go vet -tags flakery_shared" go vet -tags flakery_shared ./...
 echo "--- go test -race (static libflakery.a)"
-go test -race -count=1 -v ./...
+check "go test -race (static libflakery.a)" go test -race -count=1 -v ./...
 echo "--- go test (shared libflakery.so)"
-LD_LIBRARY_PATH="$prefix/lib" go test -tags flakery_shared -count=1 ./...
+check "go test (shared libflakery.so)" \
+  env LD_LIBRARY_PATH="$prefix/lib" go test -tags flakery_shared -count=1 ./...
 
 echo "--- a separate module importing flakery.dev/go through go.work (docs/go.md)"
 app="$work/app"
@@ -62,5 +63,6 @@ cd "$app"
 go work init ./quickstart "$root/go"
 cd "$app/quickstart"
 # The module's go.mod has no require of flakery.dev/go: the workspace provides it.
-GOFLAGS= go build -o "$app/quickstart.bin" .
-FLAKERY_WORKER_ID=3 "$app/quickstart.bin"
+check "a module importing flakery.dev/go through go.work builds and runs" \
+  bash -c 'GOFLAGS= go build -o "$1" . && FLAKERY_WORKER_ID=3 "$1"' _ "$app/quickstart.bin"
+finish go

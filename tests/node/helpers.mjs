@@ -34,3 +34,17 @@ export function assertIncreasing(ids) {
     assert.ok(ids[i] > ids[i - 1], `not increasing at ${i}: ${ids[i - 1]} then ${ids[i]}`)
   }
 }
+
+// The generator reads CLOCK_REALTIME_COARSE, which trails Date.now() by up to one kernel tick
+// (4 ms at HZ=250); a resolution, not a duration.
+const COARSE_TICK_MS = 10
+
+// Asserts that an ID's time (waiting policy: never ahead of the clock) lies between two
+// readings of the clock taken before and after it was made: an order of events, no bound on
+// how long anything took.
+export function assertMadeBetween(timestampMs, before, after) {
+  assert.ok(
+    before - COARSE_TICK_MS <= timestampMs && timestampMs <= after,
+    `the ID's time ${timestampMs} is not between ${before} and ${after}`,
+  )
+}

@@ -29,11 +29,10 @@ bash tests/zookeeper/install.sh || skip_or_fail "cannot install ZooKeeper"
 # tests/node/database.test.mjs runs against a real MariaDB (Debian's package).
 bash tests/db/install.sh || skip_or_fail "cannot install PostgreSQL and MariaDB"
 echo "--- node --test"
-node --test tests/node/*.test.mjs tests/node/*.test.cjs
+check "node --test tests/node" node --test tests/node/*.test.mjs tests/node/*.test.cjs
 
 echo "--- tsc --noEmit (tests/node/typecheck.ts against index.d.ts)"
-npx --no-install tsc -p tests/node
-echo "typecheck: 1 passed, 0 failed"
+check "tsc: tests/node/typecheck.ts against index.d.ts" npx --no-install tsc -p tests/node
 
 echo "--- index.js and index.d.ts are as napi build generates them"
 generated="$(mktemp -d)"
@@ -41,9 +40,9 @@ npx --no-install napi build --platform --release --manifest-path bindings-node/C
   --package-json-path package.json --output-dir "$generated" --js index.js --dts index.d.ts \
   >/dev/null 2>&1 || { echo "napi build failed" >&2; exit 1; }
 if diff -u index.d.ts "$generated/index.d.ts" && diff -u index.js "$generated/index.js"; then
-  echo "generated: 1 passed, 0 failed"
+  pass "index.js and index.d.ts are what napi build generates"
 else
-  echo "index.js or index.d.ts differ from what napi build generates: run npm run build and commit" >&2
-  exit 1
+  fail "index.js or index.d.ts differ from what napi build generates: run npm run build and commit"
 fi
 rm -rf "$generated"
+finish node

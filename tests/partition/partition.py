@@ -103,6 +103,10 @@ def check(condition: bool, message: str) -> None:
     print(f"  ok: {message}")
 
 
+def first_error_after(stream: "Stream", since: int) -> str:
+    return next(v for k, v, at in stream.lines if k == "err" and at >= since)
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     for flag in ("--bin", "--port", "--delay-file", "--zk-ns", "--a-ns", "--b-ns"):
@@ -121,18 +125,23 @@ def main() -> int:
     delayed = now_ms()
     time.sleep(4)
     set_delay(args.delay_file, 0)
-    window = a.between(delayed, now_ms())
+    undelayed = now_ms()
+    # Every line A wrote before the delay ended has been read once one written after it has.
+    a.wait_for("ok", undelayed, 30, "A's first ID after the delay")
+    window = a.between(delayed, undelayed)
     errors = [(v, at - delayed) for k, v, at in window if k != "ok"]
     errors += [why for why, at in a.why if at >= delayed]
     check(not errors, f"no error while delayed (errors, ms after the delay began: {errors})")
     issued = [at for k, _, at in window if k == "ok"]
-    gaps = [b - a for a, b in zip([delayed] + issued, issued + [now_ms()])]
+    gaps = [b - a for a, b in zip([delayed] + issued, issued + [undelayed])]
     print(f"  ({len(issued)} IDs in the delay window, longest pause {max(gaps)} ms)")
     # A busy generator keeps its mark written far enough ahead that a round trip of 500 ms
-    # never makes it wait: no call pauses for a mark write (which would take a round trip),
-    # and A issues about one ID a millisecond all through.
-    check(len(issued) > 2000 and max(gaps) < 250,
-          "IDs issued all through the delay: more than 2000, no pause of 250 ms (a round trip is 500)")
+    # never makes it wait (checked on the fake clock: core/tests/keeper.rs,
+    # a_busy_generator_never_waits_for_its_mark_on_a_slow_link). Here, as an order of events:
+    # A went on issuing, with no error, after its mark writes had gone through the delayed
+    # link (two round trips in) and until the delay ended.
+    check(any(at >= delayed + 1000 for at in issued),
+          "IDs issued while the link was delayed, after two round trips")
 
     print(f"2. A's link cut both ways for {5 * TIMEOUT_MS // 2} ms; B tries to lease")
     sh(*in_a, "iptables", "-A", "INPUT", "-s", "10.213.0.1", "-j", "DROP")
@@ -140,10 +149,12 @@ def main() -> int:
     cut = now_ms()
     b = Stream("B", args.b_ns, args.bin, b_connect, seconds=14)
     lost = a.wait_for("err", cut, 5, "lease_lost after the cut")
-    first_err = next(v for k, v, at in a.lines if k == "err" and at >= cut)
+    first_err = first_error_after(a, cut)
     check(first_err == "lease_lost", f"A's first error after the cut is {first_err}")
-    check(lost - cut <= DEADLINE_MS + SLACK_MS,
-          f"A refused {lost - cut} ms after the cut (deadline {DEADLINE_MS} ms)")
+    # When A refuses is an order of events (before B's first ID, below); that it refuses at
+    # its deadline exactly is checked on the fake clock (core/tests/keeper.rs,
+    # a_missed_renewal_is_lease_lost_at_the_deadline_exactly).
+    print(f"  (A refused {lost - cut} ms after the cut; deadline {DEADLINE_MS} ms)")
     b_first = b.wait_for("ok", cut, 4 * TIMEOUT_MS / 1000, "B's lease after A's session expired")
     a_last = max(at for k, _, at in a.lines if k == "ok" and at < b_first)
     check(a_last < b_first, f"A's last ID ({a_last - cut} ms after the cut) before B's first "
@@ -172,8 +183,8 @@ def main() -> int:
     sh(*in_a, "iptables", "-A", "INPUT", "-s", "10.213.0.1", "-j", "DROP")
     cut = now_ms()
     lost = a.wait_for("err", cut, 5, "lease_lost after the one-way cut")
-    check(lost - cut <= DEADLINE_MS + SLACK_MS,
-          f"A refused {lost - cut} ms after the one-way cut")
+    check(first_error_after(a, cut) == "lease_lost",
+          f"A refused with lease_lost {lost - cut} ms after the one-way cut (deadline {DEADLINE_MS} ms)")
     time.sleep(3)
     sh(*in_a, "iptables", "-F")
     healed = now_ms()

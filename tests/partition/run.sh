@@ -82,5 +82,7 @@ for _ in $(seq 100); do
   sleep 0.05
 done
 
-python3 tests/partition/partition.py --bin "$bin" --port "$port" --delay-file "$delay_file" \
+check "partition.py (cuts, heals and slows the link to the holder)" \
+  python3 tests/partition/partition.py --bin "$bin" --port "$port" --delay-file "$delay_file" \
   --zk-ns "$ZK_NS" --a-ns "$A_NS" --b-ns "$B_NS"
+finish partition

@@ -154,11 +154,11 @@ def test_next_ids_sizes_and_borrowing():
     for n in (1, 63, 64, 65, 4095, 4096, 4097, 16384, 16385, 100_000):
         ids = generator.next_ids(n)
         assert len(ids) == n and ids == sorted(set(ids)), n
-    # A million in borrow mode takes well under the ~244 ms a waiting generator needs.
-    start = time.perf_counter()
+    # A million in borrow mode: more than one millisecond's sequence, taken from the ticks
+    # ahead (that borrowing never waits is checked on the fake clock: core/tests/generator.rs,
+    # borrow_policy_uses_future_ticks_up_to_its_bound; speed lives in bench/).
     ids = generator.next_ids(1_000_000)
     assert ids == sorted(set(ids))
-    assert time.perf_counter() - start < 5
 
 
 def ran_alongside(call):

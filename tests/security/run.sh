@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Another local user against the host lease, and hosts without the default lease directory:
-# core/tests/security.rs, whose tests need root, a throwaway unprivileged user (made here
-# with useradd, removed on every exit) and private mount namespaces (unshare -m, so the
-# machine's own /run is never touched).
+# core/tests/security.rs (the core's `system-tests` feature: the workspace's plain
+# `cargo test` does not build it), whose tests need root, a throwaway unprivileged user (made
+# here with useradd, removed on every exit) and private mount namespaces (unshare -m, so the
+# machine's own /run is never touched); and the CLI with a host name set in a UTS namespace.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
@@ -21,7 +22,7 @@ trap cleanup EXIT
 useradd --system --no-create-home --shell /usr/sbin/nologin "$user"
 
 echo "--- building core/tests/security.rs"
-exe="$(cargo test --locked -p flakery --test security --no-run 2>&1 \
+exe="$(cargo test --locked -p flakery --features system-tests --test security --no-run 2>&1 \
   | sed -n 's/.*Executable tests\/security.rs (\(.*\))$/\1/p')"
 [ -n "$exe" ] || { echo "FAIL: no test binary built" >&2; exit 1; }
 # From a directory the throwaway user can read, whatever the checkout's permissions.
@@ -32,4 +33,9 @@ unset_flakery_env
 export FLAKERY_SECURITY_UID="$(id -u "$user")" FLAKERY_SECURITY_GID="$(id -g "$user")"
 export FLAKERY_SECURITY_WORK="$work"
 echo "--- security tests as root, against user $user"
-"$work/security" --ignored --test-threads=1
+check "core/tests/security.rs as root" "$work/security" --ignored --test-threads=1
+# The CLI with a host name that is not UTF-8, set in a UTS namespace of its own (the same
+# command line as tests/rust's `cargo test --workspace`, so nothing is built again).
+check "cli.rs: a host name that is not UTF-8 (a UTS namespace)" \
+  cargo test --workspace --locked --test cli -- --ignored --exact a_host_name_that_is_not_utf8_is_no_panic
+finish security

@@ -29,13 +29,7 @@ quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q \
   pytest prometheus_client grpcio grpcio-tools grpcio-health-checking kazoo h2
 
 echo "--- systemd unit of docs/server.md"
-bash tests/server/check_unit.sh
+check "the systemd unit of docs/server.md" bash tests/server/check_unit.sh
 
-status=0
-"$venv/bin/python" -m pytest -q -p no:cacheprovider tests/server || status=$?
-if [ "$status" -eq 5 ]; then
-  echo "FAIL: pytest collected no tests" >&2
-  exit 1
-fi
-[ "$status" -eq 0 ] || { echo "FAIL: pytest exited $status" >&2; exit "$status"; }
-echo "server: all passed"
+check "pytest tests/server" pytest_run "$venv/bin/python" tests/server
+finish server

@@ -26,10 +26,15 @@ def raw(port, data, timeout=5.0):
         return b"".join(chunks)
 
 
-def served_quickly(server, limit_s=2.0):
-    started = time.monotonic()
-    status, _, _ = server.get("/v1/id")
-    return status == 200 and time.monotonic() - started < limit_s
+def still_open(sock):
+    """Whether the server has neither closed nor answered this connection yet."""
+    try:
+        sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)  # an answer, or b"" when closed
+    except BlockingIOError:
+        return True  # nothing to read yet: still open and unanswered
+    except OSError:
+        pass  # reset
+    return False
 
 
 def test_malformed_requests_get_4xx(start_server):
@@ -54,6 +59,7 @@ def test_slowloris_is_dropped_and_others_are_served(start_server):
     slow = socket.create_connection(("127.0.0.1", s.port))
     slow.sendall(b"GET /v1/id HTTP/1.1\r\n")
     closed_after = None
+    served_while_held = 0
     started = time.monotonic()
     try:
         for i in range(30):
@@ -62,11 +68,17 @@ def test_slowloris_is_dropped_and_others_are_served(start_server):
             except OSError:
                 closed_after = time.monotonic() - started
                 break
-            assert served_quickly(s), "another client was not served while a slowloris held on"
+            # An order of events: another client is answered while the slowloris still
+            # holds its connection (a server busy with it would answer only once it let go).
+            assert s.get("/v1/id")[0] == 200
+            if still_open(slow):
+                served_while_held += 1
             time.sleep(0.5)
     finally:
         slow.close()
-    assert closed_after is not None and closed_after < HEADER_TIMEOUT_S + 5, closed_after
+    assert served_while_held > 0, "no other client was served while a slowloris held on"
+    # Dropped by the header timeout while it was still sending (30 lines, 0.5 s apart).
+    assert closed_after is not None, "the slowloris was never dropped"
 
 
 def test_connection_flood_keeps_serving_with_bounded_memory(start_server):

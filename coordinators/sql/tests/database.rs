@@ -260,9 +260,7 @@ fn a_database_down_at_start_is_coordinator_unavailable_naming_the_host_not_the_p
         ))
         .unwrap();
         let mut holder = coordinator(&url, "down", 10_000);
-        let started = Instant::now();
         let err = holder.claim(1024, soon(3000)).unwrap_err();
-        assert!(started.elapsed() < Duration::from_secs(4));
         assert_eq!(
             err.code(),
             ErrorCode::CoordinatorUnavailable,
@@ -303,6 +301,21 @@ fn a_database_down_at_start_is_coordinator_unavailable_naming_the_host_not_the_p
     }
 }
 
+/// How long a test waits for something that must happen before it gives up: a safety net
+/// against a hang, never a measure (no test here asserts how long anything took).
+const SAFETY_NET: Duration = Duration::from_secs(120);
+
+/// What `call` returns, called on a thread of its own while the test's database is paused (the
+/// test resumes it only after this returns). The wait is a safety net against a call that
+/// waits on the paused server, not a measure.
+fn answered_while_paused<T: Send + 'static>(call: impl FnOnce() -> T + Send + 'static) -> T {
+    let (answer, answered) = std::sync::mpsc::channel();
+    std::thread::spawn(move || answer.send(call()));
+    answered
+        .recv_timeout(SAFETY_NET)
+        .expect("no answer while the database was paused: the call waits on the server")
+}
+
 #[test]
 fn a_paused_database_is_answered_by_the_deadline_and_a_killed_one_recovers() {
     each_kind(|kind| {
@@ -311,25 +324,28 @@ fn a_paused_database_is_answered_by_the_deadline_and_a_killed_one_recovers() {
         let mut holder = coordinator(&url, "restart", 10_000);
         let mut claim = holder.claim(1024, soon(5000)).unwrap();
         server.control("pause");
-        let started = Instant::now();
-        let paused = holder.renew(&mut claim, soon(1500));
+        // The server stays paused until every renewal below has returned: each is answered
+        // by its own deadline, never by the server (an order of events; the deadline itself
+        // is kept on the fake clock in keeper.rs).
+        let (mut holder, mut claim, paused) = answered_while_paused(move || {
+            let paused = holder.renew(&mut claim, soon(1500));
+            (holder, claim, paused)
+        });
         assert!(
             matches!(paused, Err(Failure::Unanswered(_))),
             "{kind:?}: {paused:?}"
         );
-        assert!(
-            started.elapsed() < Duration::from_millis(2500),
-            "{:?}",
-            started.elapsed()
-        );
         // Requests given up on do not pile up threads: past a few, none is even sent.
         for _ in 0..6 {
-            let started = Instant::now();
-            assert!(matches!(
-                holder.renew(&mut claim, soon(300)),
-                Err(Failure::Unanswered(_))
-            ));
-            assert!(started.elapsed() < Duration::from_millis(1500));
+            let renewed;
+            (holder, claim, renewed) = answered_while_paused(move || {
+                let renewed = holder.renew(&mut claim, soon(300));
+                (holder, claim, renewed)
+            });
+            assert!(
+                matches!(renewed, Err(Failure::Unanswered(_))),
+                "{kind:?}: {renewed:?}"
+            );
         }
         let stuck = holder.renew(&mut claim, soon(300));
         assert!(
@@ -337,7 +353,7 @@ fn a_paused_database_is_answered_by_the_deadline_and_a_killed_one_recovers() {
             "{kind:?}: {stuck:?}"
         );
         server.control("resume");
-        let until = Instant::now() + Duration::from_secs(10);
+        let until = Instant::now() + SAFETY_NET;
         while let Err(failure) = holder.renew(&mut claim, soon(3000)) {
             assert!(
                 Instant::now() < until,
@@ -528,7 +544,7 @@ fn a_paused_holder_is_lease_lost_before_its_row_passes_on_and_issues_no_duplicat
             })
         };
         let wait_for = |what: &str| {
-            let until = Instant::now() + Duration::from_secs(20);
+            let until = Instant::now() + SAFETY_NET;
             while !lines.lock().unwrap().iter().any(|l| l.starts_with(what)) {
                 assert!(Instant::now() < until, "{kind:?}: no {what} from the child");
                 std::thread::sleep(Duration::from_millis(20));

@@ -2,8 +2,8 @@
 //! started by tests/db/dbserver.py on 127.0.0.1 with temporary data, stopped by PID. Each
 //! test binary shares one server of each kind (each test in a namespace of its own); tests
 //! that kill, pause or restart a server, or need one configured otherwise, start their own.
-//! In CI (CI=true) missing servers are installed (tests/db/install.sh) or the test fails;
-//! elsewhere the tests skip loudly. The tests of a binary run one at a time (`serial`).
+//! tests/db/run.sh installs the servers; missing ones fail the test in CI (CI=true) and skip
+//! it loudly elsewhere. The tests of a binary run one at a time (`serial`).
 #![allow(dead_code)] // each test binary uses part of it
 
 use std::io::Write;
@@ -64,17 +64,12 @@ pub fn servers_available() -> bool {
         if installed() {
             return true;
         }
-        if std::env::var("CI").as_deref() == Ok("true") {
-            let ok = Command::new("bash")
-                .arg(repo_root().join("tests/db/install.sh"))
-                .status()
-                .is_ok_and(|s| s.success());
-            assert!(
-                ok && installed(),
-                "CI=true: PostgreSQL and MariaDB could not be installed"
-            );
-            return true;
-        }
+        // Installing is the area's job (tests/db/run.sh), never a test's.
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true: PostgreSQL and MariaDB are required: run bash tests/db/run.sh, which \
+             installs them"
+        );
         let _ = writeln!(
             std::io::stderr(),
             "!!!!!!!! SKIPPED: PostgreSQL / MariaDB are not installed; run bash \
