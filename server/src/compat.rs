@@ -22,14 +22,12 @@ type Params = Query<Vec<(String, String)>>;
 /// (seconds, 20-bit sequence), 1 min-granularity (milliseconds, 10-bit sequence).
 const VESTA_TYPES: [&str; 2] = ["vesta-max-peak", "vesta-min-granularity"];
 
-/// Vesta's answers are bare text, JSON included.
+/// Vesta's answers are bare text, JSON included, with the content type its netty server
+/// sends: `text/plain`, no charset (every body is ASCII).
 fn vesta_text(status: StatusCode, body: String) -> Response {
     (
         status,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; charset=utf-8"),
-        )],
+        [(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"))],
         body,
     )
         .into_response()
@@ -116,11 +114,21 @@ fn machine_of(layout: &Layout, datacenter_id: u64, worker_id: u64) -> u64 {
     (datacenter_id << worker_bits) | worker_id
 }
 
-fn machine_parts(layout: &Layout, machine: u64) -> (u64, u64) {
-    match layout.worker() {
+/// `machine` split into the datacenter and worker fields of `layout`; refused, naming
+/// `machine` and its range, when it does not fit them (Vesta lets it run into `seq`).
+fn machine_parts(layout: &Layout, machine: u64) -> Result<(u64, u64), ApiError> {
+    let bits = layout.worker().map_or(0, |slot| slot.bits)
+        + layout.datacenter().map_or(0, |slot| slot.bits);
+    let max = 1u64.checked_shl(bits).map_or(u64::MAX, |limit| limit - 1);
+    if machine > max {
+        return Err(ApiError::bad_request(format!(
+            "machine={machine} does not fit the layout's {bits}-bit machine field (0-{max})"
+        )));
+    }
+    Ok(match layout.worker() {
         Some(slot) => (machine >> slot.bits, machine & slot.max()),
         None => (machine, 0),
-    }
+    })
 }
 
 /// `GET /genid`: the bare ID.
@@ -167,7 +175,7 @@ pub async fn makeid(State(ids): State<Arc<Ids>>, params: Params) -> Result<Respo
     let node = ids.generator.node();
     let machine = param(&params, "machine")?
         .unwrap_or_else(|| machine_of(own, node.datacenter_id, node.worker_id));
-    let (datacenter_id, worker_id) = machine_parts(&layout, machine);
+    let (datacenter_id, worker_id) = machine_parts(&layout, machine)?;
     let mut fields = Vec::new();
     for (name, vesta_name) in [
         ("method", "genMethod"),
@@ -221,10 +229,12 @@ mod tests {
     fn machine_is_datacenter_and_worker_read_as_one() {
         let twitter = Layout::twitter();
         assert_eq!(machine_of(&twitter, 3, 7), 3 * 32 + 7);
-        assert_eq!(machine_parts(&twitter, 3 * 32 + 7), (3, 7));
+        assert_eq!(machine_parts(&twitter, 3 * 32 + 7).unwrap(), (3, 7));
+        assert!(machine_parts(&twitter, 1024).is_err());
         let vesta = Layout::preset("vesta-max-peak").unwrap();
         assert_eq!(machine_of(&vesta, 0, 1022), 1022);
-        assert_eq!(machine_parts(&vesta, 1022), (0, 1022));
+        assert_eq!(machine_parts(&vesta, 1023).unwrap(), (0, 1023));
+        assert!(machine_parts(&vesta, 5000).is_err());
     }
 
     #[test]
