@@ -372,3 +372,18 @@ pub extern "system" fn Java_dev_flakery_Native_fromText(
         })
     })
 }
+
+/// The names of every option of the core's table, as Java spells them (`workerId`): a test
+/// checks that `Generator.Builder` has a method for each.
+#[no_mangle]
+pub extern "system" fn Java_dev_flakery_Native_optionNames(
+    mut env: JNIEnv,
+    _: JClass,
+) -> jobjectArray {
+    guard(&mut env, std::ptr::null_mut(), |env| {
+        let names = flakery::option_table::OPTIONS
+            .iter()
+            .map(|o| o.js.to_string());
+        Ok(string_array(env, names)?.into_raw())
+    })
+}

@@ -45,6 +45,8 @@ final class Native {
 
     static native String[] presetNames();
 
+    static native String[] optionNames();
+
     static native long[] decode(long layout, long id);
 
     static native long compose(long layout, long timestampMs, long datacenterId, long workerId, long sequence,

@@ -71,6 +71,22 @@ class GeneratorTest {
     }
 
     @Test
+    void theBuilderHasEveryOptionOfTheCoresTable() {
+        Set<String> methods = new HashSet<>();
+        for (java.lang.reflect.Method method : Generator.Builder.class.getMethods()) {
+            if (method.getReturnType() == Generator.Builder.class) {
+                methods.add(method.getName());
+            }
+        }
+        // `fields` is set one field at a time: field(name, value).
+        List<String> options = List.of(Native.optionNames());
+        assertTrue(options.size() >= 14, options.toString());
+        for (String option : options) {
+            assertTrue(methods.contains(option.equals("fields") ? "field" : option), option + " in " + methods);
+        }
+    }
+
+    @Test
     void closedMeansLeaseLost() {
         Generator generator = Generator.builder().workerId(2).build();
         generator.nextId();
