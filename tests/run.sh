@@ -30,6 +30,7 @@ areas=(
   tests/db/run.sh
   tests/server/run.sh
   tests/fuzz/run.sh
+  tests/java/run.sh
   tests/docs/run.sh
   bench/smoke.sh
 )

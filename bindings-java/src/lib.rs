@@ -1,0 +1,12 @@
+//! The JNI library of flakery's Java package (java/, docs/java.md): `libflakery_java.so`,
+//! packed inside the jar and loaded by `dev.flakery.NativeLibrary`.
+//!
+//! Thin, as every binding is: each native method of `dev.flakery.Native` converts its
+//! arguments, calls the core and converts the answer; `errors::guard` catches panics and
+//! turns every error into a `FlakeryException` with the core's stable code. Generators and
+//! layouts cross to Java as handles (a `Box` turned into a `long`), freed by the Java object's
+//! `Cleaner` once it is unreachable, so no call can race the free.
+
+mod errors;
+mod native;
+mod options;

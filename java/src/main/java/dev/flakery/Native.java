@@ -1,0 +1,58 @@
+package dev.flakery;
+
+/**
+ * The native methods of bindings-java (src/native.rs). Handles are the addresses of the core's
+ * generators and layouts; each is freed by its owner's {@code Cleaner} once the owner is
+ * unreachable, and every caller keeps its owner reachable across the call.
+ */
+final class Native {
+    static {
+        NativeLibrary.load();
+    }
+
+    private Native() {}
+
+    static native void init();
+
+    static native String version();
+
+    static native long generatorNew(String[] names, String[] values, String[] fieldNames, long[] fieldValues);
+
+    static native void generatorFree(long generator);
+
+    static native void generatorClose(long generator);
+
+    static native long nextId(long generator);
+
+    /** {@code generator} 0: the process-wide generator. */
+    static native long[] nextIds(long generator, int n);
+
+    static native long defaultNextId();
+
+    static native long[] generatorNode(long generator);
+
+    static native long generatorLayout(long generator);
+
+    static native long layoutNew(String spec);
+
+    static native void layoutFree(long layout);
+
+    static native String layoutSpec(long layout);
+
+    static native String[] layoutFieldTexts(long layout);
+
+    static native long[] layoutNumbers(long layout);
+
+    static native String[] presetNames();
+
+    static native String[] optionNames();
+
+    static native long[] decode(long layout, long id);
+
+    static native long compose(long layout, long timestampMs, long datacenterId, long workerId, long sequence,
+            String[] fieldNames, long[] fieldValues);
+
+    static native String toText(long id, boolean base62);
+
+    static native long fromText(String text, boolean base62);
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The Java package (java/, bindings-java/, docs/java.md): builds the JNI library, packs it into
+# the jar's resources, and runs the JUnit tests on Java 17 (the machine's default) and then on
+# Java 25 (/usr/lib/jvm/temurin-25-jdk-amd64, or JAVA25_HOME): `mvn verify` runs the unit tests
+# (surefire) and, after `package`, the tests of the jar itself (failsafe, *IT.java: a JVM with
+# only the jar on its classpath).
+#
+# The library is cargo's debug build, stripped of its debug info: a release build (fat LTO,
+# one codegen unit) costs minutes of CPU on every run for no behaviour the tests can see, and
+# the debug build of the core is the one the other areas' tests build too. The jar a user gets
+# is built with --release (docs/java.md).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source tests/lib.sh
+ensure_cargo
+
+need java openjdk-17-jdk-headless
+need javac openjdk-17-jdk-headless
+need mvn maven
+need strip binutils
+
+java17="${JAVA17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}"
+java25="${JAVA25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
+[ -x "$java17/bin/java" ] || skip_or_fail "Java 17 is not at $java17 (set JAVA17_HOME)"
+[ -x "$java25/bin/java" ] || skip_or_fail "Java 25 is not at $java25 (set JAVA25_HOME)"
+
+target="$(target_dir)"
+unset_flakery_env
+export FLAKERY_LEASE_DIR="$target/java-test/leases"
+mkdir -p "$FLAKERY_LEASE_DIR"
+
+echo "--- cargo build -p flakery-java"
+cargo build --locked -p flakery-java
+native="$PWD/java/target/native-resources/dev/flakery/native/linux-x86_64"
+mkdir -p "$native"
+strip --strip-debug -o "$native/libflakery_java.so" "$target/debug/libflakery_java.so"
+
+cd java
+echo "--- mvn verify (Java 17)"
+JAVA_HOME="$java17" mvn -q -B -Dstyle.color=never verify
+echo "--- mvn verify (Java 25)"
+# Maven's own guava warns about sun.misc.Unsafe on Java 24 and later: not ours to fix.
+JAVA_HOME="$java25" MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow" mvn -q -B -Dstyle.color=never verify
+echo "java: Java 17 and Java 25 passed"
