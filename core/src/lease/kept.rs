@@ -25,7 +25,8 @@ pub const MAX_CLOCK_BEHIND_MS: i64 = 1000;
 /// coordinator makes the generator wait, never issue past its mark.)
 const GRANT_WAIT_MIN_MS: i64 = 1000;
 
-/// The longest `release` (and drop) waits for the index to be given back.
+/// The longest `release` (`Generator::close`) waits for the index to be given back; a drop
+/// does not wait.
 const RELEASE_WAIT_MS: i64 = 2000;
 
 /// Milliseconds of the system's monotonic clock, for the keeper's deadlines: a step of the
@@ -225,13 +226,22 @@ impl KeptLease {
         std::process::id() == self.owner_pid
     }
 
-    fn stop(&self, mark_ms: Option<i64>) {
+    /// Tells the keeper to give the index back, and returns at once: the keeper thread hands
+    /// the release to the request thread, which carries it when the request before it (a
+    /// claim, say) is answered.
+    fn signal_stop(&self, mark_ms: Option<i64>) {
         let shared = &self.shared;
         let mut keeper = shared.keeper();
         keeper.release(mark_ms);
         shared.status.set_state(LeaseState::Released, false);
         drop(keeper);
         shared.wake.notify_all();
+    }
+
+    /// Signals the release, then waits (at most `RELEASE_WAIT_MS`) until it is carried.
+    fn stop(&self, mark_ms: Option<i64>) {
+        self.signal_stop(mark_ms);
+        let shared = &self.shared;
         let until = Instant::now() + Duration::from_millis(RELEASE_WAIT_MS as u64);
         let mut finished = shared.finished.lock().unwrap_or_else(|e| e.into_inner());
         while !*finished {
@@ -490,6 +500,12 @@ impl NodeLease for KeptLease {
             self.stop((last_used_ms != i64::MIN).then_some(last_used_ms));
         }
     }
+
+    fn signal_release(&self, last_used_ms: i64) {
+        if self.is_owner() {
+            self.signal_stop((last_used_ms != i64::MIN).then_some(last_used_ms));
+        }
+    }
 }
 
 impl Drop for KeptLease {
@@ -498,7 +514,9 @@ impl Drop for KeptLease {
             // A forked child: the threads and the connection are the parent's.
             return;
         }
-        self.stop(None);
+        // Nothing blocks in Drop: the keeper and request threads hold the shared state and
+        // finish the release after this returns (or the claim expires by itself).
+        self.signal_stop(None);
         // SAFETY: dropped once, here, and never used again.
         unsafe {
             ManuallyDrop::drop(&mut self.shared);
