@@ -189,11 +189,7 @@ impl<C: Clock> Generator<C> {
                 "the node ID changed (from datacenter {} worker {} to datacenter {} worker {}) \
                  and layout '{}' has a node field above the time field: IDs could decrease. \
                  Put the node fields below time to lease node IDs",
-                old.datacenter_id,
-                old.worker_id,
-                node.datacenter_id,
-                node.worker_id,
-                self.layout
+                old.datacenter_id, old.worker_id, node.datacenter_id, node.worker_id, self.layout
             )));
         }
         self.limit.shut();

@@ -18,10 +18,10 @@ pub mod fence;
 mod identity;
 mod reserve;
 
+use crate::options::SequencePolicy;
 pub use builder::Builder;
 use fence::{Fence, NodeId, NodeSource};
 use identity::Identity;
-use crate::options::SequencePolicy;
 
 /// Keeps the contended word on a cache line of its own.
 #[repr(align(64))]

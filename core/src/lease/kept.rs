@@ -242,16 +242,17 @@ impl KeptLease {
     fn stop(&self, mark_ms: Option<i64>) {
         self.signal_stop(mark_ms);
         let shared = &self.shared;
-        let until = Instant::now() + Duration::from_millis(RELEASE_WAIT_MS as u64);
+        // On the keeper's clock, as every other deadline of the lease.
+        let until = shared.now().saturating_add(RELEASE_WAIT_MS);
         let mut finished = shared.finished.lock().unwrap_or_else(|e| e.into_inner());
         while !*finished {
-            let now = Instant::now();
+            let now = shared.now();
             if now >= until {
                 return; // the claim expires by itself; the written mark stays
             }
             finished = shared
                 .changed
-                .wait_timeout(finished, until - now)
+                .wait_timeout(finished, Duration::from_millis((until - now) as u64))
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
