@@ -544,14 +544,16 @@ fn a_restart_with_the_clock_set_back_reuses_no_time() {
     clock.advance(3000); // well past the look-ahead: the mark is written again
     ids.extend(first.next_ids(10_000).unwrap());
     let last = *ids.last().unwrap();
-    drop(first);
+    // close() waits for the release (a drop only signals it): the next start finds the index
+    // free with the time last used recorded.
+    first.close();
 
     // Set back by 10 s, more than the tolerance: it refuses rather than reuse.
     let clock = FakeClock::new(t0 - 10_000);
     let second = start(&clock);
     let err = second.next_id().unwrap_err();
     assert_eq!(err.code(), ErrorCode::ClockMovedBackwards, "{err}");
-    drop(second);
+    second.close();
 
     // Set back by 300 ms only: it waits past the recorded time.
     let clock = FakeClock::new(time_of(last, &layout) - 300);
