@@ -182,7 +182,9 @@ impl Task for Create {
     type JsValue = Raw;
 
     fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(flakery::Generator::new(self.options.take().unwrap_or_default()))
+        Ok(flakery::Generator::new(
+            self.options.take().unwrap_or_default(),
+        ))
     }
 
     fn resolve(&mut self, env: Env, made: Self::Output) -> napi::Result<Self::JsValue> {
@@ -191,9 +193,8 @@ impl Task for Create {
             inner: Arc::clone(&inner),
         }
         .into_instance(&env)?;
-        fast::bind_methods(env.raw(), instance.value, &inner).map_err(|e| {
-            napi::Error::new(napi::Status::GenericFailure, e.reason.clone())
-        })?;
+        fast::bind_methods(env.raw(), instance.value, &inner)
+            .map_err(|e| napi::Error::new(napi::Status::GenericFailure, e.reason.clone()))?;
         Ok(Raw(instance.value))
     }
 }
