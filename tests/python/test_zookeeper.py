@@ -83,19 +83,36 @@ def _is_paused(pid):
         return stat.read().rsplit(")", 1)[1].split()[0] == "T"
 
 
+def _connections_to(port):
+    """Established TCP connections whose far end is 127.0.0.1:port (a client's side)."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as lines:
+            for line in list(lines)[1:]:
+                fields = line.split()
+                if int(fields[2].rsplit(":", 1)[1], 16) == port and fields[3] == "01":
+                    count += 1
+    return count
+
+
 def test_a_dropped_generator_returns_while_zookeeper_is_paused(zk):
     """Drop signals the release and returns at once: the release is carried in the background
     (docs/spec.md#the-generators-slow-path). The server is stopped before the drop and resumed
-    only after it: the drop returned before the server could answer anything."""
-    options = dict(zookeeper=zk.connect, namespace="python-drop", session_timeout_ms=4000)
+    only after it: the drop returned while the server could answer nothing, and while the
+    lease's client still waited for it (its connection open: a client that gave up on the
+    release closes it)."""
+    # A long session: the release waits up to half of it for the server before giving up.
+    options = dict(zookeeper=zk.connect, namespace="python-drop", session_timeout_ms=20000)
     generator = flakery.Generator(**options)
     taken = (generator.datacenter_id, generator.worker_id)
     generator.next_ids(10)
+    assert _connections_to(zk.port) == 1
     zk.pause()
     try:
         del generator
         gc.collect()
         assert _is_paused(zk.pid), "the drop returned only after the server ran again"
+        assert _connections_to(zk.port) == 1, "the drop waited until the release gave up"
     finally:
         zk.resume()
     # The node ID comes free again (released in the background, or expired with the session).
