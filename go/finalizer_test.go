@@ -14,6 +14,7 @@ import (
 // zooKeeper is a server started by tests/zookeeper/zkserver.py on an ephemeral port.
 type zooKeeper struct {
 	Pid     int    `json:"pid"`
+	Port    int    `json:"port"`
 	Connect string `json:"connect"`
 	Dir     string `json:"dir"`
 }
@@ -59,36 +60,69 @@ func (zk *zooKeeper) paused() bool {
 	return fields[0] == "T"
 }
 
+// clients counts the established TCP connections whose far end is the server's port.
+func (zk *zooKeeper) clients() int {
+	count := 0
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			fields := strings.Fields(line)
+			if len(fields) < 4 {
+				continue
+			}
+			remote := fields[2][strings.LastIndexByte(fields[2], ':')+1:]
+			port, err := strconv.ParseInt(remote, 16, 32)
+			if err == nil && int(port) == zk.Port && fields[3] == "01" {
+				count++
+			}
+		}
+	}
+	return count
+}
+
 // A generator collected while its ZooKeeper is stopped: the finalizer frees it and returns
-// before the server can answer anything (the release is carried in the background).
+// before the server can answer anything, while the lease's client still waits for the
+// release (its connection open: a client that gave up on the release closes it). The
+// release is carried in the background.
 func TestFinalizerReturnsWhileZooKeeperIsPaused(t *testing.T) {
 	zk := startZooKeeper(t)
-	g, err := New(Options{ZooKeeper: zk.Connect, Namespace: "go-finalizer", SessionTimeoutMs: 4000})
+	// A long session: the release waits up to half of it for the server before giving up.
+	g, err := New(Options{ZooKeeper: zk.Connect, Namespace: "go-finalizer", SessionTimeoutMs: 20000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.NextIDs(10); err != nil {
 		t.Fatal(err)
 	}
-	freed := make(chan bool, 1)
-	hook := func() { freed <- zk.paused() }
+	if n := zk.clients(); n != 1 {
+		t.Fatalf("%d connections to the server, not 1", n)
+	}
+	type seen struct{ paused, connected bool }
+	freed := make(chan seen, 1)
+	hook := func() { freed <- seen{zk.paused(), zk.clients() == 1} }
 	afterFree.Store(&hook)
 	defer afterFree.Store(nil)
 
 	zk.signal(t, "pause")
 	g = nil
-	var pausedWhenFreed bool
+	var when seen
 	for done := false; !done; {
 		runtime.GC()
 		select {
-		case pausedWhenFreed = <-freed:
+		case when = <-freed:
 			done = true
 		default:
 			runtime.Gosched()
 		}
 	}
 	zk.signal(t, "resume")
-	if !pausedWhenFreed {
+	if !when.paused {
 		t.Fatal("the finalizer returned only after the server ran again")
+	}
+	if !when.connected {
+		t.Fatal("the finalizer waited until the release gave up")
 	}
 }
