@@ -5,6 +5,10 @@
 //! cheap clock lags, waiting or borrowing when a tick is used up, a clock step backwards, the
 //! end of what the node lease granted, a fork) is the slow path, which reads the precise
 //! clock and may ask the lease for more.
+//!
+//! Here: the state and the hot path. `reserve.rs`: the sequence's slow path. `identity.rs`:
+//! the lease, asked with no lock held, and what its grants change. `fence.rs`: the types a
+//! generator shares with its lease. `builder.rs`: options to a generator.
 
 use std::sync::atomic::{AtomicU64, Ordering::*};
 
