@@ -143,6 +143,15 @@ export declare class Generator {
    * an unconfigured generator leases its node ID (see docs/identity.md).
    */
   constructor(options?: GeneratorOptions)
+  /**
+   * Makes a generator off the JavaScript thread: a promise of it. A generator that leases
+   * its node ID from a coordinator (ZooKeeper, a database) claims one first, which takes a
+   * round trip or more (seconds when the coordinator is slow); `new Generator` does that
+   * on the calling thread, `create` on a thread of libuv's pool. Options as the
+   * constructor's: a bad one throws at once; an error of making it (a coordinator that
+   * cannot be reached, no node ID free) rejects the promise.
+   */
+  static create(options?: GeneratorOptions): Promise<Generator>
   /** The layout as its canonical spec string (a preset's name where it is one). */
   get layout(): string
   get datacenterId(): number

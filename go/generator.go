@@ -8,6 +8,7 @@ import "C"
 
 import (
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -99,6 +100,9 @@ func (s cStrings) free() {
 	}
 }
 
+// afterFree, set by tests, is called after a finalizer has freed a generator's handle.
+var afterFree atomic.Pointer[func()]
+
 // Generator makes IDs under one layout and node identity. It is safe for concurrent use by
 // any number of goroutines: IDs are unique across them and increase on each.
 type Generator struct {
@@ -161,7 +165,14 @@ func New(o Options) (*Generator, error) {
 	g := &Generator{ptr: ptr}
 	// The handle is freed only when no goroutine can reach g any more, so never while a call
 	// on it runs (each method keeps g alive until its C call has returned).
-	runtime.SetFinalizer(g, func(g *Generator) { C.flakery_generator_free(g.ptr) })
+	// Freeing never blocks the finalizer goroutine: the core signals the release of a leased
+	// node ID and returns, and its own threads finish it (docs/spec.md#the-generators-slow-path).
+	runtime.SetFinalizer(g, func(g *Generator) {
+		C.flakery_generator_free(g.ptr)
+		if f := afterFree.Load(); f != nil {
+			(*f)()
+		}
+	})
 	return g, nil
 }
 

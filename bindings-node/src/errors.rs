@@ -41,6 +41,23 @@ fn throw(env: sys::napi_env, class: Class, code: ErrorCode, message: String) -> 
     napi::Error::new(PENDING, String::new())
 }
 
+/// The error `core_error` throws, as a value: a promise's rejection (`Generator.create`).
+pub(crate) fn core_error_value(env: sys::napi_env, error: flakery::Error) -> napi::Error {
+    let code = error.code();
+    let message = flakery::option_table::message_on(&error, flakery::Surface::Node);
+    let error = napi::Error::new(code.as_str(), message);
+    // SAFETY: `env` is the live environment of the current call; the value is wrapped at once
+    // in an `Error` that holds a reference to it.
+    unsafe {
+        let value = if code.is_argument_error() {
+            JsRangeError::from(error).into_value(env)
+        } else {
+            JsError::from(error).into_value(env)
+        };
+        napi::Error::from(napi::Unknown::from_raw_unchecked(env, value))
+    }
+}
+
 /// A value of the wrong JavaScript type.
 pub(crate) fn type_error(env: sys::napi_env, message: String) -> Fail {
     throw(env, Class::Type, ErrorCode::InvalidArgument, message)

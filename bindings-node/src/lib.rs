@@ -17,8 +17,8 @@ use std::sync::Arc;
 use flakery::option_table as table;
 use flakery::options::{DatabaseMode, DatabaseUrl};
 use flakery::{Layout, Options, SequencePolicy};
-use napi::bindgen_prelude::{BigInt, This};
-use napi::{sys, Env, JsValue, Unknown, ValueType};
+use napi::bindgen_prelude::{AsyncTask, BigInt, JavaScriptClassExt, This, TypeName};
+use napi::{sys, Env, JsValue, Task, Unknown, ValueType};
 use napi_derive::napi;
 
 mod errors;
@@ -108,6 +108,24 @@ impl Generator {
         Ok(Generator { inner })
     }
 
+    /// Makes a generator off the JavaScript thread: a promise of it. A generator that leases
+    /// its node ID from a coordinator (ZooKeeper, a database) claims one first, which takes a
+    /// round trip or more (seconds when the coordinator is slow); `new Generator` does that
+    /// on the calling thread, `create` on a thread of libuv's pool. Options as the
+    /// constructor's: a bad one throws at once; an error of making it (a coordinator that
+    /// cannot be reached, no node ID free) rejects the promise.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "options?: GeneratorOptions",
+        ts_return_type = "Promise<Generator>"
+    )]
+    pub fn create(env: Env, options: Unknown) -> napi::Result<AsyncTask<Create>, &'static str> {
+        let options = generator_options(env.raw(), options.raw())?;
+        Ok(AsyncTask::new(Create {
+            options: Some(options),
+        }))
+    }
+
     /// The layout as its canonical spec string (a preset's name where it is one).
     #[napi(catch_unwind, getter)]
     pub fn layout(&self) -> String {
@@ -147,6 +165,55 @@ impl Generator {
     #[napi(catch_unwind)]
     pub fn close(&self) {
         self.inner.close();
+    }
+}
+
+/// `Generator.create`'s work: the generator is made on a thread of libuv's pool, then wrapped
+/// in a `Generator` object on the JavaScript thread.
+pub struct Create {
+    options: Option<Options>,
+}
+
+impl Task for Create {
+    type Output = flakery::Result<flakery::Generator>;
+    type JsValue = Raw;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok(flakery::Generator::new(
+            self.options.take().unwrap_or_default(),
+        ))
+    }
+
+    fn resolve(&mut self, env: Env, made: Self::Output) -> napi::Result<Self::JsValue> {
+        let inner = Arc::new(made.map_err(|e| errors::core_error_value(env.raw(), e))?);
+        let instance = Generator {
+            inner: Arc::clone(&inner),
+        }
+        .into_instance(&env)?;
+        fast::bind_methods(env.raw(), instance.value, &inner)
+            .map_err(|e| napi::Error::new(napi::Status::GenericFailure, e.reason.clone()))?;
+        Ok(Raw(instance.value))
+    }
+}
+
+/// A JavaScript value made by hand: the `Generator` object of `Generator.create`, which a
+/// promise settles with.
+pub struct Raw(sys::napi_value);
+
+impl napi::bindgen_prelude::ToNapiValue for Raw {
+    unsafe fn to_napi_value(_env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        Ok(val.0)
+    }
+}
+
+/// A promise settles with a `Raw` (the `Generator` object of `Generator.create`).
+impl TypeName for Raw {
+    fn type_name() -> &'static str {
+        "Generator"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
     }
 }
 

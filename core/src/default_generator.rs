@@ -3,25 +3,61 @@
 //! again.
 
 use std::sync::{Mutex, OnceLock};
+use std::thread::Thread;
 
 use crate::error::Result;
+use crate::fork;
 use crate::generator::Generator;
 use crate::options::Options;
 
 static DEFAULT: OnceLock<Generator> = OnceLock::new();
-static MAKING: Mutex<()> = Mutex::new(());
+static MAKING: Mutex<Making> = Mutex::new(Making {
+    generation: None,
+    waiting: Vec::new(),
+});
+
+/// Who is making the default generator. Taken only for a moment, inside a fork section:
+/// making it may claim a node ID from a coordinator (a network round trip or more), and a
+/// `fork()` meanwhile must not wait for that, nor a child inherit a lock held.
+struct Making {
+    /// The fork generation of the thread making it; one of another generation (this process
+    /// is a child forked meanwhile) made it in the parent, not here.
+    generation: Option<u64>,
+    /// Threads parked until it is made (or fails).
+    waiting: Vec<Thread>,
+}
 
 pub fn default_generator() -> Result<&'static Generator> {
     if let Some(generator) = DEFAULT.get() {
         return Ok(generator);
     }
-    // Inside a fork section: a child forked meanwhile must not inherit MAKING held.
-    let _making = crate::fork::lock(&MAKING);
-    if let Some(generator) = DEFAULT.get() {
-        return Ok(generator);
+    loop {
+        {
+            let mut making = fork::lock(&MAKING);
+            if let Some(generator) = DEFAULT.get() {
+                return Ok(generator);
+            }
+            if making.generation != Some(fork::generation()) {
+                making.generation = Some(fork::generation());
+                making.waiting.clear();
+                break;
+            }
+            making.waiting.push(std::thread::current());
+        }
+        // Another thread is making it: wait with no lock held (a spurious wake-up looks again).
+        std::thread::park();
     }
-    let generator = Generator::new(Options::default())?;
-    let generator = DEFAULT.get_or_init(|| generator);
+    // Published before the mark is cleared, so that no waiter starts a second one.
+    let result = Generator::new(Options::default()).map(|made| DEFAULT.get_or_init(|| made));
+    let waiting = {
+        let mut making = fork::lock(&MAKING);
+        making.generation = None;
+        std::mem::take(&mut making.waiting)
+    };
+    for thread in waiting {
+        thread.unpark();
+    }
+    let generator = result?;
     #[cfg(unix)]
     // SAFETY: registers a plain extern "C" function with no captured state.
     unsafe {

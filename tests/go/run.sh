@@ -15,6 +15,9 @@ ensure_cargo
 need go golang-go
 need cc gcc libc6-dev
 need pkg-config pkg-config
+# go/finalizer_test.go runs against a real ZooKeeper (tests/zookeeper/zkserver.py).
+need python3
+bash tests/zookeeper/install.sh || skip_or_fail "cannot install ZooKeeper"
 
 root="$PWD"
 target="$(target_dir)"

@@ -34,6 +34,7 @@ const options: GeneratorOptions = {
   randomSequenceStart: false,
 }
 const generator = new Generator(options)
+const made: Promise<Generator> = Generator.create(options)
 const own: bigint = generator.nextId()
 const ownText: string = generator.nextIdString()
 const ownBatch: BigInt64Array = generator.nextIds(10)

@@ -60,3 +60,36 @@ test('ZooKeeper down at start: coordinator_unavailable naming the address', { sk
     (err) => err.code === 'coordinator_unavailable' && err.message.includes(address),
   )
 })
+
+test('Generator.create claims off the JavaScript thread: it runs on while ZooKeeper is paused', { skip }, async () => {
+  const options = { zookeeper: server.connect, namespace: 'node-create', sessionTimeoutMs: 4000 }
+  let settled = false
+  let made
+  execFileSync('python3', [harness, 'pause', String(server.pid)])
+  try {
+    made = Generator.create(options).finally(() => {
+      settled = true
+    })
+    // A callback of the event loop runs while the claim waits for the paused server.
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(settled, false, 'the promise settled before the server could answer')
+  } finally {
+    execFileSync('python3', [harness, 'resume', String(server.pid)])
+  }
+  const generator = await made
+  assert.ok(generator instanceof Generator)
+  assert.equal(generator.source, 'zookeeper')
+  const next = generator.nextId
+  assert.ok(next() < generator.nextId())
+  generator.close()
+  assert.equal(generator.closed, true)
+})
+
+test('Generator.create rejects with the core error; a bad option throws at once', { skip }, async () => {
+  const address = execFileSync('python3', [harness, 'closed-port']).toString().trim()
+  await assert.rejects(
+    Generator.create({ zookeeper: address, sessionTimeoutMs: 2000 }),
+    (err) => err instanceof Error && err.code === 'coordinator_unavailable' && err.message.includes(address),
+  )
+  assert.throws(() => Generator.create({ workerID: 1 }), (err) => err instanceof TypeError)
+})

@@ -492,4 +492,8 @@ impl NodeLease for ZooKeeperLease {
     fn release(&self, last_used_ms: i64) {
         self.kept.release(last_used_ms)
     }
+
+    fn signal_release(&self, last_used_ms: i64) {
+        self.kept.signal_release(last_used_ms)
+    }
 }

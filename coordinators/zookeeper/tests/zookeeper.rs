@@ -161,6 +161,9 @@ fn env_role() {
         generator.worker_id(),
         id
     );
+    // Gives the node ID back before exiting (a drop only signals the release, which the
+    // exit would cut short: docs/spec.md#the-generators-slow-path).
+    generator.close();
 }
 
 // ------------------------------------------------------------------------------------------
@@ -555,14 +558,16 @@ fn a_restart_with_the_clock_set_back_reuses_no_time() {
     clock.advance(3000); // well past the look-ahead: the mark is written again
     ids.extend(first.next_ids(10_000).unwrap());
     let last = *ids.last().unwrap();
-    drop(first);
+    // close() waits for the release (a drop only signals it): the next start finds the index
+    // free with the time last used recorded.
+    first.close();
 
     // Set back by 10 s, more than the tolerance: it refuses rather than reuse.
     let clock = FakeClock::new(t0 - 10_000);
     let second = start(&clock);
     let err = second.next_id().unwrap_err();
     assert_eq!(err.code(), ErrorCode::ClockMovedBackwards, "{err}");
-    drop(second);
+    second.close();
 
     // Set back by 300 ms only: it waits past the recorded time.
     let clock = FakeClock::new(time_of(last, &layout) - 300);
@@ -630,7 +635,7 @@ fn the_environment_selects_zookeeper() {
         "{stdout} {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    // The child closed its lease as it exited; its mark stays, under the chroot.
+    // The child closed its lease before it exited; its mark stays, under the chroot.
     let zk = server.client();
     assert!(zk
         .exists("/env/root/flakery/envns/hwm/0", false)

@@ -206,24 +206,34 @@ impl KeptLease {
         std::process::id() == self.owner_pid
     }
 
-    fn stop(&self, mark_ms: Option<i64>) {
+    /// Tells the keeper to give the index back, and returns at once: the keeper thread hands
+    /// the release to the request thread, which carries it when the request before it (a
+    /// claim, say) is answered.
+    fn signal_stop(&self, mark_ms: Option<i64>) {
         let shared = &self.shared;
         let mut keeper = shared.keeper();
         keeper.release(mark_ms);
-        let release_wait = keeper.release_wait_ms();
         shared.status.set_state(LeaseState::Released, false);
         drop(keeper);
         shared.wake.notify_all();
-        let until = Instant::now() + Duration::from_millis(release_wait as u64);
+    }
+
+    /// Signals the release, then waits (at most the keeper's release wait) until it is carried.
+    fn stop(&self, mark_ms: Option<i64>) {
+        self.signal_stop(mark_ms);
+        let shared = &self.shared;
+        let release_wait = shared.keeper().release_wait_ms();
+        // On the keeper's clock, as every other deadline of the lease.
+        let until = shared.now().saturating_add(release_wait);
         let mut finished = shared.finished.lock().unwrap_or_else(|e| e.into_inner());
         while !*finished {
-            let now = Instant::now();
+            let now = shared.now();
             if now >= until {
                 return; // the claim expires by itself; the written mark stays
             }
             finished = shared
                 .changed
-                .wait_timeout(finished, until - now)
+                .wait_timeout(finished, Duration::from_millis((until - now) as u64))
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
@@ -424,6 +434,12 @@ impl NodeLease for KeptLease {
             self.stop((last_used_ms != i64::MIN).then_some(last_used_ms));
         }
     }
+
+    fn signal_release(&self, last_used_ms: i64) {
+        if self.is_owner() {
+            self.signal_stop((last_used_ms != i64::MIN).then_some(last_used_ms));
+        }
+    }
 }
 
 impl Drop for KeptLease {
@@ -432,7 +448,9 @@ impl Drop for KeptLease {
             // A forked child: the threads and the connection are the parent's.
             return;
         }
-        self.stop(None);
+        // Nothing blocks in Drop: the keeper and request threads hold the shared state and
+        // finish the release after this returns (or the claim expires by itself).
+        self.signal_stop(None);
         // SAFETY: dropped once, here, and never used again.
         unsafe {
             ManuallyDrop::drop(&mut self.shared);

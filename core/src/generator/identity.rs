@@ -1,0 +1,304 @@
+//! The generator's node identity: which lease it asks, the node bits it stamps, and how a
+//! grant from the lease becomes a limit on the hot path (docs/spec.md#the-generators-slow-path).
+//!
+//! The lease is asked with no lock held and outside any fork section: a lease may wait (a
+//! coordinator's mark write, a fresh record's floor) and a `fork()` or a reader (`node()`,
+//! `source()`) must never wait with it. What the answer changes is applied afterwards under a
+//! short lock, and only if nothing happened meanwhile (the fence closed, the lease replaced
+//! after a fork, the generator closed); else the caller asks again.
+
+use std::sync::atomic::{AtomicBool, Ordering::*};
+use std::sync::{Arc, Mutex};
+
+use super::Generator;
+use crate::clock::Clock;
+use crate::codec::node_bits;
+use crate::error::{Error, ErrorCode, Result};
+use crate::fork;
+use crate::layout::Layout;
+use crate::lease::node::{NodeId, NodeLease, NodeSource};
+use crate::timestamp::format_rfc3339_ms;
+
+pub(super) struct Identity {
+    /// Taken only inside a fork section and never across a wait or I/O.
+    current: Mutex<Current>,
+    /// Fixed at construction: a lease made after a fork comes from the same source.
+    source: NodeSource,
+    closed: AtomicBool,
+}
+
+struct Current {
+    lease: Arc<dyn NodeLease>,
+    /// A lease made after a fork: its first grant is a change of identity whatever node ID
+    /// it names (the parent keeps issuing under its own).
+    fresh: bool,
+}
+
+impl Identity {
+    pub(super) fn new(lease: Box<dyn NodeLease>) -> Identity {
+        Identity {
+            source: lease.source(),
+            current: Mutex::new(Current {
+                lease: Arc::from(lease),
+                fresh: false,
+            }),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    fn current(&self) -> fork::Locked<'_, Current> {
+        fork::lock(&self.current)
+    }
+
+    fn lease(&self) -> Arc<dyn NodeLease> {
+        Arc::clone(&self.current().lease)
+    }
+
+    pub(super) fn source(&self) -> NodeSource {
+        self.source
+    }
+
+    pub(super) fn is_closed(&self) -> bool {
+        self.closed.load(SeqCst)
+    }
+}
+
+fn closed_error() -> Error {
+    Error::new(
+        ErrorCode::LeaseLost,
+        "this generator was closed and its node ID released; make a new one",
+    )
+}
+
+impl<C: Clock> Generator<C> {
+    /// The node ID in the node bits: published by every change of identity, read without a
+    /// lock (0, 0 before the first grant).
+    pub(super) fn node_of_bits(&self, bits: u64) -> NodeId {
+        let field = |slot: Option<crate::layout::Slot>| {
+            slot.map_or(0, |slot| (bits >> slot.shift) & slot.max())
+        };
+        NodeId {
+            datacenter_id: field(self.layout.datacenter()),
+            worker_id: field(self.layout.worker()),
+        }
+    }
+
+    /// Takes the node ID and floor of the lease's first grant. Nothing else holds the
+    /// generator yet, so this asks without any lock.
+    pub(super) fn adopt_first_grant(&self) -> Result<()> {
+        let lease = self.identity.lease();
+        let now_ms = self.clock.now_ms();
+        let grant = lease.grant(now_ms, now_ms)?;
+        self.node_bits.store(
+            self.constant_bits | node_bits(&self.layout, grant.node)?,
+            SeqCst,
+        );
+        self.raise_floor(grant.floor_ms, false);
+        // The limit stays 0: the first call asks for a tick, so that a layout that has run
+        // out (baidu) still builds and only fails to generate.
+        lease.attach(self.limit.clone());
+        Ok(())
+    }
+
+    /// Asks the lease for more time once the generator reaches the end of what it holds. The
+    /// caller (`reserve`) loops: `Ok` means "look again", not "granted".
+    pub(super) fn refresh_grant(&self, tick: u64, now_ms: i64) -> Result<()> {
+        if tick >= self.past_end_state_tick {
+            return Err(Error::new(
+                ErrorCode::TimeExhausted,
+                format!(
+                    "layout '{}' ran out of time at {}: its time field cannot hold a later \
+                     instant without wrapping or going negative; choose a layout with a later \
+                     epoch or more time bits",
+                    self.layout,
+                    format_rfc3339_ms(self.layout.capacity().exhausted_at_ms)
+                ),
+            ));
+        }
+        if self.constant_bits >> 63 != 0 {
+            return Err(Error::new(
+                ErrorCode::TimeExhausted,
+                "a constant field set at bit 63 would make every ID negative",
+            ));
+        }
+        if self.identity.is_closed() {
+            return Err(closed_error());
+        }
+        let lease = self.identity.lease();
+        // Read before asking: a close of the fence after this voids the answer.
+        let closes_before = self.limit.closes();
+        let want_ms = self.ms_of_state_tick(tick);
+        // The wait, if any, happens here: no lock, no fork section.
+        let grant = lease.grant(want_ms, now_ms)?;
+
+        let mut current = self.identity.current();
+        if self.identity.is_closed() {
+            return Err(closed_error());
+        }
+        if !Arc::ptr_eq(&current.lease, &lease) || self.limit.closes() != closes_before {
+            // A fork replaced the lease, or the lease may have been lost since it answered.
+            return Ok(());
+        }
+        if tick < self.limit.limit() {
+            return Ok(()); // another thread applied a grant meanwhile
+        }
+        let old = self.node_of_bits(self.node_bits.load(SeqCst));
+        if grant.node != old || current.fresh {
+            self.change_identity(old, grant.node, grant.floor_ms)?;
+            current.fresh = false;
+        } else {
+            self.raise_floor(grant.floor_ms, false);
+        }
+        let limit = match self.state_tick_of_ms(grant.until_ms) {
+            Some(t) => t.saturating_add(1).min(self.past_end_state_tick),
+            None => 0,
+        };
+        if limit <= tick {
+            return Err(Error::new(
+                ErrorCode::LeaseLost,
+                format!(
+                    "the {} lease covers IDs only up to {}, not {}",
+                    self.identity.source(),
+                    format_rfc3339_ms(grant.until_ms),
+                    format_rfc3339_ms(want_ms)
+                ),
+            ));
+        }
+        self.limit.open(limit, closes_before);
+        Ok(())
+    }
+
+    /// Switches to another node ID (docs/spec.md#node-changes). The next ID must be larger
+    /// than every ID issued under the old one, whatever the new node ID is: the node fields
+    /// sit above the sequence in most layouts (a smaller node ID in the same tick makes a
+    /// smaller ID), so the next ID goes to a later tick than any issued, and a layout with a
+    /// node field above the time field is refused.
+    ///
+    /// A call on another thread may have loaded the old node bits and be about to commit a
+    /// state with them. The stores go limit (closed), node bits, state (raised), and every
+    /// call loads the node bits again after its compare-and-swap succeeds and gives its
+    /// state up if they changed: so an ID is returned with the old node bits only if its
+    /// state was committed before the node bits changed, and then it is below the raised state.
+    /// Called with the identity locked.
+    fn change_identity(&self, old: NodeId, node: NodeId, floor_ms: i64) -> Result<()> {
+        let bits = self.constant_bits | node_bits(&self.layout, node)?;
+        let old_bits = self.node_bits.load(SeqCst);
+        if (bits ^ old_bits) & above_time_mask(&self.layout) != 0 {
+            self.limit.shut();
+            return Err(Error::invalid_layout(format!(
+                "the node ID changed (from datacenter {} worker {} to datacenter {} worker {}) \
+                 and layout '{}' has a node field above the time field: IDs could decrease. \
+                 Put the node fields below time to lease node IDs",
+                old.datacenter_id, old.worker_id, node.datacenter_id, node.worker_id, self.layout
+            )));
+        }
+        self.limit.shut();
+        self.node_bits.store(bits, SeqCst);
+        self.raise_floor(floor_ms, true);
+        Ok(())
+    }
+
+    /// Moves the state past `floor_ms`; with `whole_tick`, also past every sequence number
+    /// of the last tick issued, so that the next ID lands in a later tick.
+    fn raise_floor(&self, floor_ms: i64, whole_tick: bool) {
+        let floor_state = match self.state_tick_of_ms(floor_ms) {
+            // The last state of the floor's tick: the next ID lands in a later tick.
+            Some(tick) => (tick << self.seq_bits) | self.seq_mask,
+            None => 0,
+        };
+        let _ = self.state.0.fetch_update(SeqCst, SeqCst, |cur| {
+            let tick_end = if whole_tick { cur | self.seq_mask } else { cur };
+            let raised = tick_end.max(floor_state);
+            (raised != cur).then_some(raised)
+        });
+    }
+
+    /// In a forked child: replaces the parent's lease with one of the child's own (which may
+    /// claim a node ID: asked with no lock held). The next grant, from the new lease, changes
+    /// the identity.
+    #[cold]
+    pub(super) fn lease_after_fork(&self) -> Result<()> {
+        let generation = fork::generation();
+        let parents = {
+            let current = self.identity.current();
+            if self.fork_generation.load(SeqCst) == generation {
+                return Ok(());
+            }
+            Arc::clone(&current.lease)
+        };
+        let lease: Arc<dyn NodeLease> = Arc::from(parents.after_fork()?);
+        let mut current = self.identity.current();
+        if self.fork_generation.load(SeqCst) == generation {
+            // Another thread of the child got there first; this lease is dropped, and gives
+            // its node ID back in the background.
+            return Ok(());
+        }
+        self.limit.shut();
+        lease.attach(self.limit.clone());
+        current.lease = lease;
+        current.fresh = true;
+        self.fork_generation.store(generation, SeqCst);
+        Ok(())
+    }
+
+    /// Marks the generator closed and hands its lease to `release` with the time of the last
+    /// ID issued, outside any lock. Only the first call releases.
+    pub(super) fn close_with(&self, release: impl FnOnce(&dyn NodeLease, i64)) {
+        let (lease, last_used_ms) = {
+            let current = self.identity.current();
+            if self.identity.closed.swap(true, SeqCst) {
+                return;
+            }
+            self.limit.shut();
+            // Change the state, so a call that passed the limit before it was closed fails its
+            // compare-and-swap instead of issuing an ID later than `last_used_ms`.
+            let previous = match self
+                .state
+                .0
+                .fetch_update(SeqCst, SeqCst, |cur| Some(cur + 1))
+            {
+                Ok(previous) | Err(previous) => previous,
+            };
+            let last_used_ms = if previous == 0 {
+                i64::MIN // nothing issued
+            } else {
+                self.ms_of_state_tick((previous + 1) >> self.seq_bits)
+            };
+            (Arc::clone(&current.lease), last_used_ms)
+        };
+        release(lease.as_ref(), last_used_ms);
+    }
+}
+
+/// The bits of an ID above its time field.
+fn above_time_mask(layout: &Layout) -> u64 {
+    let top = layout.time().shift + layout.time().bits;
+    if top >= 64 {
+        0
+    } else {
+        !0 << top
+    }
+}
+
+/// Refuses a layout with a node field above the time field for a node ID that may change
+/// (a lease): a change to a smaller node ID would make every later ID smaller
+/// (docs/spec.md#node-changes). A fixed node ID never changes, so it may sit anywhere.
+pub(super) fn check_node_may_change(layout: &Layout, source: NodeSource) -> Result<()> {
+    let fixed = matches!(
+        source,
+        NodeSource::Explicit | NodeSource::Environment | NodeSource::Hostname
+    );
+    let above = [layout.datacenter(), layout.worker()]
+        .into_iter()
+        .flatten()
+        .any(|slot| (slot.max() << slot.shift) & above_time_mask(layout) != 0);
+    if above && !fixed {
+        return Err(Error::invalid_layout(format!(
+            "layout '{layout}' puts a node field above the time field, and the node ID is \
+             leased ({source}): a lease may change the node ID, and a smaller one would make \
+             the generator's IDs decrease. Put the node fields below time, or fix the node ID \
+             (worker_id, datacenter_id)"
+        )));
+    }
+    Ok(())
+}
