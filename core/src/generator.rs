@@ -15,6 +15,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::fork;
 use crate::layout::Layout;
 use crate::lease::node::{Fence, NodeId, NodeLease, NodeSource};
+use crate::lease::status::LeaseState;
 use crate::options::{Options, SequencePolicy};
 use crate::timestamp::format_rfc3339_ms;
 
@@ -674,6 +675,11 @@ impl<C: Clock> Generator<C> {
                 self.ms_of_state_tick((previous + 1) >> self.seq_bits)
             };
             identity.lease.release(last_used_ms);
+            // A fixed node ID reports `held` for life (no status of its own): closed, it issues
+            // nothing more, and says so (a health check reads it).
+            let status = self.limit.status();
+            status.set_state(LeaseState::Released, false);
+            self.limit.report(status);
         }
     }
 
