@@ -675,11 +675,9 @@ impl<C: Clock> Generator<C> {
                 self.ms_of_state_tick((previous + 1) >> self.seq_bits)
             };
             identity.lease.release(last_used_ms);
-            // A fixed node ID reports `held` for life (no status of its own): closed, it issues
-            // nothing more, and says so (a health check reads it).
-            let status = self.limit.status();
-            status.set_state(LeaseState::Released, false);
-            self.limit.report(status);
+            // A fixed node ID's lease has no keeper to say so: closed, it issues nothing more
+            // (a health check reads this).
+            self.limit.status().set_state(LeaseState::Released, false);
         }
     }
 
