@@ -170,6 +170,26 @@ pub extern "system" fn Java_dev_flakery_Native_generatorNode(
     })
 }
 
+/// The lease's report of itself (`Generator::lease_status`): `[state, canIssue, coordinator]`,
+/// the state as the core spells it, `true`/`false`, and `""` for a node ID of no coordinator.
+#[no_mangle]
+pub extern "system" fn Java_dev_flakery_Native_generatorLeaseStatus(
+    mut env: JNIEnv,
+    _: JClass,
+    handle: jlong,
+) -> jobjectArray {
+    guard(&mut env, std::ptr::null_mut(), |env| {
+        // SAFETY: see `generator`.
+        let status = unsafe { generator(handle) }.lease_status();
+        let report = [
+            status.state().as_str().to_string(),
+            status.can_issue().to_string(),
+            status.coordinator().unwrap_or("").to_string(),
+        ];
+        Ok(string_array(env, report.into_iter())?.into_raw())
+    })
+}
+
 /// A new layout handle with the generator's layout.
 #[no_mangle]
 pub extern "system" fn Java_dev_flakery_Native_generatorLayout(

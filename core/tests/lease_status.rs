@@ -66,3 +66,12 @@ fn a_fixed_node_id_is_always_held() {
     assert_eq!(status.state(), LeaseState::Held);
     assert!(!status.is_coordinated() && status.coordinator().is_none());
 }
+
+#[test]
+fn a_closed_fixed_node_id_is_released_for_every_reader() {
+    let generator = Generator::builder().worker_id(3).build().unwrap();
+    let before = generator.lease_status();
+    generator.close();
+    assert_eq!(before.state(), LeaseState::Released);
+    assert!(!generator.lease_status().can_issue());
+}

@@ -3,7 +3,10 @@
 # the jar's resources, and runs the JUnit tests on Java 17 (the machine's default) and then on
 # Java 25 (/usr/lib/jvm/temurin-25-jdk-amd64, or JAVA25_HOME): `mvn verify` runs the unit tests
 # (surefire) and, after `package`, the tests of the jar itself (failsafe, *IT.java: a JVM with
-# only the jar on its classpath).
+# only the jar on its classpath). Then the integrations (java/integrations: the Spring Boot
+# starter and the Hibernate generator, each its own artifact) against the jar installed into
+# the local Maven repository; the Hibernate test persists entities to a throw-away PostgreSQL
+# (tests/db/dbserver.py, on 127.0.0.1, its data removed when it stops).
 #
 # The library is cargo's debug build, stripped of its debug info: a release build (fat LTO,
 # one codegen unit) costs minutes of CPU on every run for no behaviour the tests can see, and
@@ -18,6 +21,7 @@ need java openjdk-17-jdk-headless
 need javac openjdk-17-jdk-headless
 need mvn maven
 need strip binutils
+bash tests/db/install.sh   # PostgreSQL for the Hibernate test
 
 java17="${JAVA17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}"
 java25="${JAVA25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
@@ -36,9 +40,13 @@ mkdir -p "$native"
 strip --strip-debug -o "$native/libflakery_java.so" "$target/debug/libflakery_java.so"
 
 cd java
-echo "--- mvn verify (Java 17)"
-JAVA_HOME="$java17" mvn -q -B -Dstyle.color=never verify
-echo "--- mvn verify (Java 25)"
+mvn_quiet=(mvn -q -B -Dstyle.color=never)
+echo "--- mvn install, then the integrations (Java 17)"
+JAVA_HOME="$java17" "${mvn_quiet[@]}" install
+JAVA_HOME="$java17" "${mvn_quiet[@]}" -f integrations/pom.xml verify
+echo "--- mvn verify, then the integrations (Java 25)"
 # Maven's own guava warns about sun.misc.Unsafe on Java 24 and later: not ours to fix.
-JAVA_HOME="$java25" MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow" mvn -q -B -Dstyle.color=never verify
+export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
+JAVA_HOME="$java25" "${mvn_quiet[@]}" verify
+JAVA_HOME="$java25" "${mvn_quiet[@]}" -f integrations/pom.xml verify
 echo "java: Java 17 and Java 25 passed"

@@ -159,14 +159,14 @@ impl Fence {
     }
 
     /// The attached lease's status, readable without a lock; a node ID that cannot be lost
-    /// is held.
+    /// is held (one status, kept, so that every reader sees its close).
     pub fn status(&self) -> LeaseStatus {
         self.0
             .status
             .lock()
             .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(LeaseStatus::fixed)
             .clone()
-            .unwrap_or_else(LeaseStatus::fixed)
     }
 
     /// Closes the fence from the generator's side (a change of identity, a fork, `close`).

@@ -267,6 +267,11 @@ impl<C: Clock> Generator<C> {
             (Arc::clone(&current.lease), last_used_ms)
         };
         release(lease.as_ref(), last_used_ms);
+        // A fixed node ID's lease has no keeper to say so: closed, it issues nothing more
+        // (a health check reads this).
+        self.limit
+            .status()
+            .set_state(crate::lease::status::LeaseState::Released, false);
     }
 }
 

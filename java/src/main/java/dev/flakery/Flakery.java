@@ -33,6 +33,18 @@ public final class Flakery {
     }
 
     /**
+     * The names of every option of the core's options table (docs/spec.md#generator-options),
+     * spelt as {@link Generator.Builder}'s methods are ({@code layout}, {@code workerId},
+     * {@code fields}, ...): for integrations that must offer each one (the Spring Boot starter's
+     * {@code flakery.*} properties).
+     *
+     * @return the option names, in the table's order
+     */
+    public static java.util.List<String> optionNames() {
+        return java.util.List.of(Native.optionNames());
+    }
+
+    /**
      * The version of the native library, such as {@code "0.1.0"}.
      *
      * @return the version

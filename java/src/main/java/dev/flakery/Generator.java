@@ -4,6 +4,7 @@ import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -27,11 +28,19 @@ import java.util.Map;
 public final class Generator implements AutoCloseable {
     private final long handle;
     private final Layout layout;
+    private final Map<String, Long> constants;
 
-    private Generator(long handle) {
+    private Generator(long handle, Map<String, Long> given) {
         this.handle = handle;
         Handles.CLEANER.register(this, freer(handle));
         this.layout = Layout.own(Native.generatorLayout(handle));
+        Map<String, Long> stamped = new LinkedHashMap<>();
+        for (Layout.Field field : layout.fields()) {
+            if (field.kind().equals("constant")) {
+                stamped.put(field.name(), given.getOrDefault(field.name(), field.defaultValue()));
+            }
+        }
+        this.constants = Collections.unmodifiableMap(stamped);
     }
 
     /** The Cleaner's action: it must not hold the generator itself. */
@@ -116,6 +125,17 @@ public final class Generator implements AutoCloseable {
     }
 
     /**
+     * The values of the constant fields this generator stamps into every ID (Vesta's
+     * {@code version}, {@code type}, {@code method}): those given to
+     * {@link Builder#field(String, long)}, else the layout's defaults.
+     *
+     * @return field name to value, in the layout's order
+     */
+    public Map<String, Long> constants() {
+        return constants;
+    }
+
+    /**
      * The node's datacenter ID (0 when the layout has no datacenter field).
      *
      * @return the datacenter ID
@@ -131,6 +151,20 @@ public final class Generator implements AutoCloseable {
      */
     public long workerId() {
         return node()[1];
+    }
+
+    /**
+     * The lease's report of itself now: whether IDs can be issued and, when a coordinator keeps
+     * the node ID, which one. For health checks (the Spring Boot starter's health indicator).
+     *
+     * @return the lease's status
+     */
+    public LeaseStatus leaseStatus() {
+        try {
+            return LeaseStatus.of(Native.generatorLeaseStatus(handle));
+        } finally {
+            Reference.reachabilityFence(this);
+        }
     }
 
     private long[] node() {
@@ -342,12 +376,14 @@ public final class Generator implements AutoCloseable {
          */
         public Generator build() {
             long[] values = new long[fieldValues.size()];
+            Map<String, Long> given = new LinkedHashMap<>();
             for (int i = 0; i < values.length; i++) {
                 values[i] = fieldValues.get(i);
+                given.put(fieldNames.get(i), values[i]);
             }
             long handle = Native.generatorNew(options.keySet().toArray(new String[0]),
                     options.values().toArray(new String[0]), fieldNames.toArray(new String[0]), values);
-            return new Generator(handle);
+            return new Generator(handle, given);
         }
     }
 }

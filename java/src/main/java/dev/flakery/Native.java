@@ -33,6 +33,9 @@ final class Native {
 
     static native long generatorLayout(long generator);
 
+    /** {@code [state, canIssue, coordinator or ""]}. */
+    static native String[] generatorLeaseStatus(long generator);
+
     static native long layoutNew(String spec);
 
     static native void layoutFree(long layout);

@@ -1,6 +1,7 @@
 package dev.flakery;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -84,6 +85,19 @@ class GeneratorTest {
         for (String option : options) {
             assertTrue(methods.contains(option.equals("fields") ? "field" : option), option + " in " + methods);
         }
+    }
+
+    @Test
+    void leaseStatusIsTheCoresReport() {
+        Generator generator = Generator.builder().workerId(2).build();
+        LeaseStatus held = generator.leaseStatus();
+        assertEquals("held", held.state());
+        assertTrue(held.canIssue());
+        assertTrue(held.coordinator().isEmpty());
+        generator.close();
+        LeaseStatus closed = generator.leaseStatus();
+        assertEquals("released", closed.state(), closed.toString());
+        assertFalse(closed.canIssue());
     }
 
     @Test

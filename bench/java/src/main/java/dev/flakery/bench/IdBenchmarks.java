@@ -1,0 +1,96 @@
+package dev.flakery.bench;
+
+import com.fasterxml.uuid.Generators;
+import com.fasterxml.uuid.impl.TimeBasedEpochGenerator;
+import com.github.f4b6a3.tsid.TsidFactory;
+import dev.flakery.Generator;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import me.ahoo.cosid.snowflake.MillisecondSnowflakeId;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * One ID per call, in ns: flakery's {@code nextId()} beside CosId's {@code SnowflakeId},
+ * tsid-creator, {@code UUID.randomUUID()} and a UUIDv7 (java-uuid-generator).
+ *
+ * <p>Two flakery layouts: {@code twitter} (12-bit sequence: 4,096 IDs a millisecond, so one
+ * thread calling flat out is held to ~244 ns a call by the layout's ceiling, as CosId's and
+ * TSID's 12-bit counters are: "sustained") and a 21-bit sequence whose ceiling one thread never
+ * reaches ("below the ceiling": the cost of the call itself).
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
+public class IdBenchmarks {
+    private Generator twitter;
+    private Generator wide;
+    private MillisecondSnowflakeId cosid;
+    private TsidFactory tsid;
+    private TimeBasedEpochGenerator uuidV7;
+
+    /** Makes each generator once. */
+    @Setup
+    public void setUp() {
+        twitter = Generator.builder().layout("twitter").datacenterId(1).workerId(1).build();
+        wide = Generator.builder().layout("time:41,worker:1,sequence:21;epoch=1288834974657").workerId(1).build();
+        cosid = new MillisecondSnowflakeId(1);
+        tsid = TsidFactory.newInstance1024(1);
+        uuidV7 = Generators.timeBasedEpochGenerator();
+    }
+
+    /** Releases the generators' leases. */
+    @TearDown
+    public void tearDown() {
+        twitter.close();
+        wide.close();
+    }
+
+    /** @return a flakery ID, twitter layout (sustained: the 4,096 a millisecond ceiling) */
+    @Benchmark
+    public long flakeryTwitter() {
+        return twitter.nextId();
+    }
+
+    /** @return a flakery ID, 21-bit sequence (below the ceiling: the call's own cost) */
+    @Benchmark
+    public long flakeryBelowCeiling() {
+        return wide.nextId();
+    }
+
+    /** @return a CosId MillisecondSnowflakeId (41/10/12 bits) */
+    @Benchmark
+    public long cosidSnowflake() {
+        return cosid.generate();
+    }
+
+    /** @return a TSID (1,024 nodes) */
+    @Benchmark
+    public long tsid() {
+        return tsid.create().toLong();
+    }
+
+    /** @return a random UUID (v4) */
+    @Benchmark
+    public UUID uuidRandom() {
+        return UUID.randomUUID();
+    }
+
+    /** @return a UUIDv7 */
+    @Benchmark
+    public UUID uuidV7() {
+        return uuidV7.generate();
+    }
+}

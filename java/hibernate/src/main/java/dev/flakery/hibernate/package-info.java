@@ -1,0 +1,2 @@
+/** flakery's Hibernate identifier generator (docs/java.md#hibernate). */
+package dev.flakery.hibernate;
