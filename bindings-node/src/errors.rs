@@ -31,6 +31,9 @@ enum Class {
 fn throw(env: sys::napi_env, class: Class, code: ErrorCode, message: String) -> Fail {
     let error = napi::Error::new(code.as_str(), message);
     // SAFETY: `env` is the live environment of the current call.
+    // napi-rs's safe throwers do not fit: `Env::throw_type_error`/`throw_range_error` pass the
+    // message as a C string, which cannot hold a NUL (a key or text quoted in a message may),
+    // and `Env::throw` takes only `JsTypeError<Status>`, whose `.code` is a napi-rs status.
     unsafe {
         match class {
             Class::Type => JsTypeError::from(error).throw_into(env),
@@ -47,7 +50,8 @@ pub(crate) fn core_error_value(env: sys::napi_env, error: flakery::Error) -> nap
     let message = flakery::option_table::message_on(&error, flakery::Surface::Node);
     let error = napi::Error::new(code.as_str(), message);
     // SAFETY: `env` is the live environment of the current call; the value is wrapped at once
-    // in an `Error` that holds a reference to it.
+    // in an `Error` that holds a reference to it. No safe call makes a `RangeError` value
+    // (`Env::create_error` makes only a plain `Error`).
     unsafe {
         let value = if code.is_argument_error() {
             JsRangeError::from(error).into_value(env)

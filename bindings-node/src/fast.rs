@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use flakery::IdFormat;
 use napi::bindgen_prelude::{i64n, JsError, Object, ToNapiValue};
-use napi::{sys, Env, JsValue};
+use napi::{sys, Env, JsValue, Unknown};
 use napi_derive::napi;
 
 use crate::default_generator;
@@ -94,10 +94,17 @@ fn call_info(env: sys::napi_env, info: sys::napi_callback_info, want_arg: bool) 
     })
 }
 
+/// A call's argument as an `Unknown`, for the safe readers of `read`.
+fn arg<'a>(env: sys::napi_env, call: &Call) -> Unknown<'a> {
+    // SAFETY: env is the live environment of this call and `call.arg` a handle of its scope
+    // (`napi_get_cb_info` wrote it, `undefined` when nothing was passed).
+    unsafe { Unknown::from_raw_unchecked(env, call.arg) }
+}
+
 /// The format `nextIdString` was asked for; decimal, without looking, when nothing was passed.
 fn id_format(env: sys::napi_env, call: &Call) -> JsResult<IdFormat> {
     if call.passed {
-        read_format(env, call.arg)
+        read_format(&arg(env, call))
     } else {
         Ok(IdFormat::Decimal)
     }
@@ -136,7 +143,7 @@ unsafe extern "C" fn next_ids(
 ) -> sys::napi_value {
     finish(env, || {
         call_info(env, info, true).and_then(|call| {
-            let n = read_count(env, call.arg)?;
+            let n = read_count(&arg(env, &call))?;
             let generator = default_generator(env)?;
             new_id_array(env, n, |ids| generator.fill(ids))
         })
@@ -177,7 +184,7 @@ unsafe extern "C" fn generator_next_ids(
 ) -> sys::napi_value {
     finish(env, || {
         call_info(env, info, true).and_then(|call| {
-            let n = read_count(env, call.arg)?;
+            let n = read_count(&arg(env, &call))?;
             // SAFETY: as above.
             let generator = unsafe { bound(&call) };
             new_id_array(env, n, |ids| generator.fill(ids))

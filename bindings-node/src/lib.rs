@@ -53,8 +53,8 @@ fn generator_keys() -> [&'static str; table::OPTIONS.len()] {
     table::OPTIONS.map(|option| option.js)
 }
 
-fn generator_options(env: sys::napi_env, value: sys::napi_value) -> JsResult<Options> {
-    let o = OptionsObject::read(env, value, "Generator options", &generator_keys())?;
+fn generator_options(env: sys::napi_env, value: &Unknown) -> JsResult<Options> {
+    let o = OptionsObject::read(value, "Generator options", &generator_keys())?;
     let mut options = Options {
         layout: o.layout()?,
         datacenter_id: o.u64(table::DATACENTER_ID.js)?,
@@ -102,7 +102,7 @@ impl Generator {
     pub fn new(env: Env, this: This, options: Unknown) -> napi::Result<Self, &'static str> {
         let env = env.raw();
         fast::check_constructed(env, this.raw())?;
-        let options = generator_options(env, options.raw())?;
+        let options = generator_options(env, &options)?;
         let inner = Arc::new(flakery::Generator::new(options).or_throw(env)?);
         fast::bind_methods(env, this.raw(), &inner)?;
         Ok(Generator { inner })
@@ -120,7 +120,7 @@ impl Generator {
         ts_return_type = "Promise<Generator>"
     )]
     pub fn create(env: Env, options: Unknown) -> napi::Result<AsyncTask<Create>, &'static str> {
-        let options = generator_options(env.raw(), options.raw())?;
+        let options = generator_options(env.raw(), &options)?;
         Ok(AsyncTask::new(Create {
             options: Some(options),
         }))
@@ -238,11 +238,11 @@ pub fn decode<'env>(
     options: Unknown,
 ) -> napi::Result<DecodedId<'env>, &'static str> {
     let raw = env.raw();
-    let id = read_id_u64(raw, id.raw())?;
-    let layout = match value_type(raw, options.raw())? {
-        ValueType::String => Layout::parse(&get_string(raw, options.raw())?).or_throw(raw)?,
+    let id = read_id_u64(&id)?;
+    let layout = match value_type(&options)? {
+        ValueType::String => Layout::parse(&get_string(&options)?).or_throw(raw)?,
         _ => {
-            let o = OptionsObject::read(raw, options.raw(), "decode options", &["layout"])?;
+            let o = OptionsObject::read(&options, "decode options", &["layout"])?;
             layout_or_twitter(o.layout()?)
         }
     };
@@ -264,13 +264,13 @@ const COMPOSE_KEYS: [&str; 6] = [
 #[napi(catch_unwind, ts_args_type = "parts: ComposeOptions")]
 pub fn compose(env: Env, parts: Unknown) -> napi::Result<BigInt, &'static str> {
     let env = env.raw();
-    if value_type(env, parts.raw())? == ValueType::Undefined {
+    if value_type(&parts)? == ValueType::Undefined {
         return Err(type_error(
             env,
             "compose needs an object such as {timestampMs: Date.now(), workerId: 1}".to_string(),
         ));
     }
-    let o = OptionsObject::read(env, parts.raw(), "compose parts", &COMPOSE_KEYS)?;
+    let o = OptionsObject::read(&parts, "compose parts", &COMPOSE_KEYS)?;
     let layout = layout_or_twitter(o.layout()?);
     let Some(timestamp_ms) = o.i64("timestampMs")? else {
         return Err(type_error(env, "compose needs timestampMs".to_string()));
@@ -310,7 +310,7 @@ pub fn layout_info_of<'env>(
     spec: Unknown,
 ) -> napi::Result<LayoutInfo<'env>, &'static str> {
     let raw = env.raw();
-    let spec = read_string(raw, spec.raw(), "spec")?;
+    let spec = read_string(&spec, "spec")?;
     let layout = Layout::parse(&spec).or_throw(raw)?;
     LayoutInfo::new(env, &layout, layout.preset_name(), &spec)
 }

@@ -1,13 +1,14 @@
 //! Reading JavaScript values by hand: a wrong type is a `TypeError`, a value out of range a
 //! `RangeError`, each message naming the argument or key (`workerId`).
-
-use std::ptr;
+//!
+//! Every reading goes through napi-rs's safe API (`Unknown`, `Object`, `BigInt`) only; the
+//! hand-registered hot calls (`fast`) view their raw argument as an `Unknown` first.
 
 use flakery::{IdFormat, Layout};
-use napi::bindgen_prelude::FromNapiValue;
-use napi::{sys, ValueType};
+use napi::bindgen_prelude::{BigInt, FromNapiValue, JsObjectValue, Object};
+use napi::{sys, Env, JsValue, Unknown, ValueType};
 
-use crate::errors::{check, range_error, type_error, Fail, JsResult, OrNapi, OrThrow};
+use crate::errors::{range_error, type_error, Fail, JsResult, OrNapi, OrThrow};
 
 pub(crate) const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
@@ -15,16 +16,18 @@ pub(crate) fn is_safe_integer(value: f64) -> bool {
     value.fract() == 0.0 && value.abs() <= MAX_SAFE_INTEGER
 }
 
-pub(crate) fn value_type(env: sys::napi_env, value: sys::napi_value) -> JsResult<ValueType> {
-    let mut kind = 0;
-    // SAFETY: value is a live handle.
-    check(unsafe { sys::napi_typeof(env, value, &mut kind) })?;
-    Ok(ValueType::from(kind))
+/// The environment a value belongs to, for throwing.
+fn env_of(value: &Unknown) -> sys::napi_env {
+    value.value().env
+}
+
+pub(crate) fn value_type(value: &Unknown) -> JsResult<ValueType> {
+    value.get_type().or_napi()
 }
 
 /// What `typeof` says, with `null` and arrays told apart, for messages.
-pub(crate) fn type_name(env: sys::napi_env, value: sys::napi_value) -> &'static str {
-    match value_type(env, value) {
+pub(crate) fn type_name(value: &Unknown) -> &'static str {
+    match value_type(value) {
         Ok(ValueType::Undefined) => "undefined",
         Ok(ValueType::Null) => "null",
         Ok(ValueType::Boolean) => "a boolean",
@@ -33,112 +36,82 @@ pub(crate) fn type_name(env: sys::napi_env, value: sys::napi_value) -> &'static 
         Ok(ValueType::Symbol) => "a symbol",
         Ok(ValueType::Function) => "a function",
         Ok(ValueType::BigInt) => "a bigint",
-        Ok(ValueType::Object) if is_array(env, value) => "an array",
+        Ok(ValueType::Object) if is_array(value) => "an array",
         Ok(ValueType::Object) => "an object",
         _ => "an unknown value",
     }
 }
 
-pub(crate) fn is_array(env: sys::napi_env, value: sys::napi_value) -> bool {
-    let mut result = false;
-    // SAFETY: value is a live handle.
-    unsafe { sys::napi_is_array(env, value, &mut result) == sys::Status::napi_ok && result }
+pub(crate) fn is_array(value: &Unknown) -> bool {
+    value.is_array().unwrap_or(false)
 }
 
-pub(crate) fn get_double(env: sys::napi_env, value: sys::napi_value) -> JsResult<f64> {
-    let mut out = 0.0;
-    // SAFETY: value is a live number.
-    check(unsafe { sys::napi_get_value_double(env, value, &mut out) })?;
-    Ok(out)
+/// A value known to be a number (`napi_get_value_double` refuses anything else).
+pub(crate) fn get_double(value: &Unknown) -> JsResult<f64> {
+    f64::from_unknown(*value).or_napi()
 }
 
-pub(crate) fn get_string(env: sys::napi_env, value: sys::napi_value) -> JsResult<String> {
-    // SAFETY: value is a live string.
-    unsafe { String::from_napi_value(env, value) }.or_napi()
+/// A value known to be a string (`napi_get_value_string_utf8` refuses anything else).
+pub(crate) fn get_string(value: &Unknown) -> JsResult<String> {
+    String::from_unknown(*value).or_napi()
 }
 
-/// `String(value)` for messages (a bigint in decimal, say).
-pub(crate) fn display(env: sys::napi_env, value: sys::napi_value) -> String {
-    let mut text = ptr::null_mut();
-    // SAFETY: value is a live handle; a failure gives a placeholder.
-    if unsafe { sys::napi_coerce_to_string(env, value, &mut text) } != sys::Status::napi_ok {
-        // A symbol cannot be coerced: clear the exception that left.
-        let mut pending = ptr::null_mut();
-        // SAFETY: env is live.
-        unsafe { sys::napi_get_and_clear_last_exception(env, &mut pending) };
-        return "(value)".to_string();
-    }
-    get_string(env, text).unwrap_or_else(|_| "(value)".to_string())
+/// A value known to be a bigint (`napi_get_value_bigint_words` refuses anything else).
+fn get_bigint(value: &Unknown) -> JsResult<BigInt> {
+    BigInt::from_unknown(*value).or_napi()
 }
 
-/// The value of a bigint known not to fit an i64 or u64: whether it is negative.
-pub(crate) fn bigint_is_negative(env: sys::napi_env, value: sys::napi_value) -> bool {
-    // SAFETY: value is a live bigint.
-    unsafe { napi::bindgen_prelude::BigInt::from_napi_value(env, value) }
-        .map(|b| b.sign_bit)
-        .unwrap_or(false)
+/// `String(value)` for messages (a bigint in decimal, say). Only numbers and bigints come
+/// here, whose conversion cannot throw (a symbol's would, and leave an exception pending).
+pub(crate) fn display(value: &Unknown) -> String {
+    value
+        .coerce_to_string()
+        .and_then(|text| text.into_utf8())
+        .and_then(|text| text.into_owned())
+        .unwrap_or_else(|_| "(value)".to_string())
 }
 
 /// A bigint as an `i64` (`signed`) or a `u64`, without loss; or the `RangeError` that says
 /// why not: "`what` <the bigint> `negative`" or "... `too_large`".
 pub(crate) fn read_bigint(
-    env: sys::napi_env,
-    value: sys::napi_value,
+    value: &Unknown,
     signed: bool,
     what: &str,
     [negative, too_large]: [&str; 2],
 ) -> JsResult<u64> {
-    let (bits, lossless) = bigint_bits(env, value, signed)?;
+    let big = get_bigint(value)?;
+    let (bits, lossless) = bigint_bits(&big, signed);
     if lossless {
         return Ok(bits);
     }
-    let why = if bigint_is_negative(env, value) {
-        negative
-    } else {
-        too_large
-    };
+    let why = if big.sign_bit { negative } else { too_large };
     Err(range_error(
-        env,
-        format!("{what} {} {why}", display(env, value)),
+        env_of(value),
+        format!("{what} {} {why}", display(value)),
     ))
 }
 
 /// A bigint's low 64 bits (two's complement when `signed`) and whether they are all of it.
-pub(crate) fn bigint_bits(
-    env: sys::napi_env,
-    value: sys::napi_value,
-    signed: bool,
-) -> JsResult<(u64, bool)> {
-    let mut lossless = false;
-    let bits = if signed {
-        let mut out = 0i64;
-        // SAFETY: value is a live bigint.
-        check(unsafe { sys::napi_get_value_bigint_int64(env, value, &mut out, &mut lossless) })?;
-        out as u64
+pub(crate) fn bigint_bits(big: &BigInt, signed: bool) -> (u64, bool) {
+    if signed {
+        let (value, lossless) = big.get_i64();
+        (value as u64, lossless)
     } else {
-        let mut out = 0u64;
-        // SAFETY: value is a live bigint.
-        check(unsafe { sys::napi_get_value_bigint_uint64(env, value, &mut out, &mut lossless) })?;
-        out
-    };
-    Ok((bits, lossless))
+        let (_, value, lossless) = big.get_u64();
+        (value, lossless)
+    }
 }
 
 /// A number that is a safe integer (`Number.isSafeInteger`), or the `RangeError` that says
 /// why not; `instead` tells what to pass for an integer above 2^53.
-pub(crate) fn read_safe_integer(
-    env: sys::napi_env,
-    value: sys::napi_value,
-    what: &str,
-    instead: &str,
-) -> JsResult<f64> {
-    let n = get_double(env, value)?;
+pub(crate) fn read_safe_integer(value: &Unknown, what: &str, instead: &str) -> JsResult<f64> {
+    let n = get_double(value)?;
     if is_safe_integer(n) {
         return Ok(n);
     }
-    let text = display(env, value);
+    let text = display(value);
     Err(range_error(
-        env,
+        env_of(value),
         if n.fract() == 0.0 && n.is_finite() {
             format!(
                 "{what} {text} is above 2^53 (Number.MAX_SAFE_INTEGER), where a number cannot \
@@ -150,93 +123,84 @@ pub(crate) fn read_safe_integer(
     ))
 }
 
-pub(crate) fn wrong_type(
-    env: sys::napi_env,
-    value: sys::napi_value,
-    what: &str,
-    expected: &str,
-) -> Fail {
+pub(crate) fn wrong_type(value: &Unknown, what: &str, expected: &str) -> Fail {
     type_error(
-        env,
-        format!("{what} must be {expected}, not {}", type_name(env, value)),
+        env_of(value),
+        format!("{what} must be {expected}, not {}", type_name(value)),
     )
 }
 
 /// A non-negative integer: a safe-integer `number` or a `bigint` up to 2^64-1.
-pub(crate) fn read_u64(env: sys::napi_env, value: sys::napi_value, what: &str) -> JsResult<u64> {
-    match value_type(env, value)? {
+pub(crate) fn read_u64(value: &Unknown, what: &str) -> JsResult<u64> {
+    match value_type(value)? {
         ValueType::Number => {
-            let n = read_safe_integer(env, value, what, "a bigint")?;
+            let n = read_safe_integer(value, what, "a bigint")?;
             if n < 0.0 {
-                return Err(range_error(env, format!("{what} {n} is negative")));
+                return Err(range_error(
+                    env_of(value),
+                    format!("{what} {n} is negative"),
+                ));
             }
             Ok(n as u64)
         }
         ValueType::BigInt => read_bigint(
-            env,
             value,
             false,
             what,
             ["is negative", "does not fit in 64 bits"],
         ),
-        _ => Err(wrong_type(env, value, what, "a number or a bigint")),
+        _ => Err(wrong_type(value, what, "a number or a bigint")),
     }
 }
 
 /// A Unix-millisecond timestamp: a safe-integer `number` or a `bigint`, possibly negative.
-pub(crate) fn read_i64(env: sys::napi_env, value: sys::napi_value, what: &str) -> JsResult<i64> {
-    match value_type(env, value)? {
-        ValueType::Number => Ok(read_safe_integer(env, value, what, "a bigint")? as i64),
+pub(crate) fn read_i64(value: &Unknown, what: &str) -> JsResult<i64> {
+    match value_type(value)? {
+        ValueType::Number => Ok(read_safe_integer(value, what, "a bigint")? as i64),
         ValueType::BigInt => {
             let why = "does not fit in 64 bits";
-            read_bigint(env, value, true, what, [why, why]).map(|bits| bits as i64)
+            read_bigint(value, true, what, [why, why]).map(|bits| bits as i64)
         }
-        _ => Err(wrong_type(env, value, what, "a number or a bigint")),
+        _ => Err(wrong_type(value, what, "a number or a bigint")),
     }
 }
 
-pub(crate) fn read_string(
-    env: sys::napi_env,
-    value: sys::napi_value,
-    what: &str,
-) -> JsResult<String> {
-    if value_type(env, value)? != ValueType::String {
-        return Err(wrong_type(env, value, what, "a string"));
+pub(crate) fn read_string(value: &Unknown, what: &str) -> JsResult<String> {
+    if value_type(value)? != ValueType::String {
+        return Err(wrong_type(value, what, "a string"));
     }
-    get_string(env, value)
+    get_string(value)
 }
 
-pub(crate) fn read_bool(env: sys::napi_env, value: sys::napi_value, what: &str) -> JsResult<bool> {
-    if value_type(env, value)? != ValueType::Boolean {
-        return Err(wrong_type(env, value, what, "a boolean"));
+pub(crate) fn read_bool(value: &Unknown, what: &str) -> JsResult<bool> {
+    if value_type(value)? != ValueType::Boolean {
+        return Err(wrong_type(value, what, "a boolean"));
     }
-    let mut out = false;
-    // SAFETY: value is a live boolean.
-    check(unsafe { sys::napi_get_value_bool(env, value, &mut out) })?;
-    Ok(out)
+    bool::from_unknown(*value).or_napi()
 }
 
 /// An ID to decode: a `bigint`, a decimal string, or a `number` only when it is a safe
 /// integer (above 2^53 a number may already be a different integer than the one meant).
-pub(crate) fn read_id(env: sys::napi_env, value: sys::napi_value) -> JsResult<i64> {
-    let id = read_id_u64(env, value)?;
+pub(crate) fn read_id(value: &Unknown) -> JsResult<i64> {
+    let id = read_id_u64(value)?;
     match i64::try_from(id) {
         Ok(id) => Ok(id),
-        Err(_) => flakery::parse_id(&id.to_string()).or_throw(env),
+        Err(_) => flakery::parse_id(&id.to_string()).or_throw(env_of(value)),
     }
 }
 
 /// `read_id` up to 2^64-1, for `decode` (IDs of unsigned layouts such as `discord`).
-pub(crate) fn read_id_u64(env: sys::napi_env, value: sys::napi_value) -> JsResult<u64> {
-    match value_type(env, value)? {
-        ValueType::BigInt => match bigint_bits(env, value, false)? {
+pub(crate) fn read_id_u64(value: &Unknown) -> JsResult<u64> {
+    let env = env_of(value);
+    match value_type(value)? {
+        ValueType::BigInt => match bigint_bits(&get_bigint(value)?, false) {
             (bits, true) => Ok(bits),
             // Out of range: the core's message, the one it gives for the ID as text.
-            _ => flakery::parse_id_u64(&display(env, value)).or_throw(env),
+            _ => flakery::parse_id_u64(&display(value)).or_throw(env),
         },
-        ValueType::String => flakery::parse_id_u64(&get_string(env, value)?).or_throw(env),
+        ValueType::String => flakery::parse_id_u64(&get_string(value)?).or_throw(env),
         ValueType::Number => {
-            let n = read_safe_integer(env, value, "ID", "the ID as a bigint or a decimal string")?;
+            let n = read_safe_integer(value, "ID", "the ID as a bigint or a decimal string")?;
             if n < 0.0 {
                 // The core's message for a negative ID.
                 return flakery::parse_id_u64(&(n as i64).to_string()).or_throw(env);
@@ -244,7 +208,6 @@ pub(crate) fn read_id_u64(env: sys::napi_env, value: sys::napi_value) -> JsResul
             Ok(n as u64)
         }
         _ => Err(wrong_type(
-            env,
             value,
             "an ID",
             "a bigint, a decimal string or a safe-integer number",
@@ -252,31 +215,37 @@ pub(crate) fn read_id_u64(env: sys::napi_env, value: sys::napi_value) -> JsResul
     }
 }
 
-/// An options object: `undefined` is none; anything but a plain object is a `TypeError`, and
-/// so is a key the function does not know (a misspelt `workerID` must not pass unnoticed).
-pub(crate) struct OptionsObject {
-    env: sys::napi_env,
-    object: Option<sys::napi_value>,
+/// A value known to be an object, as one.
+fn as_object<'a>(value: &Unknown<'a>) -> JsResult<Object<'a>> {
+    Object::from_unknown(*value).or_napi()
 }
 
-impl OptionsObject {
+/// An options object: `undefined` is none; anything but a plain object is a `TypeError`, and
+/// so is a key the function does not know (a misspelt `workerID` must not pass unnoticed).
+pub(crate) struct OptionsObject<'a> {
+    env: sys::napi_env,
+    object: Option<Object<'a>>,
+}
+
+impl<'a> OptionsObject<'a> {
     pub(crate) fn read(
-        env: sys::napi_env,
-        value: sys::napi_value,
+        value: &Unknown<'a>,
         what: &str,
         known: &[&str],
     ) -> napi::Result<Self, &'static str> {
-        match value_type(env, value)? {
+        let env = env_of(value);
+        match value_type(value)? {
             ValueType::Undefined => return Ok(OptionsObject { env, object: None }),
-            ValueType::Object if !is_array(env, value) => {}
+            ValueType::Object if !is_array(value) => {}
             _ => {
                 return Err(type_error(
                     env,
-                    format!("{what} must be an object, not {}", type_name(env, value)),
+                    format!("{what} must be an object, not {}", type_name(value)),
                 ))
             }
         }
-        for key in own_keys(env, value)? {
+        let object = as_object(value)?;
+        for key in own_keys(&object)? {
             if !known.contains(&key.as_str()) {
                 return Err(type_error(
                     env,
@@ -289,44 +258,36 @@ impl OptionsObject {
         }
         Ok(OptionsObject {
             env,
-            object: Some(value),
+            object: Some(object),
         })
     }
 
     /// The value of `key`, `None` when it is absent or `undefined`.
-    pub(crate) fn get(&self, key: &str) -> JsResult<Option<sys::napi_value>> {
-        let Some(object) = self.object else {
+    pub(crate) fn get(&self, key: &str) -> JsResult<Option<Unknown<'a>>> {
+        let Some(object) = &self.object else {
             return Ok(None);
         };
         let value = get_property(self.env, object, key)?;
-        Ok(match value_type(self.env, value)? {
+        Ok(match value_type(&value)? {
             ValueType::Undefined => None,
             _ => Some(value),
         })
     }
 
     pub(crate) fn u64(&self, key: &str) -> JsResult<Option<u64>> {
-        self.get(key)?
-            .map(|v| read_u64(self.env, v, key))
-            .transpose()
+        self.get(key)?.map(|v| read_u64(&v, key)).transpose()
     }
 
     pub(crate) fn i64(&self, key: &str) -> JsResult<Option<i64>> {
-        self.get(key)?
-            .map(|v| read_i64(self.env, v, key))
-            .transpose()
+        self.get(key)?.map(|v| read_i64(&v, key)).transpose()
     }
 
     pub(crate) fn string(&self, key: &str) -> JsResult<Option<String>> {
-        self.get(key)?
-            .map(|v| read_string(self.env, v, key))
-            .transpose()
+        self.get(key)?.map(|v| read_string(&v, key)).transpose()
     }
 
     pub(crate) fn bool(&self, key: &str) -> JsResult<Option<bool>> {
-        self.get(key)?
-            .map(|v| read_bool(self.env, v, key))
-            .transpose()
+        self.get(key)?.map(|v| read_bool(&v, key)).transpose()
     }
 
     /// `fields`: an object of constant-field values, `{version: 1}`.
@@ -335,23 +296,24 @@ impl OptionsObject {
             return Ok(Vec::new());
         };
         let env = self.env;
-        if value_type(env, value)? != ValueType::Object || is_array(env, value) {
+        if value_type(&value)? != ValueType::Object || is_array(&value) {
             return Err(type_error(
                 env,
                 format!(
                     "fields must be an object such as {{version: 1}}, not {}",
-                    type_name(env, value)
+                    type_name(&value)
                 ),
             ));
         }
+        let object = as_object(&value)?;
         let mut fields = Vec::new();
-        for name in own_keys(env, value)? {
-            let item = get_property(env, value, &name)?;
-            if value_type(env, item)? == ValueType::Undefined {
+        for name in own_keys(&object)? {
+            let item = get_property(env, &object, &name)?;
+            if value_type(&item)? == ValueType::Undefined {
                 continue;
             }
             let what = format!("fields.{name}");
-            fields.push((name, read_u64(env, item, &what)?));
+            fields.push((name, read_u64(&item, &what)?));
         }
         Ok(fields)
     }
@@ -362,25 +324,25 @@ impl OptionsObject {
             return Ok(None);
         };
         let env = self.env;
-        let spec = match value_type(env, value)? {
-            ValueType::String => get_string(env, value)?,
+        let spec = match value_type(&value)? {
+            ValueType::String => get_string(&value)?,
             ValueType::Object => {
-                let spec = get_property(env, value, "spec")?;
-                if value_type(env, spec)? != ValueType::String {
+                let spec = get_property(env, &as_object(&value)?, "spec")?;
+                if value_type(&spec)? != ValueType::String {
                     return Err(type_error(
                         env,
                         "layout must be a spec string or an object with a string 'spec'"
                             .to_string(),
                     ));
                 }
-                get_string(env, spec)?
+                get_string(&spec)?
             }
             _ => {
                 return Err(type_error(
                     env,
                     format!(
                         "layout must be a spec string such as 'twitter', not {}",
-                        type_name(env, value)
+                        type_name(&value)
                     ),
                 ))
             }
@@ -389,54 +351,38 @@ impl OptionsObject {
     }
 }
 
-pub(crate) fn get_property(
+/// `object[key]`. The key is made a JavaScript string first (it may hold a NUL, which
+/// `get_named_property`'s C string cannot); a getter that throws leaves its exception
+/// pending, which `or_napi` passes on.
+pub(crate) fn get_property<'a>(
     env: sys::napi_env,
-    object: sys::napi_value,
+    object: &Object<'a>,
     key: &str,
-) -> JsResult<sys::napi_value> {
-    let mut name = ptr::null_mut();
-    let mut out = ptr::null_mut();
-    // SAFETY: the pointer and length describe valid UTF-8; object is a live object. A getter
-    // that throws leaves its exception pending, which `check` passes on.
-    check(unsafe {
-        sys::napi_create_string_utf8(env, key.as_ptr().cast(), key.len() as isize, &mut name)
-    })?;
-    check(unsafe { sys::napi_get_property(env, object, name, &mut out) })?;
-    Ok(out)
+) -> JsResult<Unknown<'a>> {
+    let env = Env::from_raw(env);
+    let key = env.create_string(key).or_napi()?;
+    object.get_property::<_, Unknown<'a>>(key).or_napi()
 }
 
 /// The enumerable string keys of an object (what `for ... in` sees).
-pub(crate) fn own_keys(env: sys::napi_env, object: sys::napi_value) -> JsResult<Vec<String>> {
-    let mut names = ptr::null_mut();
-    // SAFETY: object is a live object.
-    check(unsafe { sys::napi_get_property_names(env, object, &mut names) })?;
-    let mut len = 0u32;
-    // SAFETY: names is the array just made.
-    check(unsafe { sys::napi_get_array_length(env, names, &mut len) })?;
-    let mut keys = Vec::with_capacity(len as usize);
-    for i in 0..len {
-        let mut name = ptr::null_mut();
-        // SAFETY: i is within the array.
-        check(unsafe { sys::napi_get_element(env, names, i, &mut name) })?;
-        keys.push(get_string(env, name)?);
-    }
-    Ok(keys)
+pub(crate) fn own_keys(object: &Object) -> JsResult<Vec<String>> {
+    Object::keys(object).or_napi()
 }
 
 /// The largest `n` of `nextIds(n)`: 2^24 IDs, a 128 MiB array.
 pub(crate) const MAX_BATCH: u64 = 1 << 24;
 
-pub(crate) fn read_count(env: sys::napi_env, value: sys::napi_value) -> JsResult<usize> {
-    if value_type(env, value)? != ValueType::Number {
-        return Err(wrong_type(env, value, "n", "a number"));
+pub(crate) fn read_count(value: &Unknown) -> JsResult<usize> {
+    if value_type(value)? != ValueType::Number {
+        return Err(wrong_type(value, "n", "a number"));
     }
-    let n = get_double(env, value)?;
+    let n = get_double(value)?;
     if !is_safe_integer(n) || n < 0.0 || n > MAX_BATCH as f64 {
         return Err(range_error(
-            env,
+            env_of(value),
             format!(
                 "n {} is not an integer from 0 to {MAX_BATCH}",
-                display(env, value)
+                display(value)
             ),
         ));
     }
@@ -444,10 +390,10 @@ pub(crate) fn read_count(env: sys::napi_env, value: sys::napi_value) -> JsResult
 }
 
 /// The options of `nextIdString`: none, or `{format: 'decimal' | 'base32' | 'base62'}`.
-pub(crate) fn read_format(env: sys::napi_env, value: sys::napi_value) -> JsResult<IdFormat> {
-    let o = OptionsObject::read(env, value, "nextIdString options", &["format"])?;
+pub(crate) fn read_format(value: &Unknown) -> JsResult<IdFormat> {
+    let o = OptionsObject::read(value, "nextIdString options", &["format"])?;
     match o.string("format")? {
         None => Ok(IdFormat::Decimal),
-        Some(format) => format.parse::<IdFormat>().or_throw(env),
+        Some(format) => format.parse::<IdFormat>().or_throw(env_of(value)),
     }
 }

@@ -3,7 +3,7 @@
 
 use flakery::text;
 use napi::bindgen_prelude::BigInt;
-use napi::{Env, JsValue, Unknown};
+use napi::{Env, Unknown};
 use napi_derive::napi;
 
 use crate::errors::{JsResult, OrThrow};
@@ -11,13 +11,13 @@ use crate::read::{read_id, read_string};
 
 fn to_text(env: Env, id: Unknown, format: flakery::IdFormat) -> JsResult<String> {
     let env = env.raw();
-    let id = read_id(env, id.raw())?;
+    let id = read_id(&id)?;
     format.format(id).or_throw(env)
 }
 
 fn from_text(env: Env, text: Unknown, parse: fn(&str) -> flakery::Result<i64>) -> JsResult<BigInt> {
     let env = env.raw();
-    let text = read_string(env, text.raw(), "text")?;
+    let text = read_string(&text, "text")?;
     let id = parse(&text).or_throw(env)?;
     Ok(BigInt::from(id))
 }
