@@ -20,7 +20,7 @@ need python3 python3
 bash tests/zookeeper/install.sh || skip_or_fail "cannot install ZooKeeper"
 unset_flakery_env
 
-bin="$(cargo test -p flakery --locked --test keeper_partition --no-run --message-format=json 2>/dev/null |
+bin="$(cargo test -p flakery-zookeeper --features system-tests --locked --test keeper_partition --no-run --message-format=json 2>/dev/null |
   python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)

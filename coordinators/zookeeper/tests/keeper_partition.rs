@@ -18,6 +18,8 @@ fn partition_streamer() {
     let Ok(seconds) = std::env::var("FLAKERY_PARTITION_STREAM_S") else {
         return;
     };
+    // The core opens a ZooKeeper lease only through a connector a program installs.
+    flakery_zookeeper::install();
     let seconds: u64 = seconds
         .parse()
         .expect("FLAKERY_PARTITION_STREAM_S: seconds");
