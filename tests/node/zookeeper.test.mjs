@@ -2,7 +2,8 @@
 // tests/zookeeper/zkserver.py. In CI a missing ZooKeeper is a failure, never a skip.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
+import { createInterface } from 'node:readline'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
@@ -92,4 +93,77 @@ test('Generator.create rejects with the core error; a bad option throws at once'
     (err) => err instanceof Error && err.code === 'coordinator_unavailable' && err.message.includes(address),
   )
   assert.throws(() => Generator.create({ workerID: 1 }), (err) => err instanceof TypeError)
+})
+
+// The child holds one of a 1-bit namespace's two node IDs, drops its generator (no close())
+// and runs the collector while the server is paused, then stays alive.
+const dropper = `
+const { Generator } = require(process.env.FLAKERY_PACKAGE)
+const lines = require('node:readline').createInterface({ input: process.stdin })
+let generator = new Generator(JSON.parse(process.env.DROP_OPTIONS))
+generator.nextIds(10)
+console.log(generator.workerId)
+lines.on('line', async (line) => {
+  if (line === 'drop') {
+    generator = null
+    for (let i = 0; i < 5; i++) {
+      global.gc()
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    console.log('dropped')
+  } else {
+    process.exit(0)
+  }
+})
+`
+
+test('a dropped generator returns while ZooKeeper is paused, and its node ID is released after', { skip, timeout: 120000 }, async () => {
+  // A long session: without the release, the child would hold its node ID all the while.
+  const options = {
+    zookeeper: server.connect,
+    namespace: 'node-drop',
+    layout: 'time:41,worker:1,sequence:12;epoch=1288834974657',
+    sessionTimeoutMs: 20000,
+  }
+  const child = spawn(process.execPath, ['--expose-gc', '-e', dropper], {
+    env: {
+      ...process.env,
+      FLAKERY_PACKAGE: join(dirname(fileURLToPath(import.meta.url)), '..', '..'),
+      DROP_OPTIONS: JSON.stringify(options),
+    },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  })
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
+  const next = async () => (await lines.next()).value
+  const held = new Generator(options)
+  try {
+    const dropped = Number(await next())
+    assert.notEqual(held.workerId, dropped)
+    execFileSync('python3', [harness, 'pause', String(server.pid)])
+    try {
+      child.stdin.write('drop\n')
+      // The child's JavaScript thread ran on after the drop while the server could answer
+      // nothing: the drop did not wait for the release.
+      assert.equal(await next(), 'dropped')
+    } finally {
+      execFileSync('python3', [harness, 'resume', String(server.pid)])
+    }
+    // The release is carried in the background: the node ID comes free while the child
+    // lives (it would hold it for its whole session had the drop released nothing).
+    let again
+    while (!again) {
+      assert.equal(child.exitCode, null, 'the child exited before its node ID came free')
+      try {
+        again = new Generator(options)
+      } catch (err) {
+        assert.equal(err.code, 'worker_ids_exhausted')
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    }
+    assert.equal(again.workerId, dropped)
+    again.close()
+  } finally {
+    held.close()
+    child.stdin.write('exit\n')
+  }
 })
