@@ -3,7 +3,7 @@
 //! coordinator whose clock is ahead is refused by the keeper and given back by the driver.
 //! Times are checked as orders of events (the coordinator's claim expired before a call, the
 //! coordinator answered so many requests); the keeper's exact deadlines are checked on the
-//! fake clock in `keeper.rs`.
+//! fake clock in `keeper/`.
 
 use std::sync::Arc;
 use std::time::Duration;

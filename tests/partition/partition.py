@@ -136,7 +136,7 @@ def main() -> int:
     gaps = [b - a for a, b in zip([delayed] + issued, issued + [undelayed])]
     print(f"  ({len(issued)} IDs in the delay window, longest pause {max(gaps)} ms)")
     # A busy generator keeps its mark written far enough ahead that a round trip of 500 ms
-    # never makes it wait (checked on the fake clock: core/tests/keeper.rs,
+    # never makes it wait (checked on the fake clock: core/tests/keeper/,
     # a_busy_generator_never_waits_for_its_mark_on_a_slow_link). Here, as an order of events:
     # A went on issuing, with no error, after its mark writes had gone through the delayed
     # link (two round trips in) and until the delay ended.
@@ -152,7 +152,7 @@ def main() -> int:
     first_err = first_error_after(a, cut)
     check(first_err == "lease_lost", f"A's first error after the cut is {first_err}")
     # When A refuses is an order of events (before B's first ID, below); that it refuses at
-    # its deadline exactly is checked on the fake clock (core/tests/keeper.rs,
+    # its deadline exactly is checked on the fake clock (core/tests/keeper/,
     # a_missed_renewal_is_lease_lost_at_the_deadline_exactly).
     print(f"  (A refused {lost - cut} ms after the cut; deadline {DEADLINE_MS} ms)")
     b_first = b.wait_for("ok", cut, 4 * TIMEOUT_MS / 1000, "B's lease after A's session expired")

@@ -155,7 +155,7 @@ def test_next_ids_sizes_and_borrowing():
         ids = generator.next_ids(n)
         assert len(ids) == n and ids == sorted(set(ids)), n
     # A million in borrow mode: more than one millisecond's sequence, taken from the ticks
-    # ahead (that borrowing never waits is checked on the fake clock: core/tests/generator.rs,
+    # ahead (that borrowing never waits is checked on the fake clock: core/tests/generator/,
     # borrow_policy_uses_future_ticks_up_to_its_bound; speed lives in bench/).
     ids = generator.next_ids(1_000_000)
     assert ids == sorted(set(ids))

@@ -1,0 +1,140 @@
+//! Claims under concurrency: sixteen forked processes, a namespace of four node IDs, a forked
+//! child leasing anew.
+
+use super::*;
+
+/// Forks 16 children that each lease anew from `parent` (a new holder and connection,
+/// nothing inherited from the parent's connection thread) and claim at once, all together;
+/// returns the indexes they got.
+fn claims_of_sixteen_forked_children(parent: &SqlCoordinator, kind: Kind) -> Vec<u64> {
+    let mut children = Vec::new();
+    for _ in 0..16 {
+        let mut fds = [0; 2];
+        // SAFETY: a pipe, then fork; the child only claims, writes and leaves by _exit.
+        unsafe { libc::pipe(fds.as_mut_ptr()) };
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let report = match parent
+                .reopen()
+                .and_then(|mut c| c.claim(1024, soon(20_000)))
+            {
+                Ok(claim) => format!("{}", claim.index),
+                Err(err) => format!("error {}: {}", err.code(), err.message()),
+            };
+            unsafe {
+                libc::write(fds[1], report.as_ptr().cast(), report.len());
+                libc::_exit(0);
+            }
+        }
+        unsafe { libc::close(fds[1]) };
+        children.push((pid, fds[0]));
+    }
+    let mut indexes = Vec::new();
+    for (pid, fd) in children {
+        let mut buf = [0u8; 512];
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        unsafe {
+            libc::close(fd);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
+        let report = String::from_utf8_lossy(&buf[..n.max(0) as usize]).into_owned();
+        indexes.push(
+            report
+                .parse()
+                .unwrap_or_else(|_| panic!("{kind:?} child: {report}")),
+        );
+    }
+    indexes
+}
+
+fn assert_lowest_distinct(kind: Kind, indexes: &[u64]) {
+    let mut distinct = indexes.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(
+        distinct.len(),
+        indexes.len(),
+        "{kind:?}: duplicates among {indexes:?}"
+    );
+    let lowest: Vec<u64> = (0..indexes.len() as u64).collect();
+    assert_eq!(distinct, lowest, "{kind:?}: not the lowest");
+}
+
+#[test]
+fn sixteen_forked_processes_get_sixteen_distinct_node_ids() {
+    each_kind(|kind| {
+        let url = shared(kind).database_url();
+        // New rows: the primary key decides between inserting holders.
+        let namespace = format!("sixteen-{}", kind.arg());
+        let mut parent = coordinator(&url, &namespace, 10_000);
+        let held = parent.claim(1024, soon(5000)).unwrap();
+        let mut indexes = claims_of_sixteen_forked_children(&parent, kind);
+        indexes.push(held.index);
+        assert_lowest_distinct(kind, &indexes);
+        // Existing free rows: row locks (SKIP LOCKED) decide.
+        let namespace = format!("sixteen-free-rows-{}", kind.arg());
+        let mut holders: Vec<SqlCoordinator> = (0..24)
+            .map(|_| coordinator(&url, &namespace, 10_000))
+            .collect();
+        let claims: Vec<_> = holders
+            .iter_mut()
+            .map(|h| h.claim(1024, soon(5000)).unwrap())
+            .collect();
+        for (holder, claim) in holders.iter_mut().zip(claims) {
+            holder.release(claim, None, soon(5000));
+        }
+        let parent = coordinator(&url, &namespace, 10_000);
+        assert_lowest_distinct(kind, &claims_of_sixteen_forked_children(&parent, kind));
+    });
+}
+
+#[test]
+fn a_two_bit_namespace_has_four_node_ids_and_the_fifth_holder_is_refused() {
+    each_kind(|kind| {
+        let url = shared(kind).database_url();
+        let namespace = format!("two-bits-{}", kind.arg());
+        let mut holders: Vec<SqlCoordinator> = Vec::new();
+        let mut claims = Vec::new();
+        for _ in 0..4 {
+            let mut holder = coordinator(&url, &namespace, 10_000);
+            claims.push(holder.claim(4, soon(5000)).unwrap().index);
+            holders.push(holder);
+        }
+        assert_eq!(claims, vec![0, 1, 2, 3]);
+        let mut fifth = coordinator(&url, &namespace, 10_000);
+        let err = fifth.claim(4, soon(5000)).unwrap_err();
+        assert_eq!(
+            err.code(),
+            ErrorCode::WorkerIdsExhausted,
+            "{kind:?}: {}",
+            err.message()
+        );
+        assert!(
+            err.message().contains("all 4 node IDs"),
+            "{}",
+            err.message()
+        );
+        // A holder that gives its index back makes room at once.
+        let mut second = holders.remove(1);
+        let claim = second.claim(4, soon(5000)).unwrap(); // its own row again
+        assert_eq!(claim.index, 1);
+        second.release(claim, Some(1_000), soon(5000));
+        assert_eq!(fifth.claim(4, soon(5000)).unwrap().index, 1);
+    });
+}
+
+#[test]
+fn a_forked_child_leases_anew() {
+    each_kind(|kind| {
+        let server = shared(kind);
+        let namespace = format!("fork-{}", kind.arg());
+        let output = common::output(&mut rerun("db-forker", &server.url, &namespace, 10_000));
+        let report = common::report(&output, "FORK");
+        assert_eq!(common::field(&report, "parent"), "0", "{kind:?}: {report}");
+        assert_eq!(
+            common::child_words(&report),
+            vec!["1"],
+            "{kind:?}: {report}"
+        );
+    });
+}
