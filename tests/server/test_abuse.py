@@ -98,7 +98,10 @@ def test_connection_flood_keeps_serving_with_bounded_memory(start_server):
                 pass
             flood.append(c)
         time.sleep(0.5)
-        assert served_quickly(s, 5.0), "not served during a flood of idle connections"
+        # An order of events: a client is answered while the flood's connections are still
+        # open (a server stuck on them would answer only once they were dropped).
+        assert s.get("/v1/id")[0] == 200, "not served during a flood of idle connections"
+        assert any(still_open(c) for c in flood), "the flood was gone before the answer"
         peak = s.rss_kib()
         # Idle connections are closed after the header timeout (those still in the listen
         # backlog a little later, once accepted).
@@ -120,7 +123,7 @@ def test_connection_flood_keeps_serving_with_bounded_memory(start_server):
             c.close()
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert peak - baseline < 100 * 1024, f"RSS grew {peak - baseline} KiB for 3000 connections"
-    assert served_quickly(s)
+    assert s.get("/v1/id")[0] == 200
 
 
 def test_over_the_connection_limit_is_closed_and_in_flight_bound_answers_503(start_server):
