@@ -50,16 +50,6 @@ func (zk *zooKeeper) signal(t *testing.T, what string) {
 	}
 }
 
-// paused says whether the server is stopped (SIGSTOP): its state in /proc is T.
-func (zk *zooKeeper) paused() bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(zk.Pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	return fields[0] == "T"
-}
-
 // clients counts the established TCP connections whose far end is the server's port.
 func (zk *zooKeeper) clients() int {
 	count := 0
@@ -100,9 +90,12 @@ func TestFinalizerReturnsWhileZooKeeperIsPaused(t *testing.T) {
 	if n := zk.clients(); n != 1 {
 		t.Fatalf("%d connections to the server, not 1", n)
 	}
-	type seen struct{ paused, connected bool }
+	// The server stays paused until the hook has reported: the finalizer ran while it could
+	// answer nothing. Its client still connected means the finalizer did not wait for the
+	// release to give up.
+	type seen struct{ connected bool }
 	freed := make(chan seen, 1)
-	hook := func() { freed <- seen{zk.paused(), zk.clients() == 1} }
+	hook := func() { freed <- seen{zk.clients() == 1} }
 	afterFree.Store(&hook)
 	defer afterFree.Store(nil)
 
@@ -119,9 +112,6 @@ func TestFinalizerReturnsWhileZooKeeperIsPaused(t *testing.T) {
 		}
 	}
 	zk.signal(t, "resume")
-	if !when.paused {
-		t.Fatal("the finalizer returned only after the server ran again")
-	}
 	if !when.connected {
 		t.Fatal("the finalizer waited until the release gave up")
 	}

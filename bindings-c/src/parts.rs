@@ -256,9 +256,7 @@ pub unsafe extern "C" fn flakery_layout_time_left_ms(
     guard(|| {
         // SAFETY: the header requires a NUL-terminated layout.
         let layout = unsafe { layout_arg(layout)? };
-        let now_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let now_ms = flakery_core::Clock::now_ms(&flakery_core::SystemClock);
         // SAFETY: the header requires NULL or a writable int64_t.
         unsafe { write_out(out, layout.time_left_ms(now_ms)) }
     })

@@ -69,7 +69,6 @@ pub extern "system" fn Java_dev_flakery_Native_generatorNew(
         let field_values = longs(env, &field_values, "field values")?;
         let fields = options::fields(field_names, &field_values)?;
         let options = options::read(&names, &values, fields)?;
-        flakery_coordinators::install();
         let generator = Generator::new(options)?;
         Ok(Box::into_raw(Box::new(generator)) as jlong)
     })

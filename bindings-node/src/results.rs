@@ -158,9 +158,7 @@ impl<'env> LayoutInfo<'env> {
                 default_value: field_value(field.default, field.slot.bits),
             })
             .collect();
-        let now_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let now_ms = flakery::Clock::now_ms(&flakery::SystemClock);
         let exhausted_at = if fits_a_date(capacity.exhausted_at_ms) {
             Some(new_date(env, capacity.exhausted_at_ms)?)
         } else {

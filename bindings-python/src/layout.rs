@@ -210,9 +210,7 @@ impl PyLayout {
     /// Milliseconds from now until this layout can make no more IDs (0 once it has run out).
     #[getter]
     fn time_left_ms(&self) -> i64 {
-        let now_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let now_ms = flakery::Clock::now_ms(&flakery::SystemClock);
         self.inner.time_left_ms(now_ms)
     }
 

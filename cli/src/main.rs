@@ -278,9 +278,7 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
 }
 
 fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    flakery::Clock::now_ms(&flakery::SystemClock)
 }
 
 /// An error whose message names an option (`worker_id`) as the command line spells it

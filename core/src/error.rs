@@ -1,7 +1,6 @@
 //! One error type for every surface: a stable code (docs/spec.md#errors) and a message
 //! that names what was wrong.
 
-use std::borrow::Cow;
 use std::fmt;
 
 /// The stable error codes (docs/spec.md#errors). The string of each is the same in every binding.
@@ -74,7 +73,7 @@ impl Error {
     }
 
     /// Marks the message as naming `option` (as the Rust API spells it, `worker_id`), so that
-    /// a binding can name it its own way (`message_naming`).
+    /// a binding can name it its own way (`option_table::message_on`).
     pub fn about(mut self, option: &'static str) -> Self {
         self.option = Some(option);
         self
@@ -83,31 +82,6 @@ impl Error {
     /// The option the message names, if it names one: `worker_id`, `datacenter_id`, ...
     pub fn option(&self) -> Option<&'static str> {
         self.option
-    }
-
-    /// The message with the option it names spelt as `name` spells it: `workerId` in
-    /// JavaScript, `--worker-id` on the command line. Only whole words are replaced.
-    pub fn message_naming(&self, name: impl FnOnce(&str) -> String) -> Cow<'_, str> {
-        let Some(option) = self.option else {
-            return Cow::Borrowed(&self.message);
-        };
-        let spelt = name(option);
-        let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
-        let mut out = String::with_capacity(self.message.len() + spelt.len());
-        let mut rest = self.message.as_str();
-        while let Some(at) = rest.find(option) {
-            let before = rest[..at].chars().next_back();
-            let after = rest[at + option.len()..].chars().next();
-            out.push_str(&rest[..at]);
-            if before.is_some_and(is_word) || after.is_some_and(is_word) {
-                out.push_str(option);
-            } else {
-                out.push_str(&spelt);
-            }
-            rest = &rest[at + option.len()..];
-        }
-        out.push_str(rest);
-        Cow::Owned(out)
     }
 
     pub fn code(&self) -> ErrorCode {
@@ -136,27 +110,3 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn message_naming_spells_the_option_as_asked() {
-        let error = Error::invalid_argument(
-            "layout 'x' has no worker field, so worker_id must be 0, not 3 (max_worker_id)",
-        )
-        .about("worker_id");
-        assert_eq!(error.option(), Some("worker_id"));
-        assert_eq!(
-            error.message_naming(|_| "workerId".to_string()),
-            "layout 'x' has no worker field, so workerId must be 0, not 3 (max_worker_id)"
-        );
-        assert_eq!(error.message(), error.to_string());
-        let plain = Error::invalid_argument("worker_id 3");
-        assert_eq!(
-            plain.message_naming(|_| "workerId".to_string()),
-            "worker_id 3"
-        );
-    }
-}

@@ -69,9 +69,7 @@ fn options(args: &ServeArgs) -> Result<(Options, Vec<(String, u64)>), String> {
 /// One log line at start when the layout has less than the margin left (docs/server.md#logs).
 fn warn_if_running_out(options: &Options, margin_days: u64) -> Result<(), String> {
     let layout = options.resolved_layout().map_err(|e| shown(&e))?;
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let now_ms = flakery::Clock::now_ms(&flakery::SystemClock);
     if let Some(warning) = layout.exhaustion_warning(now_ms, margin_days) {
         tracing::warn!(
             event = "layout_running_out",

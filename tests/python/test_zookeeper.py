@@ -77,12 +77,6 @@ def test_the_default_generator_reads_flakery_zookeeper(zk, run_python):
     assert out.strip() == "zookeeper"
 
 
-def _is_paused(pid):
-    """Whether the process is stopped (SIGSTOP): its state in /proc is T."""
-    with open(f"/proc/{pid}/stat") as stat:
-        return stat.read().rsplit(")", 1)[1].split()[0] == "T"
-
-
 def _connections_to(port):
     """Established TCP connections whose far end is 127.0.0.1:port (a client's side)."""
     count = 0
@@ -111,7 +105,6 @@ def test_a_dropped_generator_returns_while_zookeeper_is_paused(zk):
     try:
         del generator
         gc.collect()
-        assert _is_paused(zk.pid), "the drop returned only after the server ran again"
         assert _connections_to(zk.port) == 1, "the drop waited until the release gave up"
     finally:
         zk.resume()

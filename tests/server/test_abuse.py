@@ -101,7 +101,9 @@ def test_connection_flood_keeps_serving_with_bounded_memory(start_server):
         # An order of events: a client is answered while the flood's connections are still
         # open (a server stuck on them would answer only once they were dropped).
         assert s.get("/v1/id")[0] == 200, "not served during a flood of idle connections"
-        assert any(still_open(c) for c in flood), "the flood was gone before the answer"
+        # The first of them, accepted first, is still held open and unanswered: the server
+        # answered beside it, not after dropping it at the header timeout.
+        assert still_open(flood[0]), "the flood was gone before the answer"
         peak = s.rss_kib()
         # Idle connections are closed after the header timeout (those still in the listen
         # backlog a little later, once accepted).

@@ -70,6 +70,11 @@ pub trait NodeLease: Send + Sync + fmt::Debug {
     /// What may be issued now, for a generator that wants to use the tick starting at
     /// `want_ms`. `now_ms` is the generator's clock. A lease that may be lost answers
     /// `lease_lost`; one that can extend its high-water mark does so before answering.
+    ///
+    /// Grants are asked with no lock held, so two answers may be applied in either order: a
+    /// lease whose node ID changes must close the attached fence (`Fence::close`) before it
+    /// answers with the new one, so that an answer given before the change is discarded
+    /// rather than applied after it (`Generator::refresh_grant`).
     fn grant(&self, want_ms: i64, now_ms: i64) -> Result<Grant>;
 
     /// The lease a forked child uses in place of this one: a fresh lease of its own, or

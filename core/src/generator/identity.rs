@@ -74,9 +74,7 @@ impl<C: Clock> Generator<C> {
     /// The node ID in the node bits: published by every change of identity, read without a
     /// lock (0, 0 before the first grant).
     pub(super) fn node_of_bits(&self, bits: u64) -> NodeId {
-        let field = |slot: Option<crate::layout::Slot>| {
-            slot.map_or(0, |slot| (bits >> slot.shift) & slot.max())
-        };
+        let field = |slot: Option<crate::layout::Slot>| slot.map_or(0, |slot| slot.get(bits));
         NodeId {
             datacenter_id: field(self.layout.datacenter()),
             worker_id: field(self.layout.worker()),
@@ -123,6 +121,9 @@ impl<C: Clock> Generator<C> {
         }
         if self.identity.is_closed() {
             return Err(closed_error());
+        }
+        if tick < self.limit.limit() {
+            return Ok(()); // another thread's grant already covers it: no need to ask
         }
         let lease = self.identity.lease();
         // Read before asking: a close of the fence after this voids the answer.

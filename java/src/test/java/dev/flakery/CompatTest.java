@@ -160,6 +160,8 @@ class CompatTest {
         }
         assertTrue(checked.containsAll(
                 List.of("genId", "expId", "transTime", "makeId2", "makeId3", "makeId5", "makeId6")), checked.toString());
+        // Every vector with a Java API call was checked (11 recorded): none lost its call.
+        assertEquals(11, checked.size(), checked.toString());
     }
 
     @Test
@@ -188,7 +190,9 @@ class CompatTest {
 
     @Test
     void leafResultPrintsAsLeafs() throws Exception {
-        for (Map<String, Object> v : list(file("leaf_result.json").get("vectors"))) {
+        List<Map<String, Object>> vectors = list(file("leaf_result.json").get("vectors"));
+        assertEquals(4, vectors.size(), "the four vectors of Leaf's own Result.java");
+        for (Map<String, Object> v : vectors) {
             Result result = v.get("status") == null ? new Result()
                     : new Result(Long.parseLong((String) v.get("id")), Status.valueOf((String) v.get("status")));
             assertEquals(v.get("toString"), result.toString());

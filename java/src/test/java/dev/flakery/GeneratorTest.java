@@ -1,6 +1,7 @@
 package dev.flakery;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -203,7 +204,9 @@ class GeneratorTest {
         assertEquals(new Layout.Field("worker", "worker", 12, 10, 0), custom.fields().get(1));
         assertEquals(1288834974657L, custom.epochMs());
         assertEquals(1, custom.unitMs());
-        assertEquals(Layout.parse("twitter"), Layout.parse("twitter"));
+        // Equal by what they are, not how they were spelled; another layout is not equal.
+        assertEquals(Layout.parse("twitter"), Layout.parse(Layout.parse("twitter").toSpec()));
+        assertNotEquals(Layout.parse("twitter"), Layout.parse("sonyflake"));
         assertTrue(Layout.parse("discord").isUnsigned());
     }
 }
