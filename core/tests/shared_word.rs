@@ -149,3 +149,97 @@ fn a_fixed_node_id_on_a_shared_word_still_refuses_in_a_forked_child() {
         "the child did not refuse with 'forked'"
     );
 }
+
+mod marks {
+    use super::*;
+    use flakery::lease::shared_mark::{read_floor, SharedMark};
+    use flakery::{decode, FakeClock, Layout};
+
+    const START_MS: i64 = 1_800_000_000_000;
+
+    fn temp_mark(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "flakery-test-shared-mark-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("flakery.mark")
+    }
+
+    /// One run of the processes that share a word: a fresh (zeroed) word, the floor read at
+    /// its start, as PostgreSQL's postmaster does on each start.
+    fn start_run(
+        path: &std::path::Path,
+        clock: &FakeClock,
+    ) -> flakery::Result<Generator<FakeClock, SharedWord>> {
+        let floor_ms = read_floor(path)?;
+        Generator::builder()
+            .clock(clock.clone())
+            .lease(Box::new(SharedMark::open(path, NODE, floor_ms)?))
+            .build_on(SharedWord::new(shared_word()))
+    }
+
+    fn stored(path: &std::path::Path) -> i64 {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_mark_is_written_ahead_of_every_id_issued() {
+        let path = temp_mark("ahead");
+        let clock = FakeClock::new(START_MS);
+        let generator = start_run(&path, &clock).unwrap();
+        for _ in 0..20 {
+            let id = generator.next_id().unwrap();
+            let used_ms = decode(id, &Layout::twitter()).unwrap().timestamp_ms;
+            assert!(
+                stored(&path) >= used_ms,
+                "an ID was issued past the stored mark"
+            );
+            clock.advance(137);
+        }
+    }
+
+    #[test]
+    fn a_restart_with_the_clock_set_back_never_repeats_nor_lowers_an_id() {
+        let path = temp_mark("restart");
+        let clock = FakeClock::new(START_MS);
+        let first = start_run(&path, &clock).unwrap();
+        let mut last = 0;
+        for _ in 0..1000 {
+            last = first.next_id().unwrap();
+            clock.advance(1);
+        }
+        drop(first); // a crash: nothing is written down on the way out
+                     // Back by 10 s, far more than the tolerance: refused, not a lower ID.
+        clock.set(START_MS - 10_000);
+        let second = start_run(&path, &clock).unwrap();
+        assert_eq!(
+            second.next_id().unwrap_err().code(),
+            ErrorCode::ClockMovedBackwards
+        );
+        drop(second);
+        // Back to the last ID's time: the next run waits past the mark and goes on above.
+        clock.set(START_MS + 999);
+        let third = start_run(&path, &clock).unwrap();
+        let next = third.next_id().unwrap();
+        assert!(
+            next > last,
+            "{next} is not above {last}, issued before the restart"
+        );
+    }
+
+    #[test]
+    fn an_unreadable_mark_refuses_the_run() {
+        let path = temp_mark("garbled");
+        std::fs::write(&path, "yesterday\n").unwrap();
+        let clock = FakeClock::new(START_MS);
+        let error = start_run(&path, &clock).unwrap_err();
+        assert_eq!(error.code(), ErrorCode::LeaseLost);
+        assert!(error.message().contains("unreadable"), "{error}");
+    }
+}
