@@ -86,18 +86,25 @@ start_server() {
 }
 stop_server() {
   kill -INT "$pid" 2>/dev/null || true
-  while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+  while alive "$pid"; do sleep 0.1; done
   pid=""
+}
+# alive PID: the process exists and is not a zombie (a postmaster's orphaned children are
+# reaped by whatever PID 1 is, which in a container may never happen).
+alive() {
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  stat="${stat##*) }"
+  [ "${stat%% *}" != Z ]
 }
 # crash_server: kill -9 of the postmaster and of every process it forked, as a machine that
 # loses power does; the data directory stays as it was.
 crash_server() {
   local children
-  children="$(ps -o pid= --ppid "$pid" || true)"
+  children="$(cat /proc/"$pid"/task/*/children 2>/dev/null || true)"
   kill -KILL "$pid"
   for child in $children; do kill -KILL "$child" 2>/dev/null || true; done
-  while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-  for child in $children; do while kill -0 "$child" 2>/dev/null; do sleep 0.1; done; done
+  for p in "$pid" $children; do while alive "$p"; do sleep 0.1; done; done
   pid=""
 }
 # psql_q SQL: one statement as the superuser, unaligned rows; fails on any error.
