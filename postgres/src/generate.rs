@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::SeqCst};
 use std::sync::OnceLock;
 
 use flakery::lease::shared_mark::{read_floor, SharedMark};
-use flakery::{Error, ErrorCode, Generator, Layout, NodeId, SharedWord, SystemClock};
+use flakery::{CoarseSystemClock, Error, ErrorCode, Generator, Layout, NodeId, SharedWord};
 use pgrx::prelude::*;
 use pgrx::{pg_shmem_init, GucContext, GucFlags, GucRegistry, GucSetting, PgAtomic};
 
@@ -99,8 +99,8 @@ fn refused(code: ErrorCode, message: String) -> Error {
 }
 
 /// This backend's generator on the cluster's word.
-fn generator() -> &'static Generator<SystemClock, SharedWord> {
-    static GENERATOR: OnceLock<Generator<SystemClock, SharedWord>> = OnceLock::new();
+fn generator() -> &'static Generator<CoarseSystemClock, SharedWord> {
+    static GENERATOR: OnceLock<Generator<CoarseSystemClock, SharedWord>> = OnceLock::new();
     if let Some(generator) = GENERATOR.get() {
         return generator;
     }
@@ -109,7 +109,7 @@ fn generator() -> &'static Generator<SystemClock, SharedWord> {
     GENERATOR.get_or_init(|| built)
 }
 
-fn build() -> flakery::Result<Generator<SystemClock, SharedWord>> {
+fn build() -> flakery::Result<Generator<CoarseSystemClock, SharedWord>> {
     if !PRELOADED.load(SeqCst) {
         return Err(refused(
             ErrorCode::InvalidArgument,
@@ -146,7 +146,9 @@ fn build() -> flakery::Result<Generator<SystemClock, SharedWord>> {
         }
         floor_ms => floor_ms,
     };
+    // No clock thread in every backend: CLOCK_REALTIME_COARSE is the cheap reading.
     Generator::builder()
+        .clock(CoarseSystemClock)
         .layout(layout)
         .lease(Box::new(SharedMark::open(&path, node, floor_ms)?))
         .build_on(SharedWord::new(STATE.get()))
