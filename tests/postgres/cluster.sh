@@ -16,12 +16,14 @@ need faketime faketime
 export PGRX_PG_CONFIG_PATH="$PGBIN/pg_config"
 export CARGO_TARGET_DIR="$PWD/postgres/target"
 build_started=$SECONDS
-quiet cargo build --release --locked --manifest-path postgres/Cargo.toml --workspace
+# PG_PROFILE: cargo's profile (release unless the sourcing script says otherwise).
+PG_PROFILE="${PG_PROFILE:-release}"
+quiet cargo build --profile "$PG_PROFILE" --locked --manifest-path postgres/Cargo.toml --workspace
 echo "built the extension and its SQL generator in $((SECONDS - build_started)) s"
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' postgres/Cargo.toml | head -n 1)"
-so="$CARGO_TARGET_DIR/release/libflakery_pg.so"
+so="$CARGO_TARGET_DIR/$PG_PROFILE/libflakery_pg.so"
 sql="$(mktemp)"
-"$CARGO_TARGET_DIR/release/flakery-pg-sqlgen" "$so" postgres/flakery.control "$version" >"$sql"
+"$CARGO_TARGET_DIR/$PG_PROFILE/flakery-pg-sqlgen" "$so" postgres/flakery.control "$version" >"$sql"
 
 pkglibdir="$("$PGBIN/pg_config" --pkglibdir)"
 extdir="$("$PGBIN/pg_config" --sharedir)/extension"
