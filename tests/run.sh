@@ -31,6 +31,7 @@ areas=(
   tests/server/run.sh
   tests/fuzz/run.sh
   tests/java/run.sh
+  tests/postgres/run.sh
   tests/docs/run.sh
   bench/smoke.sh
 )

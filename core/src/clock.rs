@@ -36,6 +36,32 @@ pub struct SystemClock;
 #[cfg(target_os = "linux")]
 pub mod ticker;
 
+/// The system's wall clock without the clock thread: its cheap reading is
+/// `CLOCK_REALTIME_COARSE` (a vDSO call) on Linux, the precise one elsewhere. For hosts of many
+/// processes that each make few IDs (PostgreSQL's backends), where a thread in every process
+/// waking once a millisecond would cost more CPU than it saves.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CoarseSystemClock;
+
+impl Clock for CoarseSystemClock {
+    #[inline]
+    fn now_ms(&self) -> i64 {
+        SystemClock.now_ms()
+    }
+
+    #[inline(always)]
+    fn now_ms_coarse(&self) -> i64 {
+        #[cfg(target_os = "linux")]
+        return read_coarse();
+        #[cfg(not(target_os = "linux"))]
+        return SystemClock.now_ms();
+    }
+
+    fn wait_until_ms(&self, target_ms: i64) {
+        SystemClock.wait_until_ms(target_ms)
+    }
+}
+
 /// Tells the clock that this process is a fork's child (called by the fork handler).
 pub(crate) fn after_fork_in_child() {
     #[cfg(target_os = "linux")]

@@ -29,12 +29,12 @@ pub mod truncate;
 pub use lease::host as host_lease;
 pub use lease::node;
 
-pub use clock::{Clock, FakeClock, SystemClock};
+pub use clock::{Clock, CoarseSystemClock, FakeClock, SystemClock};
 pub use codec::{compose, compose_u64, decode, decode_u64, out_of_range, Decoded, Parts};
 pub use decimal::{parse_id, parse_id_u64};
 pub use default_generator::{default_generator, next_id, next_ids};
 pub use error::{Error, ErrorCode, Result};
-pub use generator::{Builder, Generator, SlowPathCounts};
+pub use generator::{Builder, Generator, OwnWord, SharedWord, SlowPathCounts, StateWord};
 pub use layout::{Capacity, Field, FieldKind, Layout, Slot, TimeUnit};
 pub use lease::connector::{install_connector, Connector, CoordinatorKind, CoordinatorPlan};
 pub use lease::coordinator::{Alarm, Claim, Coordinator, Failure, Token};

@@ -87,14 +87,32 @@ fn wake() {
                 .is_ok() =>
         {
             crate::fork::install();
-            let spawned = std::thread::Builder::new()
-                .name("flakery-clock".into())
-                .stack_size(64 * 1024)
-                .spawn(run);
+            let spawned = with_signals_blocked(|| {
+                std::thread::Builder::new()
+                    .name("flakery-clock".into())
+                    .stack_size(64 * 1024)
+                    .spawn(run)
+            });
             let next = if spawned.is_ok() { RUNNING } else { FAILED };
             let _ = STATE.compare_exchange(STARTING, next, SeqCst, SeqCst);
         }
         _ => {}
+    }
+}
+
+/// Runs `spawn` with every signal blocked on this thread, so that the thread it makes
+/// inherits a mask that takes none of the process's signals: a host that handles them
+/// (PostgreSQL's backends, an interpreter) expects them on its own threads.
+fn with_signals_blocked<T>(spawn: impl FnOnce() -> T) -> T {
+    // SAFETY: plain sigset_t values on the stack; the old mask is restored before returning.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        let spawned = spawn();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        spawned
     }
 }
 

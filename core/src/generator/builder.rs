@@ -4,7 +4,7 @@
 use std::sync::atomic::AtomicU64;
 
 use super::identity::{check_node_may_change, Identity};
-use super::{random_u64, Generator, Padded};
+use super::{random_u64, Generator, OwnWord, StateWord};
 use crate::clock::{Clock, SystemClock};
 use crate::codec::constant_bits;
 use crate::error::Result;
@@ -109,6 +109,12 @@ impl<C: Clock> Builder<C> {
     }
 
     pub fn build(self) -> Result<Generator<C>> {
+        self.build_on(OwnWord::default())
+    }
+
+    /// Builds a generator whose state is `word`: its own (`build`), or one shared with the
+    /// generators of other processes (`SharedWord`).
+    pub fn build_on<W: StateWord>(self, word: W) -> Result<Generator<C, W>> {
         let Builder {
             options,
             clock,
@@ -132,7 +138,7 @@ impl<C: Clock> Builder<C> {
         let tolerance_ticks = ticks_up(options.backwards_tolerance_ms);
         let seq = layout.sequence();
         let generator = Generator {
-            state: Padded::default(),
+            state: word,
             node_bits: AtomicU64::new(constant_bits),
             limit: Fence::default(),
             fork_generation: AtomicU64::new(fork::generation()),

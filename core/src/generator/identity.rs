@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicBool, Ordering::*};
 use std::sync::{Arc, Mutex};
 
-use super::Generator;
+use super::{Generator, StateWord};
 use crate::clock::Clock;
 use crate::codec::node_bits;
 use crate::error::{Error, ErrorCode, Result};
@@ -70,7 +70,7 @@ fn closed_error() -> Error {
     )
 }
 
-impl<C: Clock> Generator<C> {
+impl<C: Clock, W: StateWord> Generator<C, W> {
     /// The node ID in the node bits: published by every change of identity, read without a
     /// lock (0, 0 before the first grant).
     pub(super) fn node_of_bits(&self, bits: u64) -> NodeId {
@@ -207,7 +207,7 @@ impl<C: Clock> Generator<C> {
             Some(tick) => (tick << self.seq_bits) | self.seq_mask,
             None => 0,
         };
-        let _ = self.state.0.fetch_update(SeqCst, SeqCst, |cur| {
+        let _ = self.state.word().fetch_update(SeqCst, SeqCst, |cur| {
             let tick_end = if whole_tick { cur | self.seq_mask } else { cur };
             let raised = tick_end.max(floor_state);
             (raised != cur).then_some(raised)
@@ -255,7 +255,7 @@ impl<C: Clock> Generator<C> {
             // compare-and-swap instead of issuing an ID later than `last_used_ms`.
             let previous = match self
                 .state
-                .0
+                .word()
                 .fetch_update(SeqCst, SeqCst, |cur| Some(cur + 1))
             {
                 Ok(previous) | Err(previous) => previous,

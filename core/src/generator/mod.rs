@@ -27,15 +27,52 @@ pub use builder::Builder;
 use fence::{Fence, NodeId, NodeSource};
 use identity::Identity;
 
-/// Keeps the contended word on a cache line of its own.
+/// Where a generator keeps its state word. Monomorphized, so an ordinary generator's hot path
+/// reads its own word directly, with no indirection.
+pub trait StateWord: Send + Sync {
+    fn word(&self) -> &AtomicU64;
+}
+
+/// The generator's own word, on a cache line of its own (the contended word). A `fork()`
+/// copies it: the child's generator follows the fork rules of its lease (`after_fork`).
 #[repr(align(64))]
 #[derive(Debug, Default)]
-struct Padded(AtomicU64);
+pub struct OwnWord(AtomicU64);
 
-pub struct Generator<C: Clock = SystemClock> {
+impl StateWord for OwnWord {
+    #[inline(always)]
+    fn word(&self) -> &AtomicU64 {
+        &self.0
+    }
+}
+
+/// A word the generator does not own: in memory shared by processes (PostgreSQL's shared
+/// memory, mapped before its backends are forked), so that the generators of several
+/// processes advance one state and none repeats another's IDs. A `fork()` shares it rather
+/// than copying it, so a child and its parent never issue the same state; their node IDs
+/// still follow their lease's fork rules. Zeroed memory means "nothing issued yet".
+#[derive(Debug, Clone, Copy)]
+pub struct SharedWord(&'static AtomicU64);
+
+impl SharedWord {
+    /// `word` must be the one state of every generator that may issue under the same node
+    /// ID, and only generators with the same layout may share it.
+    pub fn new(word: &'static AtomicU64) -> SharedWord {
+        SharedWord(word)
+    }
+}
+
+impl StateWord for SharedWord {
+    #[inline(always)]
+    fn word(&self) -> &AtomicU64 {
+        self.0
+    }
+}
+
+pub struct Generator<C: Clock = SystemClock, W: StateWord = OwnWord> {
     /// `(state tick << seq_bits) | sequence` of the last ID handed out. State ticks are the
     /// layout's ticks plus one, so that 0 means "nothing issued yet" even at the epoch's tick.
-    state: Padded,
+    state: W,
     /// Datacenter, worker and constant fields, already in place.
     node_bits: AtomicU64,
     /// Ticks below this may be issued under the current identity; 0 sends every call to the
@@ -78,7 +115,7 @@ pub struct SlowPathCounts {
     pub ticks_borrowed: u64,
 }
 
-impl<C: Clock> std::fmt::Debug for Generator<C> {
+impl<C: Clock, W: StateWord> std::fmt::Debug for Generator<C, W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let node = self.node();
         f.debug_struct("Generator")
@@ -90,7 +127,7 @@ impl<C: Clock> std::fmt::Debug for Generator<C> {
     }
 }
 
-impl<C: Clock> Generator<C> {
+impl<C: Clock, W: StateWord> Generator<C, W> {
     /// One new ID: larger than every ID this generator returned before, on any thread.
     #[inline]
     pub fn next_id(&self) -> Result<i64> {
@@ -130,7 +167,7 @@ impl<C: Clock> Generator<C> {
             .layout
             .tick_of_ms(self.clock.now_ms_coarse())?
             .saturating_add(1);
-        let mut cur = self.state.0.load(SeqCst);
+        let mut cur = self.state.word().load(SeqCst);
         loop {
             // The order of these loads (state, node, limit), against the order in which a
             // change of identity stores them, is what keeps an old node ID from pairing with
@@ -155,7 +192,7 @@ impl<C: Clock> Generator<C> {
             };
             match self
                 .state
-                .0
+                .word()
                 .compare_exchange_weak(cur, next, SeqCst, SeqCst)
             {
                 // The node bits loaded above may be a previous node's: see `change_identity`.
@@ -283,7 +320,7 @@ impl<C: Clock> Generator<C> {
 
 /// Signals the release and returns at once: the lease's own threads give the node ID back in
 /// the background, or it expires by itself (docs/spec.md#the-generators-slow-path).
-impl<C: Clock> Drop for Generator<C> {
+impl<C: Clock, W: StateWord> Drop for Generator<C, W> {
     fn drop(&mut self) {
         self.close_with(|lease, last_used_ms| lease.signal_release(last_used_ms));
     }

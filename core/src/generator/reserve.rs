@@ -4,14 +4,14 @@
 
 use std::sync::atomic::Ordering::*;
 
-use super::Generator;
+use super::{Generator, StateWord};
 use crate::clock::Clock;
 use crate::error::{Error, ErrorCode, Result};
 use crate::fork;
 use crate::options::SequencePolicy;
 use crate::timestamp::format_rfc3339_ms;
 
-impl<C: Clock> Generator<C> {
+impl<C: Clock, W: StateWord> Generator<C, W> {
     /// Reserves up to `want` consecutive sequence numbers of one tick: the first state, how
     /// many, and the node bits to pair them with. `None` when it would have to wait and
     /// `may_wait` is false.
@@ -33,7 +33,7 @@ impl<C: Clock> Generator<C> {
                     ),
                 )
             })?;
-            let cur = self.state.0.load(SeqCst);
+            let cur = self.state.word().load(SeqCst);
             let node = self.node_bits.load(SeqCst);
             let limit = self.limit.limit();
             let cur_tick = cur >> self.seq_bits;
@@ -73,7 +73,7 @@ impl<C: Clock> Generator<C> {
             let last = first + count - 1;
             if self
                 .state
-                .0
+                .word()
                 .compare_exchange(cur, last, SeqCst, SeqCst)
                 .is_ok()
                 // Else the node changed since `node` was loaded: give these up and start over.

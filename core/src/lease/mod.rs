@@ -16,6 +16,8 @@
 //! │   └── container.rs    why the implicit directory is refused in a container
 //! │
 //! │   coordinator leases: one keeper, many backends
+//! ├── shared_mark.rs a fixed node ID for processes that share one state word, with one
+//! │                   high-water mark file they write ahead (PostgreSQL's backends)
 //! ├── keeper/         the state machine (acquiring, held, renewing, suspect, lost,
 //! │                   released), stepped with an injected clock; no threads, no I/O
 //! ├── requests.rs     what the keeper asks a backend, matched to the answers
@@ -48,6 +50,8 @@ pub mod memory;
 pub mod node;
 pub mod requests;
 pub mod resolve;
+#[cfg(unix)]
+pub mod shared_mark;
 pub mod status;
 
 pub use coordinator::{Alarm, Claim, Coordinator, Failure, Token};

@@ -43,6 +43,17 @@ pub fn read_mark(data: &[u8]) -> std::result::Result<Option<i64>, String> {
         .map_err(|_| format!("'{text}' is out of range"))
 }
 
+/// Writes a high-water mark at the start of `file` and waits until it is on disk: a mark
+/// must be durable before any ID under it is issued.
+#[cfg(unix)]
+pub fn write_mark(file: &std::fs::File, ms: i64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    // Fixed width, so a shorter number never leaves digits of a longer one behind.
+    let text = format!("{ms:>20}\n");
+    file.write_all_at(text.as_bytes(), 0)?;
+    file.sync_data()
+}
+
 /// Why a claim skips an index whose stored mark `mark_ms` is past the keeper's
 /// `limit_ms` (`keeper::MAX_MARK_AHEAD_MS` past the clock), for `worker_ids_exhausted`.
 pub fn mark_ahead(mark_ms: i64, limit_ms: i64) -> String {

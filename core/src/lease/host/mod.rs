@@ -28,7 +28,8 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::fork;
 use crate::layout::Layout;
 use crate::lease::node::{
-    read_mark, Grant, NodeId, NodeLease, NodeSource, LOOKAHEAD_MS, MAX_MARK_BYTES,
+    read_mark, write_mark as write_high_water, Grant, NodeId, NodeLease, NodeSource, LOOKAHEAD_MS,
+    MAX_MARK_BYTES,
 };
 use crate::options::DEFAULT_BACKWARDS_TOLERANCE_MS;
 use crate::timestamp::format_rfc3339_ms;
@@ -436,11 +437,4 @@ fn lease_dir_error(dir: &Path, why: &str) -> Error {
             dir.display()
         ),
     )
-}
-
-fn write_high_water(file: &File, ms: i64) -> std::io::Result<()> {
-    // Fixed width, so a shorter number never leaves digits of a longer one behind.
-    let text = format!("{ms:>20}\n");
-    file.write_all_at(text.as_bytes(), 0)?;
-    file.sync_data()
 }

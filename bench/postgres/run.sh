@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The PostgreSQL extension beside PostgreSQL's own keys (docs/benchmarks.md#postgresql), on a
+# throw-away PostgreSQL 15 on 127.0.0.1 (tests/postgres/cluster.sh builds, installs and starts
+# it):
+# - inserts per second with pgbench, CLIENTS connections for SECONDS each, into a table whose
+#   primary key defaults to flakery.next_id(), bigserial, gen_random_uuid(), and Instagram's
+#   PL/pgSQL next_id (its published function: nextval() % 1024 and the clock);
+# - the cost of one call, server-side (no round trip): SELECT count(f()) over N rows of
+#   generate_series, for flakery.next_id() and nextval().
+# A benchmark, never a test: it prints figures and asserts nothing about them.
+#   bash bench/postgres/run.sh [SECONDS] [CLIENTS]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source tests/lib.sh
+unset_flakery_env
+ensure_cargo
+SECONDS_EACH="${1:-10}"
+CLIENTS="${2:-8}"
+CALLS=2000000
+ROUNDS=2
+
+source tests/postgres/cluster.sh
+configure "${NODE[@]}" "shared_buffers = 256MB" "synchronous_commit = off"
+start_server
+
+psql_q "CREATE EXTENSION flakery;
+CREATE SEQUENCE insta_seq;
+-- Instagram's function as published (Sharding & IDs at Instagram, 2012), shard 5.
+CREATE FUNCTION insta_next_id(OUT result bigint) AS \$\$
+DECLARE
+    our_epoch bigint := 1314220021721;
+    seq_id bigint;
+    now_millis bigint;
+    shard_id int := 5;
+BEGIN
+    SELECT nextval('insta_seq') % 1024 INTO seq_id;
+    SELECT FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) INTO now_millis;
+    result := (now_millis - our_epoch) << 23;
+    result := result | (shard_id << 10);
+    result := result | (seq_id);
+END;
+\$\$ LANGUAGE PLPGSQL;
+CREATE TABLE k_flakery (id bigint PRIMARY KEY DEFAULT flakery.next_id(), v int);
+CREATE TABLE k_bigserial (id bigserial PRIMARY KEY, v int);
+CREATE TABLE k_uuid (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), v int);
+CREATE TABLE k_instagram (id bigint PRIMARY KEY DEFAULT insta_next_id(), v int);
+CREATE SEQUENCE plain_seq;" >/dev/null
+
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
+echo
+echo "--- inserts per second, $CLIENTS clients, $SECONDS_EACH s each (pgbench, prepared), best of $ROUNDS rounds in turn"
+declare -A tps
+for round in $(seq "$ROUNDS"); do
+  for key in flakery bigserial uuid instagram; do
+    echo "INSERT INTO k_$key (v) VALUES (1);" >"$work/insert_$key.sql"
+    out="$("$PGBIN/pgbench" -n -M prepared -h "$work" -p "$port" -U postgres -c "$CLIENTS" -j 2 \
+      -T "$SECONDS_EACH" -f "$work/insert_$key.sql" postgres 2>&1)" || { echo "$out" >&2; exit 1; }
+    got="$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' <<<"$out" | head -n 1)"
+    echo "  round $round: $key $got"
+    tps[$key]="$(python3 -c 'import sys; print(max(map(float, sys.argv[1:])))' "$got" "${tps[$key]:-0}")"
+  done
+done
+for key in flakery bigserial uuid instagram; do printf '%-10s %10.0f inserts/s\n' "$key" "${tps[$key]}"; done
+python3 -c 'import sys; f, b = map(float, sys.argv[1:]); print(f"flakery / bigserial: {f / b:.3f}x")' \
+  "${tps[flakery]}" "${tps[bigserial]}"
+
+echo
+echo "--- one call, server-side: SELECT count(f()) FROM generate_series(1, $CALLS), best of 3"
+per_call() {
+  local best="" ms
+  for _ in 1 2 3; do
+    ms="$(psql_q "EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) SELECT count($1) FROM generate_series(1, $CALLS)" |
+      python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["Execution Time"])')"
+    best="$(python3 -c 'import sys; a = sys.argv[1]; b = float(sys.argv[2]); print(b if not a else min(float(a), b))' "$best" "$ms")"
+  done
+  python3 -c 'import sys; print(f"{float(sys.argv[1]) * 1e6 / int(sys.argv[2]):.1f}")' "$best" "$CALLS"
+}
+baseline="$(per_call "1")"
+for f in "flakery.next_id()" "nextval('plain_seq')"; do
+  ns="$(per_call "$f")"
+  printf '%-22s %7s ns a row, %6.1f ns above count(1)\n' "$f" "$ns" "$(python3 -c "print($ns - $baseline)")"
+done
+echo
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+stop_server

@@ -1,0 +1,228 @@
+//! `next_id()` and `next_ids(n)`: one generator per cluster. Its state is one word in shared
+//! memory (`SharedWord`), so every backend advances the same state and no two sessions make
+//! the same ID; each backend builds its own `Generator` on that word when it first asks
+//! (after the postmaster forked it), with the core's `SharedMark` as its lease: the node ID
+//! from postgresql.conf and the high-water mark in `$PGDATA/flakery.mark`, written ahead
+//! of every ID, so that a restart (with the clock set back, or after a crash) starts above
+//! every ID issued before. The postmaster reads the mark once when it makes the shared
+//! memory (each start, and each reinitialization after a backend crashed): that is the
+//! floor of the run.
+
+use std::ffi::{CStr, CString};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::SeqCst};
+use std::sync::OnceLock;
+
+use flakery::lease::shared_mark::{read_floor, SharedMark};
+use flakery::{CoarseSystemClock, Error, ErrorCode, Generator, Layout, NodeId, SharedWord};
+use pgrx::prelude::*;
+use pgrx::{pg_shmem_init, GucContext, GucFlags, GucRegistry, GucSetting, PgAtomic};
+
+use crate::errors::OrRaise;
+
+static LAYOUT: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"twitter"));
+/// -1: not set. No node ID is ever assumed.
+static DATACENTER_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
+static WORKER_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
+
+static STATE: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakery.state") };
+static FLOOR_MS: PgAtomic<AtomicI64> = unsafe { PgAtomic::new(c"flakery.floor_ms") };
+/// The floor the postmaster could not read: every call reads the file again for the reason.
+const FLOOR_UNREADABLE: i64 = i64::MAX;
+/// Loaded by shared_preload_libraries: only then is there shared memory of ours.
+static PRELOADED: AtomicBool = AtomicBool::new(false);
+
+pub const MARK_FILE: &str = "flakery.mark";
+/// IDs a set-returning `next_ids` makes at a time: memory stays bounded whatever `n` is.
+const BATCH: usize = 4096;
+
+pub fn init() {
+    // SAFETY: a global PostgreSQL sets while it loads shared_preload_libraries.
+    if !unsafe { pg_sys::process_shared_preload_libraries_in_progress } {
+        // Loaded by a session: its settings cannot be defined now (they are read only as
+        // the server starts), and next_id refuses without the shared memory anyway.
+        return;
+    }
+    GucRegistry::define_string_guc(
+        c"flakery.layout",
+        c"The layout of the IDs next_id makes: a preset name or a spec string.",
+        c"Read when the server starts; every backend uses the same layout.",
+        &LAYOUT,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"flakery.datacenter_id",
+        c"The datacenter of this cluster's node ID (-1: not set).",
+        c"Required when the layout has a datacenter field.",
+        &DATACENTER_ID,
+        -1,
+        i32::MAX,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"flakery.worker_id",
+        c"The worker of this cluster's node ID (-1: not set, and next_id refuses).",
+        c"No other generator of the same IDs may use the same node ID.",
+        &WORKER_ID,
+        -1,
+        i32::MAX,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    pg_shmem_init!(STATE);
+    pg_shmem_init!(FLOOR_MS = AtomicI64::new(startup_floor()));
+    PRELOADED.store(true, SeqCst);
+}
+
+fn mark_path() -> PathBuf {
+    // SAFETY: DataDir is set before any library is loaded and never changes.
+    let dir = unsafe { CStr::from_ptr(pg_sys::DataDir) };
+    PathBuf::from(dir.to_string_lossy().into_owned()).join(MARK_FILE)
+}
+
+/// In the postmaster, as it makes the shared memory.
+fn startup_floor() -> i64 {
+    match read_floor(&mark_path()) {
+        Ok(FLOOR_UNREADABLE) => FLOOR_UNREADABLE,
+        Ok(floor_ms) => floor_ms,
+        Err(e) => {
+            pgrx::warning!("flakery: {}: {}; next_id refuses", e.code(), e.message());
+            FLOOR_UNREADABLE
+        }
+    }
+}
+
+fn refused(code: ErrorCode, message: String) -> Error {
+    Error::new(code, message)
+}
+
+/// This backend's generator on the cluster's word.
+fn generator() -> &'static Generator<CoarseSystemClock, SharedWord> {
+    static GENERATOR: OnceLock<Generator<CoarseSystemClock, SharedWord>> = OnceLock::new();
+    if let Some(generator) = GENERATOR.get() {
+        return generator;
+    }
+    // Not cached when it fails: a mark that could not be written may be writable next time.
+    let built = build().or_raise();
+    GENERATOR.get_or_init(|| built)
+}
+
+fn build() -> flakery::Result<Generator<CoarseSystemClock, SharedWord>> {
+    if !PRELOADED.load(SeqCst) {
+        return Err(refused(
+            ErrorCode::InvalidArgument,
+            "flakery is not in shared_preload_libraries: next_id needs the cluster's one \
+             generator in shared memory, which exists only when the server loads flakery \
+             as it starts. Add flakery to shared_preload_libraries in postgresql.conf and \
+             restart the server"
+                .into(),
+        ));
+    }
+    let spec = LAYOUT
+        .get()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let layout = Layout::parse(&spec).map_err(|e| {
+        refused(
+            e.code(),
+            format!("flakery.layout in postgresql.conf: {}", e.message()),
+        )
+    })?;
+    let node = node_id(&layout)?;
+    let path = mark_path();
+    let floor_ms = match FLOOR_MS.get().load(SeqCst) {
+        FLOOR_UNREADABLE => {
+            read_floor(&path)?;
+            return Err(refused(
+                ErrorCode::LeaseLost,
+                format!(
+                    "the high-water mark file {} was unreadable when the server started; \
+                     restart the server once it holds a mark again",
+                    path.display()
+                ),
+            ));
+        }
+        floor_ms => floor_ms,
+    };
+    // No clock thread in every backend: CLOCK_REALTIME_COARSE is the cheap reading.
+    Generator::builder()
+        .clock(CoarseSystemClock)
+        .layout(layout)
+        .lease(Box::new(SharedMark::open(&path, node, floor_ms)?))
+        .build_on(SharedWord::new(STATE.get()))
+        .map_err(|e| {
+            refused(
+                e.code(),
+                format!(
+                    "{} (flakery.layout, flakery.datacenter_id, flakery.worker_id in \
+                     postgresql.conf)",
+                    e.message()
+                ),
+            )
+        })
+}
+
+/// The node ID the settings name, or a refusal that names what to set: none is assumed.
+fn node_id(layout: &Layout) -> flakery::Result<NodeId> {
+    let worker_id = WORKER_ID.get();
+    let datacenter_id = DATACENTER_ID.get();
+    let restart = "in postgresql.conf and restart the server";
+    if worker_id < 0 {
+        return Err(refused(
+            ErrorCode::InvalidArgument,
+            format!(
+                "no node ID: set flakery.worker_id{} {restart}, to a node ID that no other \
+                 generator of these IDs uses (flakery never assumes node 0)",
+                if layout.datacenter().is_some() {
+                    " and flakery.datacenter_id"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    if datacenter_id < 0 && layout.datacenter().is_some() {
+        return Err(refused(
+            ErrorCode::InvalidArgument,
+            format!(
+                "flakery.worker_id is set but flakery.datacenter_id is not, and layout \
+                 '{layout}' has a datacenter field: set flakery.datacenter_id {restart}"
+            ),
+        ));
+    }
+    Ok(NodeId {
+        datacenter_id: datacenter_id.max(0) as u64,
+        worker_id: worker_id as u64,
+    })
+}
+
+/// A new ID, larger than every ID this cluster made before: usable as a column default.
+/// VOLATILE; PARALLEL SAFE, as gen_random_uuid() is: a parallel worker advances the same
+/// shared word as its leader.
+#[pg_extern(volatile, parallel_safe)]
+fn next_id() -> i64 {
+    generator().next_id().or_raise()
+}
+
+/// `n` new IDs, in increasing order, made a batch at a time as the rows are read.
+#[pg_extern(volatile, strict, parallel_safe)]
+fn next_ids(n: i32) -> SetOfIterator<'static, i64> {
+    if n < 0 {
+        crate::errors::raise(Error::invalid_argument(format!(
+            "n is {n}: next_ids makes 0 or more IDs"
+        )));
+    }
+    let generator = generator();
+    let mut left = n as usize;
+    let batches = std::iter::from_fn(move || {
+        if left == 0 {
+            return None;
+        }
+        let take = left.min(BATCH);
+        left -= take;
+        Some(generator.next_ids(take).or_raise())
+    });
+    SetOfIterator::new(batches.flatten())
+}

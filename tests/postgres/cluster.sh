@@ -1,0 +1,115 @@
+# Sourced by tests/postgres/run.sh and bench/postgres/run.sh (after tests/lib.sh, from the
+# repository's root): installs PostgreSQL 15 and what the build needs, builds the extension with
+# plain cargo (no cargo-pgrx: PGRX_PG_CONFIG_PATH names pg_config) and its SQL script with
+# postgres/sqlgen, installs the three files into PostgreSQL's directories (removed on exit),
+# and makes a cluster in a temporary directory, served on 127.0.0.1 by a postmaster that
+# start_server starts and stop_server / crash_server stop by PID.
+
+PG_MAJOR=15
+PGBIN="/usr/lib/postgresql/$PG_MAJOR/bin"
+apt_install "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" libclang-dev clang faketime ||
+  skip_or_fail "cannot install PostgreSQL $PG_MAJOR's server headers, clang or faketime"
+[ -x "$PGBIN/postgres" ] && [ -x "$PGBIN/pg_config" ] || skip_or_fail "PostgreSQL $PG_MAJOR is not installed"
+need faketime faketime
+
+# ---- Build (its own target directory: the extension's link flags differ from the workspace's).
+export PGRX_PG_CONFIG_PATH="$PGBIN/pg_config"
+export CARGO_TARGET_DIR="$PWD/postgres/target"
+build_started=$SECONDS
+# PG_PROFILE: cargo's profile (release unless the sourcing script says otherwise).
+PG_PROFILE="${PG_PROFILE:-release}"
+quiet cargo build --profile "$PG_PROFILE" --locked --manifest-path postgres/Cargo.toml --workspace
+echo "built the extension and its SQL generator in $((SECONDS - build_started)) s"
+version="$(sed -n 's/^version = "\(.*\)"/\1/p' postgres/Cargo.toml | head -n 1)"
+so="$CARGO_TARGET_DIR/$PG_PROFILE/libflakery_pg.so"
+sql="$(mktemp)"
+"$CARGO_TARGET_DIR/$PG_PROFILE/flakery-pg-sqlgen" "$so" postgres/flakery.control "$version" >"$sql"
+
+pkglibdir="$("$PGBIN/pg_config" --pkglibdir)"
+extdir="$("$PGBIN/pg_config" --sharedir)/extension"
+installed=("$pkglibdir/flakery.so" "$extdir/flakery.control" "$extdir/flakery--$version.sql")
+for f in "${installed[@]}"; do
+  [ ! -e "$f" ] || skip_or_fail "$f exists already (another install of flakery): not replacing it"
+done
+
+work="$(mktemp -d)"
+chmod 755 "$work"
+pid=""
+cleanup() {
+  [ -n "$pid" ] && stop_server
+  rm -f "${installed[@]}" "$sql"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+install -m 755 "$so" "$pkglibdir/flakery.so"
+sed "s/@CARGO_VERSION@/$version/" postgres/flakery.control >"$extdir/flakery.control"
+install -m 644 "$sql" "$extdir/flakery--$version.sql"
+
+# ---- The server: as the postgres user when run as root (PostgreSQL refuses root).
+as_pg() {
+  if [ "$(id -u)" -eq 0 ]; then setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; else "$@"; fi
+}
+data="$work/data"
+port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+[ "$(id -u)" -eq 0 ] && chown postgres: "$work"
+as_pg "$PGBIN/initdb" -D "$data" -U postgres -A trust --no-sync >"$work/initdb.log" 2>&1 ||
+  { cat "$work/initdb.log" >&2; exit 1; }
+
+# configure [SETTING=VALUE...]: postgresql.conf's flakery lines, replaced by these.
+configure() {
+  sed -i '/^# flakery test/,$d' "$data/postgresql.conf"
+  {
+    echo "# flakery test"
+    echo "listen_addresses = '127.0.0.1'"
+    echo "port = $port"
+    echo "unix_socket_directories = '$work'"
+    echo "max_connections = 40"
+    for setting in "$@"; do echo "$setting"; done
+  } >>"$data/postgresql.conf"
+}
+NODE=(shared_preload_libraries=flakery flakery.datacenter_id=3 flakery.worker_id=7)
+
+# start_server [FAKETIME_OFFSET]: starts the postmaster (its clock offset by faketime) and
+# waits until it answers; the postmaster's PID is in $pid.
+start_server() {
+  local log="$work/server.log"
+  if [ -n "${1:-}" ]; then
+    as_pg faketime -f "$1" "$PGBIN/postgres" -D "$data" >>"$log" 2>&1 &
+  else
+    as_pg "$PGBIN/postgres" -D "$data" >>"$log" 2>&1 &
+  fi
+  local tries=0
+  until "$PGBIN/pg_isready" -q -h "$work" -p "$port"; do
+    tries=$((tries + 1))
+    if [ "$tries" -gt 600 ]; then tail -n 20 "$log" >&2; echo "the server did not start" >&2; exit 1; fi
+    sleep 0.1
+  done
+  pid="$(head -n 1 "$data/postmaster.pid")"
+}
+stop_server() {
+  kill -INT "$pid" 2>/dev/null || true
+  while alive "$pid"; do sleep 0.1; done
+  pid=""
+}
+# alive PID: the process exists and is not a zombie (a postmaster's orphaned children are
+# reaped by whatever PID 1 is, which in a container may never happen).
+alive() {
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  stat="${stat##*) }"
+  [ "${stat%% *}" != Z ]
+}
+# crash_server: kill -9 of the postmaster and of every process it forked, as a machine that
+# loses power does; the data directory stays as it was.
+crash_server() {
+  local children
+  children="$(cat /proc/"$pid"/task/*/children 2>/dev/null || true)"
+  kill -KILL "$pid"
+  for child in $children; do kill -KILL "$child" 2>/dev/null || true; done
+  for p in "$pid" $children; do while alive "$p"; do sleep 0.1; done; done
+  pid=""
+}
+# psql_q SQL: one statement as the superuser, unaligned rows; fails on any error.
+psql_q() {
+  "$PGBIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$work" -p "$port" -U postgres -d "${DB:-postgres}" -c "$1"
+}
