@@ -19,6 +19,18 @@ fn board() -> (Arc<dyn Clock>, Board) {
     (Arc::clone(&clock), Board::new(clock, TERM))
 }
 
+/// A generator leasing from a coordinator of term `term_ms` whose namespace was used before
+/// (no fresh-record wait at the start).
+fn leased_generator(term_ms: i64) -> (Board, Generator) {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let board = Board::new(Arc::clone(&clock), term_ms);
+    let old_mark = SystemClock.now_ms() - 60_000;
+    board.store_mark(0, old_mark.to_string().as_bytes());
+    let lease = KeptLease::start(Box::new(board.connect()), &Layout::twitter(), clock).unwrap();
+    let generator = Generator::builder().lease(Box::new(lease)).build().unwrap();
+    (board, generator)
+}
+
 #[test]
 fn leases_loses_in_a_partition_recovers_and_releases() {
     let (clock, board) = board();
@@ -129,13 +141,7 @@ fn a_mark_that_is_not_confirmed_is_refused_after_the_keepers_grant_wait() {
     // A long term, so that the grant's wait (a quarter term: 5 s from about 1.6 s) ends well
     // before the deadline (half the term: 10 s).
     const LONG_TERM: i64 = 20_000;
-    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
-    let board = Board::new(Arc::clone(&clock), LONG_TERM);
-    // A namespace used before (no fresh-record wait at the start).
-    let old_mark = SystemClock.now_ms() - 60_000;
-    board.store_mark(0, old_mark.to_string().as_bytes());
-    let lease = KeptLease::start(Box::new(board.connect()), &Layout::twitter(), clock).unwrap();
-    let generator = Generator::builder().lease(Box::new(lease)).build().unwrap();
+    let (board, generator) = leased_generator(LONG_TERM);
     let status = generator.lease_status();
     generator.next_id().unwrap();
     board.set_partitioned(true);
@@ -151,4 +157,30 @@ fn a_mark_that_is_not_confirmed_is_refused_after_the_keepers_grant_wait() {
     );
     assert!(status.losses(LossReason::MarkStalled) >= 1);
     board.set_partitioned(false);
+}
+
+/// The keeper publishes each grant on its own thread, before the one the generator holds runs
+/// out: a generator issuing steadily across many mark writes and renewals takes each from its
+/// fence, never asks and never waits (counted by the generator itself). The run is measured in
+/// requests the coordinator answered, not in time.
+#[test]
+fn a_steady_generator_takes_each_published_grant_and_never_waits() {
+    // A term long enough that a renewal is never due near its deadline on a loaded machine.
+    const STEADY_TERM: i64 = 6000;
+    let (board, generator) = leased_generator(STEADY_TERM);
+    let first = board.requests();
+    let mut issued = 0u64;
+    // The mark moves every few hundred ms while the generator is busy.
+    while board.requests() < first + 8 {
+        generator.next_id().unwrap();
+        issued += 1;
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let counts = generator.slow_path_counts();
+    assert_eq!(
+        (counts.grant_asks, counts.grant_waits),
+        (0, 0),
+        "{issued} IDs across {} requests",
+        board.requests() - first
+    );
 }
