@@ -9,7 +9,10 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use flakery::{decode, FakeClock, Fence, Generator, Grant, Layout, NodeId, NodeLease, NodeSource};
+use flakery::{
+    decode, Asked, ErrorCode, FakeClock, Fence, Generator, Grant, Layout, NodeId, NodeLease,
+    NodeSource,
+};
 
 const T0: i64 = 1_700_000_000_000;
 
@@ -24,6 +27,8 @@ struct Publishing {
     answer_asks: bool,
     fence: Arc<Mutex<Option<Fence>>>,
     asks: Arc<Mutex<Vec<i64>>>,
+    /// What each ask answers at once, when set (as a keeper does for a tick past its deadline).
+    answer_now: Arc<Mutex<Option<Grant>>>,
 }
 
 impl Publishing {
@@ -33,6 +38,7 @@ impl Publishing {
             answer_asks,
             fence: Arc::default(),
             asks: Arc::default(),
+            answer_now: Arc::default(),
         }
     }
 
@@ -69,12 +75,15 @@ impl NodeLease for Publishing {
         true
     }
 
-    fn ask(&self, want_ms: i64, _now_ms: i64) -> Duration {
+    fn ask(&self, want_ms: i64, _now_ms: i64) -> Asked {
         self.asks.lock().unwrap().push(want_ms);
+        if let Some(grant) = *self.answer_now.lock().unwrap() {
+            return Asked::Granted(grant);
+        }
         if self.answer_asks {
             self.publish();
         }
-        ANSWER_WITHIN
+        Asked::Within(ANSWER_WITHIN)
     }
 
     fn after_fork(&self) -> flakery::Result<Box<dyn NodeLease>> {
@@ -159,4 +168,31 @@ fn child_entry_point() {
     let child = common::in_forked_child(|| worker(generator.next_id()).to_string());
     let after = worker(generator.next_id());
     println!("WORKERS parent {parent} child {child} parent {after}");
+}
+
+/// A lease that answers an ask at once with a grant that does not cover the tick (a tick past
+/// its deadline, within its mark) has the generator refuse at once with `lease_lost`, as the
+/// grant of a lease that does not publish would, never wait for a publication (30 s here, then
+/// `coordinator_unavailable`). Caught when the generator treated that answer as a wait.
+#[test]
+fn a_grant_answered_at_once_that_does_not_cover_the_tick_is_refused_at_once() {
+    let lease = Publishing::new(5, true);
+    let generator = Generator::builder()
+        .clock(FakeClock::new(T0))
+        .lease(Box::new(lease.clone()))
+        .build()
+        .unwrap();
+    let first = generator.next_id().unwrap();
+    // The published grant ends; what the lease answers now ends before the next tick.
+    let short = Grant {
+        until_ms: T0 - 1,
+        ..lease.grant()
+    };
+    lease.fence().unwrap().close();
+    *lease.answer_now.lock().unwrap() = Some(short);
+    let err = generator.next_id().unwrap_err();
+    assert_eq!(err.code(), ErrorCode::LeaseLost, "{err}");
+    assert!(err.message().contains("covers IDs only up to"), "{err}");
+    assert_eq!(generator.slow_path_counts().grant_waits, 0);
+    assert!(first > 0);
 }

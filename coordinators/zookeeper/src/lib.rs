@@ -485,7 +485,7 @@ impl NodeLease for ZooKeeperLease {
         self.kept.publishes()
     }
 
-    fn ask(&self, want_ms: i64, now_ms: i64) -> std::time::Duration {
+    fn ask(&self, want_ms: i64, now_ms: i64) -> flakery::Asked {
         self.kept.ask(want_ms, now_ms)
     }
 

@@ -92,12 +92,14 @@ pub trait NodeLease: Send + Sync + fmt::Debug {
     /// once each time the generator takes a new published grant, so that the lease knows the
     /// generator is busy and publishes its next grant before this one runs out.
     ///
-    /// Answers how long the generator may wait for the publication before it gives up with
+    /// Answers with the grant when the lease can answer at once (`Asked::Granted`: it may not
+    /// cover `want_ms`, and the generator then refuses at once, as with `grant`), or else how
+    /// long the generator may wait for the publication before it gives up with
     /// `coordinator_unavailable`: a bound the lease's driver always answers within (a grant,
     /// or a refusal), so that only a driver that stopped ever reaches it.
-    fn ask(&self, want_ms: i64, now_ms: i64) -> Duration {
+    fn ask(&self, want_ms: i64, now_ms: i64) -> Asked {
         let _ = (want_ms, now_ms);
-        Duration::ZERO
+        Asked::Within(Duration::ZERO)
     }
 
     /// The lease a forked child uses in place of this one: a fresh lease of its own, or
@@ -128,6 +130,17 @@ pub trait NodeLease: Send + Sync + fmt::Debug {
     fn signal_release(&self, last_used_ms: i64) {
         self.release(last_used_ms)
     }
+}
+
+/// A lease's answer to `NodeLease::ask`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Asked {
+    /// All the lease grants now, whether or not it covers the tick asked for: one past the
+    /// lease's deadline but within its mark is refused at once, never awaited (a renewal
+    /// moves the deadline by at most half a term, which a far borrowed tick may never reach).
+    Granted(Grant),
+    /// The answer will be published within this bound.
+    Within(Duration),
 }
 
 // Dropping a lease must be safe in a forked child that inherited it: there it must give
@@ -230,6 +243,15 @@ impl Fence {
         slot.grant = None;
         slot.epoch += 1;
         slot.refusal = Some((slot.epoch, error));
+        drop(slot);
+        self.posted.changed.notify_all();
+    }
+
+    /// Makes every generator waiting for a publication look again and ask anew, the grant
+    /// unchanged: the lease dropped a want it kept, whose answer a new ask now gets at once.
+    pub fn wake(&self) {
+        let mut slot = self.slot();
+        slot.epoch += 1;
         drop(slot);
         self.posted.changed.notify_all();
     }

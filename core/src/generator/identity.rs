@@ -21,7 +21,7 @@ use crate::codec::node_bits;
 use crate::error::{Error, ErrorCode, Result};
 use crate::fork;
 use crate::layout::Layout;
-use crate::lease::node::{Fence, Grant, NodeId, NodeLease, NodeSource};
+use crate::lease::node::{Asked, Fence, Grant, NodeId, NodeLease, NodeSource};
 use crate::timestamp::format_rfc3339_ms;
 
 pub(super) struct Identity {
@@ -130,9 +130,10 @@ impl<C: Clock> Generator<C> {
             let closes = fence.closes();
             return Ok((lease.grant(want_ms, now_ms)?, closes));
         }
-        // The epoch of the publication when the need was recorded, how long the lease said it
-        // answers within, and when that passes.
+        // The epoch of the publication when the need was first recorded, how long the lease
+        // said it answers within, and when that passes; and the epoch it was last asked at.
         let mut asked: Option<(u64, Duration, Instant)> = None;
+        let mut asked_at = None;
         loop {
             if self.identity.is_closed() {
                 return Err(closed_error());
@@ -142,20 +143,32 @@ impl<C: Clock> Generator<C> {
                 if asked.is_none() {
                     // Taken without a wait: the lease learns that the generator is busy, and
                     // publishes the next grant before this one runs out.
-                    lease.ask(want_ms, now_ms);
+                    let _ = lease.ask(want_ms, now_ms);
                 }
                 return Ok((grant, seen.closes));
             }
-            let (since, within, give_up) = *asked.get_or_insert_with(|| {
-                fence.count_grant_ask();
-                let within = lease.ask(want_ms, self.clock.now_ms());
-                (seen.epoch, within, Instant::now() + within)
-            });
-            if let Some((at, error)) = &seen.refusal {
+            // Checked before asking again: an ask may itself publish a refusal.
+            if let (Some((since, ..)), Some((at, error))) = (asked, &seen.refusal) {
                 if *at > since {
                     return Err(error.clone());
                 }
             }
+            // Asked again at each change of the publication: a want the lease kept may since
+            // have an answer it gives at once (a grant that will not cover it).
+            if asked_at != Some(seen.epoch) {
+                asked_at = Some(seen.epoch);
+                if asked.is_none() {
+                    fence.count_grant_ask();
+                }
+                match lease.ask(want_ms, self.clock.now_ms()) {
+                    // `seen.closes` was read before the ask: a close since voids the grant.
+                    Asked::Granted(grant) => return Ok((grant, seen.closes)),
+                    Asked::Within(within) => {
+                        asked.get_or_insert_with(|| (seen.epoch, within, Instant::now() + within));
+                    }
+                }
+            }
+            let (_, within, give_up) = asked.expect("asked above, or returned its grant");
             let now = Instant::now();
             if now >= give_up {
                 return Err(Error::new(

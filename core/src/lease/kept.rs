@@ -18,7 +18,7 @@ use crate::lease::coordinator::{Alarm, Coordinator};
 use crate::lease::keeper::{
     carry, Keeper, Next, Outcome, Refusal, Request, State, Ticket, MAX_MARK_AHEAD_MS,
 };
-use crate::lease::node::{Fence, Grant, NodeLease, NodeSource};
+use crate::lease::node::{Asked, Fence, Grant, NodeLease, NodeSource};
 use crate::lease::status::{LeaseState, LeaseStatus, MARK_STALL_MS};
 
 /// Milliseconds of the system's monotonic clock, for the keeper's deadlines: a step of the
@@ -381,13 +381,16 @@ impl NodeLease for KeptLease {
     /// grant), or keeps it and has its thread write the mark (the answer is published when
     /// it comes). The keeper thread is woken either way: a generator that asks is busy, and
     /// the keeper keeps a busy generator's mark ahead of it.
-    fn ask(&self, want_ms: i64, now_ms: i64) -> Duration {
+    fn ask(&self, want_ms: i64, now_ms: i64) -> Asked {
         let shared = &self.shared;
         let mut keeper = shared.keeper();
         let granted = keeper.grant(want_ms, now_ms, shared.now());
         shared.publish(&keeper, false);
-        if granted.is_ok() {
+        if let Ok(grant) = granted {
             shared.status.unstall();
+            drop(keeper);
+            shared.wake.notify_all();
+            return Asked::Granted(grant);
         }
         // The keeper answers every want by then: past the floor's wait, the mark's wait, or
         // the deadline (then it refuses). Only a keeper thread that stopped lets it pass.
@@ -396,7 +399,7 @@ impl NodeLease for KeptLease {
             .saturating_add(keeper.term_ms());
         drop(keeper);
         shared.wake.notify_all();
-        Duration::from_millis(within as u64)
+        Asked::Within(Duration::from_millis(within as u64))
     }
 
     fn after_fork(&self) -> Result<Box<dyn NodeLease>> {

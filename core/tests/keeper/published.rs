@@ -76,3 +76,58 @@ fn a_busy_generator_finds_each_next_grant_published_before_it_needs_it() {
         );
     }
 }
+
+/// A want within the confirmed mark but past the deadline (a tick borrowed further ahead than
+/// half a term) is answered at once with the grant that does not cover it, and not kept for
+/// a renewal, which moves the deadline by at most half a term and so might never reach it:
+/// the generator refuses it at once ("covers IDs only up to"), as before grants were
+/// published. A generator that waits on such a want is woken to ask again, although the grant
+/// published (up to the deadline) did not change. Caught when the keeper kept every want its
+/// grant did not cover, and (the epoch) when it dropped the want without waking the waiter.
+#[test]
+fn a_want_past_the_deadline_within_the_mark_is_answered_not_kept() {
+    let sim = sim();
+    let mut a = sim.holder();
+    let fence = Fence::default();
+    a.keeper.attach(fence.clone());
+    a.settle(&sim);
+    let wall = a.wall(&sim);
+    // A first want brings the mark past the deadline: the grant published ends there.
+    let near = wall + TERM / 2 - 500;
+    assert!(matches!(
+        a.keeper.grant(near, wall, sim.now()),
+        Err(Refusal::NeedMark)
+    ));
+    a.settle(&sim);
+    let deadline_grant = a.keeper.grant(near, wall, sim.now()).expect("covered");
+    assert!(deadline_grant.until_ms >= near && deadline_grant.until_ms < near + AHEAD_MS);
+    // A want past the mark: kept while the mark is written.
+    let far = wall + TERM / 2 + 1000;
+    assert!(matches!(
+        a.keeper.grant(far, wall, sim.now()),
+        Err(Refusal::NeedMark)
+    ));
+    assert!(a.keeper.is_wanted(), "kept while its mark is written");
+    let epoch = fence.published().epoch;
+    a.settle(&sim);
+    // The mark now covers the far tick; the deadline does not, and the grant published is
+    // the same. The want is dropped, and a generator waiting on it woken to ask again.
+    assert_eq!(fence.published().grant, Some(deadline_grant));
+    assert!(
+        !a.keeper.is_wanted(),
+        "a want no renewal may reach was kept"
+    );
+    assert!(
+        fence.published().epoch > epoch,
+        "the waiting generator was not woken"
+    );
+    let grant = a
+        .keeper
+        .grant(far, wall, sim.now())
+        .expect("the mark covers it");
+    assert_eq!(grant, deadline_grant);
+    assert!(
+        !a.keeper.is_wanted(),
+        "a want no renewal may reach was kept"
+    );
+}

@@ -26,11 +26,24 @@ impl Keeper {
                 held.mark_awaited_since = None;
             }
         }
-        let wanted = self.wanted_ms.max(Some(want_ms));
+        let kept = self.wanted_ms;
+        let wanted = kept.max(Some(want_ms));
         self.wanted_ms = match &granted {
             Ok(grant) => {
                 self.publish(*grant);
-                wanted.filter(|w| *w > grant.until_ms)
+                // A want within the mark but past the deadline is answered now, with this
+                // grant that does not cover it (the generator refuses it), never kept for a
+                // renewal: one moves the deadline by at most half a term, which a far
+                // borrowed tick may never be within.
+                let mark = self.state.holding().and_then(|h| h.mark_ms);
+                let still = wanted.filter(|w| *w > grant.until_ms && Some(*w) > mark);
+                if still.is_none() && kept.is_some_and(|w| w > grant.until_ms) {
+                    // A generator waits on the want dropped: it asks again, and is answered.
+                    if let Some(fence) = &self.fence {
+                        fence.wake();
+                    }
+                }
+                still
             }
             Err(Refusal::Lost(error)) => {
                 if let Some(fence) = &self.fence {
