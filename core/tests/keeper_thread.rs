@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use flakery::lease::kept::{KeptLease, MonotonicClock};
 use flakery::lease::Board;
-use flakery::{decode, Clock, ErrorCode, FakeClock, Generator, Layout, NodeLease, SystemClock};
+use flakery::{
+    decode, Clock, ErrorCode, FakeClock, Generator, Layout, NodeLease, SequencePolicy, SystemClock,
+};
 
 const TERM: i64 = 1000;
 
@@ -183,4 +185,49 @@ fn a_steady_generator_takes_each_published_grant_and_never_waits() {
         "{issued} IDs across {} requests",
         board.requests() - first
     );
+}
+
+/// A generator that borrows ticks further ahead than the lease's deadline (half the term
+/// after the last confirmation) is refused at once with `lease_lost` ("covers IDs only up
+/// to") once its tick lies within the mark but past the deadline, as before grants were
+/// published: the keeper answers the want with the grant that does not cover it, and the
+/// generator never waits for a renewal to move the deadline. Caught when `KeptLease::ask`
+/// answered that grant as a wait (`Asked::Within`): no call was refused, the borrowed ticks
+/// waited for renewals instead.
+#[test]
+fn a_tick_borrowed_past_the_deadline_is_refused_at_once() {
+    // Deadline 1 s after each confirmation; two IDs a millisecond, so that borrowing 5 s
+    // ahead takes a few thousand calls.
+    const SHORT_TERM: i64 = 2000;
+    let layout =
+        Layout::parse("time:41,datacenter:5,worker:5,sequence:1;epoch=1288834974657;unit=ms")
+            .unwrap();
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let board = Board::new(Arc::clone(&clock), SHORT_TERM);
+    board.store_mark(0, (SystemClock.now_ms() - 60_000).to_string().as_bytes());
+    let lease = KeptLease::start(Box::new(board.connect()), &layout, clock).unwrap();
+    let generator = Generator::builder()
+        .layout(layout)
+        .sequence_policy(SequencePolicy::Borrow)
+        .max_borrow_ms(5000)
+        .lease(Box::new(lease))
+        .build()
+        .unwrap();
+    let mut last = generator.next_id().unwrap();
+    let mut issued = 0;
+    let refused = (0..24_000).find_map(|_| match generator.next_id() {
+        Ok(id) => {
+            assert!(id > last);
+            last = id;
+            issued += 1;
+            None
+        }
+        Err(err) => Some(err),
+    });
+    let err = refused.expect("5 s of borrowed ticks, none refused past a 1 s deadline");
+    // Refused only once it borrowed past the deadline: at least the ticks up to it were
+    // issued (two a millisecond).
+    assert!(issued >= 1000, "refused after {issued} IDs: {err}");
+    assert_eq!(err.code(), ErrorCode::LeaseLost, "{err}");
+    assert!(err.message().contains("covers IDs only up to"), "{err}");
 }
