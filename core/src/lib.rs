@@ -40,7 +40,7 @@ pub use lease::connector::{install_connector, Connector, CoordinatorKind, Coordi
 pub use lease::coordinator::{Alarm, Claim, Coordinator, Failure, Token};
 pub use lease::environment::Environment;
 pub use lease::kept::KeptLease;
-pub use lease::node::{Fence, FixedNode, Grant, NodeId, NodeLease, NodeSource};
+pub use lease::node::{Asked, Fence, FixedNode, Grant, NodeId, NodeLease, NodeSource};
 pub use lease::resolve::Plan;
 pub use lease::status::{LeaseState, LeaseStatus, LossReason};
 pub use option_table::{OptionSpec, Surface};

@@ -82,9 +82,8 @@ struct Holder {
     inbox: VecDeque<(u64, Outcome)>,
     /// The last tick issued under each index (the generator never goes back).
     last_tick: HashMap<u64, i64>,
+    /// The generator's fence: the keeper publishes its grants into it.
     fence: Fence,
-    /// The generator's last grant, and the fence's close count when it was granted.
-    grant: Option<(Grant, u64)>,
     /// When the driver wakes next (the keeper's last `Sleep`).
     wake_at: i64,
 }
@@ -146,7 +145,6 @@ impl World {
         keeper.attach(fence.clone());
         self.holders.push(Holder {
             fence,
-            grant: None,
             wake_at: self.clock.now_ms(),
             keeper,
             id: coordinator.holder(),
@@ -293,12 +291,12 @@ impl World {
         self.server.set(at * SERVER_RATE_TENTHS / 10);
     }
 
-    /// The generator of holder `h` issues one ID, as the real one would: under its last grant
-    /// while its fence is open and the tick within the limit, else after asking the keeper.
+    /// The generator of holder `h` issues one ID, as the real one does with a lease that
+    /// publishes: under the grant published into its fence (what the safety checks below
+    /// hold to account), else after asking the keeper, whose answer is published too.
     fn issue(&mut self, h: usize, now: i64) -> Result<(), TestCaseError> {
         let holder = &mut self.holders[h];
         let wall = now + holder.wall_offset;
-        let closes = holder.fence.closes();
         let usable = |grant: &Grant, last: &HashMap<u64, i64>| {
             let index = grant.node.worker_id;
             let last = last.get(&index).copied().unwrap_or(i64::MIN);
@@ -308,11 +306,8 @@ impl World {
                 .max(grant.floor_ms.saturating_add(1));
             (tick <= grant.until_ms).then_some((index, tick))
         };
-        let cached = holder
-            .grant
-            .filter(|(_, at)| *at == closes)
-            .and_then(|(grant, _)| usable(&grant, &holder.last_tick));
-        let (index, tick) = match cached {
+        let published = holder.fence.published().grant;
+        let (index, tick) = match published.and_then(|g| usable(&g, &holder.last_tick)) {
             Some(found) => found,
             None => {
                 let want = wall.max(holder.last_tick.values().copied().max().unwrap_or(i64::MIN));
@@ -323,7 +318,8 @@ impl World {
                         return Ok(());
                     }
                 };
-                holder.grant = Some((grant, closes));
+                let published = holder.fence.published().grant;
+                prop_assert_eq!(published, Some(grant), "a grant made and not published");
                 match usable(&grant, &holder.last_tick) {
                     Some(found) => found,
                     None => return Ok(()),

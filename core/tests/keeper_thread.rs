@@ -10,13 +10,27 @@ use std::time::Duration;
 
 use flakery::lease::kept::{KeptLease, MonotonicClock};
 use flakery::lease::Board;
-use flakery::{decode, Clock, ErrorCode, FakeClock, Generator, Layout, NodeLease, SystemClock};
+use flakery::{
+    decode, Clock, ErrorCode, FakeClock, Generator, Layout, NodeLease, SequencePolicy, SystemClock,
+};
 
 const TERM: i64 = 1000;
 
 fn board() -> (Arc<dyn Clock>, Board) {
     let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
     (Arc::clone(&clock), Board::new(clock, TERM))
+}
+
+/// A generator leasing from a coordinator of term `term_ms` whose namespace was used before
+/// (no fresh-record wait at the start).
+fn leased_generator(term_ms: i64) -> (Board, Generator) {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let board = Board::new(Arc::clone(&clock), term_ms);
+    let old_mark = SystemClock.now_ms() - 60_000;
+    board.store_mark(0, old_mark.to_string().as_bytes());
+    let lease = KeptLease::start(Box::new(board.connect()), &Layout::twitter(), clock).unwrap();
+    let generator = Generator::builder().lease(Box::new(lease)).build().unwrap();
+    (board, generator)
 }
 
 #[test]
@@ -129,13 +143,7 @@ fn a_mark_that_is_not_confirmed_is_refused_after_the_keepers_grant_wait() {
     // A long term, so that the grant's wait (a quarter term: 5 s from about 1.6 s) ends well
     // before the deadline (half the term: 10 s).
     const LONG_TERM: i64 = 20_000;
-    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
-    let board = Board::new(Arc::clone(&clock), LONG_TERM);
-    // A namespace used before (no fresh-record wait at the start).
-    let old_mark = SystemClock.now_ms() - 60_000;
-    board.store_mark(0, old_mark.to_string().as_bytes());
-    let lease = KeptLease::start(Box::new(board.connect()), &Layout::twitter(), clock).unwrap();
-    let generator = Generator::builder().lease(Box::new(lease)).build().unwrap();
+    let (board, generator) = leased_generator(LONG_TERM);
     let status = generator.lease_status();
     generator.next_id().unwrap();
     board.set_partitioned(true);
@@ -151,4 +159,75 @@ fn a_mark_that_is_not_confirmed_is_refused_after_the_keepers_grant_wait() {
     );
     assert!(status.losses(LossReason::MarkStalled) >= 1);
     board.set_partitioned(false);
+}
+
+/// The keeper publishes each grant on its own thread, before the one the generator holds runs
+/// out: a generator issuing steadily across many mark writes and renewals takes each from its
+/// fence, never asks and never waits (counted by the generator itself). The run is measured in
+/// requests the coordinator answered, not in time.
+#[test]
+fn a_steady_generator_takes_each_published_grant_and_never_waits() {
+    // A term long enough that a renewal is never due near its deadline on a loaded machine.
+    const STEADY_TERM: i64 = 6000;
+    let (board, generator) = leased_generator(STEADY_TERM);
+    let first = board.requests();
+    let mut issued = 0u64;
+    // The mark moves every few hundred ms while the generator is busy.
+    while board.requests() < first + 8 {
+        generator.next_id().unwrap();
+        issued += 1;
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let counts = generator.slow_path_counts();
+    assert_eq!(
+        (counts.grant_asks, counts.grant_waits),
+        (0, 0),
+        "{issued} IDs across {} requests",
+        board.requests() - first
+    );
+}
+
+/// A generator that borrows ticks further ahead than the lease's deadline (half the term
+/// after the last confirmation) is refused at once with `lease_lost` ("covers IDs only up
+/// to") once its tick lies within the mark but past the deadline, as before grants were
+/// published: the keeper answers the want with the grant that does not cover it, and the
+/// generator never waits for a renewal to move the deadline. Caught when `KeptLease::ask`
+/// answered that grant as a wait (`Asked::Within`): no call was refused, the borrowed ticks
+/// waited for renewals instead.
+#[test]
+fn a_tick_borrowed_past_the_deadline_is_refused_at_once() {
+    // Deadline 1 s after each confirmation; two IDs a millisecond, so that borrowing 5 s
+    // ahead takes a few thousand calls.
+    const SHORT_TERM: i64 = 2000;
+    let layout =
+        Layout::parse("time:41,datacenter:5,worker:5,sequence:1;epoch=1288834974657;unit=ms")
+            .unwrap();
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let board = Board::new(Arc::clone(&clock), SHORT_TERM);
+    board.store_mark(0, (SystemClock.now_ms() - 60_000).to_string().as_bytes());
+    let lease = KeptLease::start(Box::new(board.connect()), &layout, clock).unwrap();
+    let generator = Generator::builder()
+        .layout(layout)
+        .sequence_policy(SequencePolicy::Borrow)
+        .max_borrow_ms(5000)
+        .lease(Box::new(lease))
+        .build()
+        .unwrap();
+    let mut last = generator.next_id().unwrap();
+    let mut issued = 0;
+    let refused = (0..24_000).find_map(|_| match generator.next_id() {
+        Ok(id) => {
+            assert!(id > last);
+            last = id;
+            issued += 1;
+            None
+        }
+        Err(err) => Some(err),
+    });
+    let err = refused.expect("5 s of borrowed ticks, none refused past a 1 s deadline");
+    // Refused only once it borrowed past the deadline: at least the ticks up to it were
+    // issued (two a millisecond).
+    assert!(issued >= 1000, "refused after {issued} IDs: {err}");
+    assert_eq!(err.code(), ErrorCode::LeaseLost, "{err}");
+    assert!(err.message().contains("covers IDs only up to"), "{err}");
 }

@@ -481,6 +481,14 @@ impl NodeLease for ZooKeeperLease {
         self.kept.grant(want_ms, now_ms)
     }
 
+    fn publishes(&self) -> bool {
+        self.kept.publishes()
+    }
+
+    fn ask(&self, want_ms: i64, now_ms: i64) -> flakery::Asked {
+        self.kept.ask(want_ms, now_ms)
+    }
+
     fn after_fork(&self) -> Result<Box<dyn NodeLease>> {
         self.kept.after_fork()
     }

@@ -4,9 +4,10 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::lease::status::LeaseStatus;
 
 /// Where a generator's node ID came from.
@@ -77,13 +78,37 @@ pub trait NodeLease: Send + Sync + fmt::Debug {
     /// rather than applied after it (`Generator::refresh_grant`).
     fn grant(&self, want_ms: i64, now_ms: i64) -> Result<Grant>;
 
+    /// Whether this lease publishes its grants into the attached fence (`Fence::publish`,
+    /// `Fence::refuse`, `Fence::close`) from a driver of its own. The generator then never
+    /// calls `grant`: it takes the published grant, and when that does not cover the tick it
+    /// wants it calls `ask` and waits for the next publication, holding no lock
+    /// (docs/spec.md#the-generators-slow-path).
+    fn publishes(&self) -> bool {
+        false
+    }
+
+    /// For a lease that publishes: a generator wants the tick starting at `want_ms` (`now_ms`
+    /// its clock). Records the need and returns at once; the answer is published. Also called
+    /// once each time the generator takes a new published grant, so that the lease knows the
+    /// generator is busy and publishes its next grant before this one runs out.
+    ///
+    /// Answers with the grant when the lease can answer at once (`Asked::Granted`: it may not
+    /// cover `want_ms`, and the generator then refuses at once, as with `grant`), or else how
+    /// long the generator may wait for the publication before it gives up with
+    /// `coordinator_unavailable`: a bound the lease's driver always answers within (a grant,
+    /// or a refusal), so that only a driver that stopped ever reaches it.
+    fn ask(&self, want_ms: i64, now_ms: i64) -> Asked {
+        let _ = (want_ms, now_ms);
+        Asked::Within(Duration::ZERO)
+    }
+
     /// The lease a forked child uses in place of this one: a fresh lease of its own, or
     /// `forked` for an identity that cannot be leased anew.
     fn after_fork(&self) -> Result<Box<dyn NodeLease>>;
 
     /// Called once with the generator's fence: closing it sends the generator's next call to
-    /// `grant` at once, for a lease that learns it may be lost (a ZooKeeper disconnect)
-    /// between grants.
+    /// the slow path at once, for a lease that learns it may be lost (a ZooKeeper disconnect)
+    /// between grants; a lease that publishes publishes into it.
     fn attach(&self, fence: Fence) {
         let _ = fence;
     }
@@ -107,13 +132,30 @@ pub trait NodeLease: Send + Sync + fmt::Debug {
     }
 }
 
+/// A lease's answer to `NodeLease::ask`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Asked {
+    /// All the lease grants now, whether or not it covers the tick asked for: one past the
+    /// lease's deadline but within its mark is refused at once, never awaited (a renewal
+    /// moves the deadline by at most half a term, which a far borrowed tick may never reach).
+    Granted(Grant),
+    /// The answer will be published within this bound.
+    Within(Duration),
+}
+
 // Dropping a lease must be safe in a forked child that inherited it: there it must give
 // nothing back on the parent's behalf (no unlock, no write, no use of the parent's threads).
 
-/// The generator's limit on the ticks it may issue without asking its lease again, shared
-/// with the lease.
+/// The generator's limit on the ticks it may issue without asking its lease again, and the
+/// grant its lease published, shared with the lease. The limit and its close count belong to
+/// the generator for its life; the publication belongs to one lease (`for_new_lease`), so
+/// that a forked child's new lease never shows the child its parent's grant, nor leaves the
+/// child a lock the parent's keeper thread held at the fork.
 #[derive(Debug, Clone, Default)]
-pub struct Fence(Arc<FenceState>);
+pub struct Fence {
+    state: Arc<FenceState>,
+    posted: Arc<Posted>,
+}
 
 /// Aligned to a cache line of its own: the hot path reads `limit` on every call.
 #[derive(Debug, Default)]
@@ -126,23 +168,145 @@ struct FenceState {
     /// What the lease attached to this fence says of itself (none: a node ID that cannot be
     /// lost). Carried here so that any lease, however wrapped, reports it in `attach`.
     status: Mutex<Option<LeaseStatus>>,
+    /// Times the generator found no published grant that covered the tick it wanted, and
+    /// asked; and times it then waited for a publication. Counted without a lock.
+    grant_asks: AtomicU64,
+    grant_waits: AtomicU64,
+}
+
+/// The grant a lease published, and the condition variable a generator that needs more waits
+/// on. Its lock is held only to copy a few words: never across I/O, never with another of
+/// flakery's locks taken after it.
+#[derive(Debug, Default)]
+struct Posted {
+    slot: Mutex<Published>,
+    changed: Condvar,
+}
+
+/// What a lease published, as a generator reads it in one piece.
+#[derive(Debug, Clone, Default)]
+pub struct Published {
+    /// What may be issued now; `None` while the lease may be lost, or before its first grant.
+    pub grant: Option<Grant>,
+    /// The latest refusal (`lease_lost`, a released lease) and the epoch it was published at:
+    /// the answer to a generator that asked before that epoch.
+    pub refusal: Option<(u64, Error)>,
+    /// Counts every change of the publication (a grant, a refusal, a close).
+    pub epoch: u64,
+    /// The fence's close count as the grant was read: opening with it fails after a close.
+    pub closes: u64,
 }
 
 impl Fence {
-    /// Makes the generator ask its lease again before its next ID.
+    /// A handle on the same limit with a publication of its own, for a lease attached anew
+    /// (the first, or a forked child's).
+    pub(crate) fn for_new_lease(&self) -> Fence {
+        Fence {
+            state: Arc::clone(&self.state),
+            posted: Arc::default(),
+        }
+    }
+
+    fn slot(&self) -> MutexGuard<'_, Published> {
+        self.posted.slot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Makes the generator ask its lease again before its next ID: the limit closes and the
+    /// published grant is withdrawn, in one step as a reader of the publication sees it.
     pub fn close(&self) {
-        self.0.closes.fetch_add(1, Ordering::SeqCst);
-        self.0.limit.store(0, Ordering::SeqCst);
+        let mut slot = self.slot();
+        slot.grant = None;
+        slot.epoch += 1;
+        self.state.closes.fetch_add(1, Ordering::SeqCst);
+        self.state.limit.store(0, Ordering::SeqCst);
+        drop(slot);
+        self.posted.changed.notify_all();
+    }
+
+    /// Publishes what may be issued now (a lease's driver, after each change of its state).
+    /// A grant equal to the one published changes nothing and wakes no one.
+    pub fn publish(&self, grant: Grant) {
+        let mut slot = self.slot();
+        if slot.grant == Some(grant) {
+            return;
+        }
+        slot.grant = Some(grant);
+        slot.epoch += 1;
+        drop(slot);
+        self.posted.changed.notify_all();
+    }
+
+    /// Publishes why nothing may be issued: a generator that asked before this is answered
+    /// with `error`. The grant is withdrawn.
+    pub fn refuse(&self, error: Error) {
+        let mut slot = self.slot();
+        slot.grant = None;
+        slot.epoch += 1;
+        slot.refusal = Some((slot.epoch, error));
+        drop(slot);
+        self.posted.changed.notify_all();
+    }
+
+    /// Makes every generator waiting for a publication look again and ask anew, the grant
+    /// unchanged: the lease dropped a want it kept, whose answer a new ask now gets at once.
+    pub fn wake(&self) {
+        let mut slot = self.slot();
+        slot.epoch += 1;
+        drop(slot);
+        self.posted.changed.notify_all();
+    }
+
+    /// The publication as it stands, read in one piece with the close count.
+    pub fn published(&self) -> Published {
+        let slot = self.slot();
+        Published {
+            closes: self.closes(),
+            ..slot.clone()
+        }
+    }
+
+    /// Waits until the publication changes from `epoch`, or `timeout` passes, and counts the
+    /// wait. No other lock is held: a fork, a reader and the lease's driver go
+    /// on meanwhile.
+    pub(crate) fn wait_for_publication(&self, epoch: u64, timeout: Duration) {
+        let slot = self.slot();
+        if slot.epoch != epoch {
+            return;
+        }
+        // Counted before the wait (with the lock held, so a publisher that sees the count
+        // finds the waiter waiting).
+        self.state.grant_waits.fetch_add(1, Ordering::SeqCst);
+        let _ = self
+            .posted
+            .changed
+            .wait_timeout_while(slot, timeout, |slot| slot.epoch == epoch);
+    }
+
+    /// Times the generator found no published grant covering the tick it wanted and asked
+    /// (`NodeLease::ask`): a lease that publishes ahead keeps this still while the generator
+    /// is busy.
+    pub fn grant_asks(&self) -> u64 {
+        self.state.grant_asks.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn count_grant_ask(&self) {
+        self.state.grant_asks.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Times the generator waited for a publication after it asked (counted as the wait
+    /// begins).
+    pub fn grant_waits(&self) -> u64 {
+        self.state.grant_waits.load(Ordering::SeqCst)
     }
 
     #[inline(always)]
     pub(crate) fn limit(&self) -> u64 {
-        self.0.limit.load(Ordering::SeqCst)
+        self.state.limit.load(Ordering::SeqCst)
     }
 
     /// How many times the fence was closed: a limit granted before a close is void.
     pub fn closes(&self) -> u64 {
-        self.0.closes.load(Ordering::SeqCst)
+        self.state.closes.load(Ordering::SeqCst)
     }
 
     /// Opens the fence up to `limit`, unless it was closed since `closes_before` was read:
@@ -151,22 +315,22 @@ impl Fence {
         if self.closes() != closes_before {
             return;
         }
-        self.0.limit.store(limit, Ordering::SeqCst);
+        self.state.limit.store(limit, Ordering::SeqCst);
         // A close between the check and the store: take the store back.
         if self.closes() != closes_before {
-            self.0.limit.store(0, Ordering::SeqCst);
+            self.state.limit.store(0, Ordering::SeqCst);
         }
     }
 
     /// Called by a lease in `attach`: its status is what `status` answers from then on.
     pub fn report(&self, status: LeaseStatus) {
-        *self.0.status.lock().unwrap_or_else(|e| e.into_inner()) = Some(status);
+        *self.state.status.lock().unwrap_or_else(|e| e.into_inner()) = Some(status);
     }
 
     /// The attached lease's status, readable without a lock; a node ID that cannot be lost
     /// is held (one status, kept, so that every reader sees its close).
     pub fn status(&self) -> LeaseStatus {
-        self.0
+        self.state
             .status
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -176,6 +340,6 @@ impl Fence {
 
     /// Closes the fence from the generator's side (a change of identity, a fork, `close`).
     pub(crate) fn shut(&self) {
-        self.0.limit.store(0, Ordering::SeqCst);
+        self.state.limit.store(0, Ordering::SeqCst);
     }
 }

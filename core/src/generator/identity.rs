@@ -1,14 +1,19 @@
 //! The generator's node identity: which lease it asks, the node bits it stamps, and how a
 //! grant from the lease becomes a limit on the hot path (docs/spec.md#the-generators-slow-path).
 //!
-//! The lease is asked with no lock held and outside any fork section: a lease may wait (a
-//! coordinator's mark write, a fresh record's floor) and a `fork()` or a reader (`node()`,
-//! `source()`) must never wait with it. What the answer changes is applied afterwards under a
-//! short lock, and only if nothing happened meanwhile (the fence closed, the lease replaced
-//! after a fork, the generator closed); else the caller asks again.
+//! A lease kept by a coordinator publishes its grants into the fence (`Fence::publish`): the
+//! slow path takes the published grant, and only when it does not cover the tick wanted does
+//! it record the need (`NodeLease::ask`) and wait on the fence's condition variable for the
+//! next publication. A lease that answers at once (a fixed node ID, the host lease's file) is
+//! asked directly. Either way no lock is held and no fork section is open while it waits or
+//! asks: a `fork()` or a reader (`node()`, `source()`) never waits with it. What the grant
+//! changes is applied afterwards under a short lock, and only if nothing happened meanwhile
+//! (the fence closed, the lease replaced after a fork, the generator closed); else the caller
+//! looks again.
 
 use std::sync::atomic::{AtomicBool, Ordering::*};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::{Generator, StateWord};
 use crate::clock::Clock;
@@ -16,7 +21,7 @@ use crate::codec::node_bits;
 use crate::error::{Error, ErrorCode, Result};
 use crate::fork;
 use crate::layout::Layout;
-use crate::lease::node::{NodeId, NodeLease, NodeSource};
+use crate::lease::node::{Asked, Fence, Grant, NodeId, NodeLease, NodeSource};
 use crate::timestamp::format_rfc3339_ms;
 
 pub(super) struct Identity {
@@ -29,6 +34,8 @@ pub(super) struct Identity {
 
 struct Current {
     lease: Arc<dyn NodeLease>,
+    /// The fence handle `lease` was attached with: its publication is this lease's alone.
+    fence: Fence,
     /// A lease made after a fork: its first grant is a change of identity whatever node ID
     /// it names (the parent keeps issuing under its own).
     fresh: bool,
@@ -40,6 +47,7 @@ impl Identity {
             source: lease.source(),
             current: Mutex::new(Current {
                 lease: Arc::from(lease),
+                fence: Fence::default(),
                 fresh: false,
             }),
             closed: AtomicBool::new(false),
@@ -50,8 +58,9 @@ impl Identity {
         fork::lock(&self.current)
     }
 
-    fn lease(&self) -> Arc<dyn NodeLease> {
-        Arc::clone(&self.current().lease)
+    fn lease(&self) -> (Arc<dyn NodeLease>, Fence) {
+        let current = self.current();
+        (Arc::clone(&current.lease), current.fence.clone())
     }
 
     pub(super) fn source(&self) -> NodeSource {
@@ -81,12 +90,19 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
         }
     }
 
-    /// Takes the node ID and floor of the lease's first grant. Nothing else holds the
-    /// generator yet, so this asks without any lock.
+    /// Attaches the lease to the fence and takes the node ID and floor of its first grant.
+    /// Nothing else holds the generator yet, so this waits, if it must, without any lock.
     pub(super) fn adopt_first_grant(&self) -> Result<()> {
-        let lease = self.identity.lease();
+        let fence = self.limit.for_new_lease();
+        let lease = {
+            let mut current = self.identity.current();
+            current.fence = fence.clone();
+            Arc::clone(&current.lease)
+        };
+        // Attached first: a lease that publishes answers through the fence.
+        lease.attach(fence.clone());
         let now_ms = self.clock.now_ms();
-        let grant = lease.grant(now_ms, now_ms)?;
+        let (grant, _) = self.obtain_grant(lease.as_ref(), &fence, now_ms, now_ms)?;
         self.node_bits.store(
             self.constant_bits | node_bits(&self.layout, grant.node)?,
             SeqCst,
@@ -94,8 +110,79 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
         self.raise_floor(grant.floor_ms, false);
         // The limit stays 0: the first call asks for a tick, so that a layout that has run
         // out (baidu) still builds and only fails to generate.
-        lease.attach(self.limit.clone());
         Ok(())
+    }
+
+    /// A grant that covers `want_ms`, and the fence's close count it was read at (opening
+    /// with it fails after a close). From a lease that publishes: the published grant, or,
+    /// when it does not cover `want_ms`, the need recorded and the next publication awaited on
+    /// the fence's condition variable, for as long as the lease says it answers within. From
+    /// any other lease: its answer. Called with no lock held.
+    fn obtain_grant(
+        &self,
+        lease: &dyn NodeLease,
+        fence: &Fence,
+        want_ms: i64,
+        now_ms: i64,
+    ) -> Result<(Grant, u64)> {
+        if !lease.publishes() {
+            // Read before asking: a close of the fence after this voids the answer.
+            let closes = fence.closes();
+            return Ok((lease.grant(want_ms, now_ms)?, closes));
+        }
+        // The epoch of the publication when the need was first recorded, how long the lease
+        // said it answers within, and when that passes; and the epoch it was last asked at.
+        let mut asked: Option<(u64, Duration, Instant)> = None;
+        let mut asked_at = None;
+        loop {
+            if self.identity.is_closed() {
+                return Err(closed_error());
+            }
+            let seen = fence.published();
+            if let Some(grant) = seen.grant.filter(|g| want_ms <= g.until_ms) {
+                if asked.is_none() {
+                    // Taken without a wait: the lease learns that the generator is busy, and
+                    // publishes the next grant before this one runs out.
+                    let _ = lease.ask(want_ms, now_ms);
+                }
+                return Ok((grant, seen.closes));
+            }
+            // Checked before asking again: an ask may itself publish a refusal.
+            if let (Some((since, ..)), Some((at, error))) = (asked, &seen.refusal) {
+                if *at > since {
+                    return Err(error.clone());
+                }
+            }
+            // Asked again at each change of the publication: a want the lease kept may since
+            // have an answer it gives at once (a grant that will not cover it).
+            if asked_at != Some(seen.epoch) {
+                asked_at = Some(seen.epoch);
+                if asked.is_none() {
+                    fence.count_grant_ask();
+                }
+                match lease.ask(want_ms, self.clock.now_ms()) {
+                    // `seen.closes` was read before the ask: a close since voids the grant.
+                    Asked::Granted(grant) => return Ok((grant, seen.closes)),
+                    Asked::Within(within) => {
+                        asked.get_or_insert_with(|| (seen.epoch, within, Instant::now() + within));
+                    }
+                }
+            }
+            let (_, within, give_up) = asked.expect("asked above, or returned its grant");
+            let now = Instant::now();
+            if now >= give_up {
+                return Err(Error::new(
+                    ErrorCode::CoordinatorUnavailable,
+                    format!(
+                        "the {} lease published no grant for {} within {} ms of being asked",
+                        self.identity.source(),
+                        format_rfc3339_ms(want_ms),
+                        within.as_millis()
+                    ),
+                ));
+            }
+            fence.wait_for_publication(seen.epoch, give_up - now);
+        }
     }
 
     /// Asks the lease for more time once the generator reaches the end of what it holds. The
@@ -125,12 +212,10 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
         if tick < self.limit.limit() {
             return Ok(()); // another thread's grant already covers it: no need to ask
         }
-        let lease = self.identity.lease();
-        // Read before asking: a close of the fence after this voids the answer.
-        let closes_before = self.limit.closes();
+        let (lease, fence) = self.identity.lease();
         let want_ms = self.ms_of_state_tick(tick);
         // The wait, if any, happens here: no lock, no fork section.
-        let grant = lease.grant(want_ms, now_ms)?;
+        let (grant, closes_before) = self.obtain_grant(lease.as_ref(), &fence, want_ms, now_ms)?;
 
         let mut current = self.identity.current();
         if self.identity.is_closed() {
@@ -235,8 +320,12 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
             return Ok(());
         }
         self.limit.shut();
-        lease.attach(self.limit.clone());
+        // A publication of the new lease's own: the parent's grant, published into the old
+        // one, is never read here.
+        let fence = self.limit.for_new_lease();
+        lease.attach(fence.clone());
         current.lease = lease;
+        current.fence = fence;
         current.fresh = true;
         self.fork_generation.store(generation, SeqCst);
         Ok(())

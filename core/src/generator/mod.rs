@@ -113,6 +113,12 @@ pub struct SlowPathCounts {
     pub sequence_waits: u64,
     /// Ticks taken ahead of the clock (`borrow` policy).
     pub ticks_borrowed: u64,
+    /// Times the generator reached the end of its grant and found no later one published by
+    /// its lease, so that it asked (a lease kept by a coordinator publishes ahead of a busy
+    /// generator: docs/spec.md#the-generators-slow-path).
+    pub grant_asks: u64,
+    /// Times it then waited for the lease to publish.
+    pub grant_waits: u64,
 }
 
 impl<C: Clock, W: StateWord> std::fmt::Debug for Generator<C, W> {
@@ -303,6 +309,8 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
         SlowPathCounts {
             sequence_waits: self.sequence_waits.load(Relaxed),
             ticks_borrowed: self.ticks_borrowed.load(Relaxed),
+            grant_asks: self.limit.grant_asks(),
+            grant_waits: self.limit.grant_waits(),
         }
     }
 

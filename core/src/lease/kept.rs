@@ -1,8 +1,9 @@
 //! A `NodeLease` on any `Coordinator`: the keeper driven by two threads of its own. The
 //! keeper thread polls the keeper and sleeps until the instant it names, so the generator's
 //! fence closes at the deadline however long a request takes; the request thread carries
-//! requests to the backend one at a time and hands the answers back. `grant` never does I/O:
-//! it asks the keeper, and waits a bounded time when the mark must move first.
+//! requests to the backend one at a time and hands the answers back. The keeper publishes
+//! each grant into the generator's fence; a generator that needs more asks (`ask`), which
+//! never waits and never does I/O: the generator waits on its fence for the publication.
 
 use std::fmt;
 use std::mem::ManuallyDrop;
@@ -14,8 +15,10 @@ use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, ErrorCode, Result};
 use crate::layout::Layout;
 use crate::lease::coordinator::{Alarm, Coordinator};
-use crate::lease::keeper::{carry, Keeper, Next, Outcome, Refusal, Request, State, Ticket};
-use crate::lease::node::{Fence, Grant, NodeLease, NodeSource};
+use crate::lease::keeper::{
+    carry, Keeper, Next, Outcome, Refusal, Request, State, Ticket, MAX_MARK_AHEAD_MS,
+};
+use crate::lease::node::{Asked, Fence, Grant, NodeLease, NodeSource};
 use crate::lease::status::{LeaseState, LeaseStatus, MARK_STALL_MS};
 
 /// Milliseconds of the system's monotonic clock, for the keeper's deadlines: a step of the
@@ -240,14 +243,6 @@ impl KeptLease {
     }
 }
 
-/// Wakes the keeper thread, the first time only.
-fn wake_keeper_once(shared: &Shared, woke: &mut bool) {
-    if !*woke {
-        shared.wake.notify_all();
-        *woke = true;
-    }
-}
-
 fn thread_error(err: &std::io::Error) -> Error {
     Error::new(
         ErrorCode::CoordinatorUnavailable,
@@ -310,6 +305,10 @@ fn drive(shared: &Shared, requests: mpsc::Sender<Ticket>) {
         let now = shared.now();
         let next = keeper.poll(now);
         shared.publish(&keeper, false);
+        // Others learn at once (lock-free) that IDs wait on an unconfirmed mark.
+        if keeper.mark_awaited_ms(now) >= MARK_STALL_MS {
+            shared.status.stall();
+        }
         shared.changed.notify_all();
         match next {
             Next::Send(ticket) => {
@@ -352,61 +351,55 @@ impl NodeLease for KeptLease {
         self.source
     }
 
+    /// What the keeper grants now, without waiting (a generator never calls this: the
+    /// keeper publishes its grants, and the generator asks through `ask`).
     fn grant(&self, want_ms: i64, now_ms: i64) -> Result<Grant> {
         let shared = &self.shared;
-        let started = shared.now();
         let mut keeper = shared.keeper();
-        let grant_wait = keeper.grant_wait_ms();
-        let mut woke = false;
-        loop {
-            let now = shared.now();
-            // The generator's clock moved on while this call waited.
-            let gen_now_ms = now_ms.saturating_add(now - started);
-            let granted = keeper.grant(want_ms, gen_now_ms, now);
-            shared.publish(&keeper, false);
-            match granted {
-                Ok(grant) => {
-                    shared.status.unstall();
-                    return Ok(grant);
-                }
-                Err(Refusal::Lost(err)) => return Err(err),
-                Err(Refusal::Wait(floor_ms)) => {
-                    // Bounded by the keeper: a floor at most MAX_MARK_AHEAD_MS ahead. The mark
-                    // is written meanwhile; a lost lease wakes this wait.
-                    wake_keeper_once(shared, &mut woke);
-                    let left = floor_ms.saturating_sub(gen_now_ms).saturating_add(1);
-                    keeper = shared
-                        .changed
-                        .wait_timeout(keeper, Duration::from_millis(left.max(1) as u64))
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0;
-                    continue;
-                }
-                Err(Refusal::NeedMark) => {}
-            }
-            // Once per call: the keeper remembers what was asked and moves on by itself. A
-            // wake-up at every turn would make this loop and the keeper thread wake each
-            // other without pause while a write is in flight (each poll tells `changed`),
-            // burning the CPU that many processes starting at once need.
-            wake_keeper_once(shared, &mut woke);
-            // Since the keeper first refused for the mark (a wait for the floor does not
-            // count); past `grant_wait` the keeper refuses with lease_lost itself.
-            let waited = keeper.mark_awaited_ms(now);
-            // Others learn at once (lock-free) that IDs wait on an unconfirmed mark.
-            if waited >= MARK_STALL_MS {
-                shared.status.stall();
-            }
-            let until = if waited < MARK_STALL_MS {
-                MARK_STALL_MS
-            } else {
-                grant_wait
-            };
-            keeper = shared
-                .changed
-                .wait_timeout(keeper, Duration::from_millis((until - waited) as u64))
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+        let granted = keeper.grant(want_ms, now_ms, shared.now());
+        shared.publish(&keeper, false);
+        drop(keeper);
+        shared.wake.notify_all();
+        granted.map_err(|refusal| match refusal {
+            Refusal::Lost(err) => err,
+            Refusal::NeedMark | Refusal::Wait(_) => Error::new(
+                ErrorCode::LeaseLost,
+                format!(
+                    "{}: the high-water mark does not cover {} yet",
+                    self.describe,
+                    crate::timestamp::format_rfc3339_ms(want_ms)
+                ),
+            ),
+        })
+    }
+
+    fn publishes(&self) -> bool {
+        true
+    }
+
+    /// Hands the want to the keeper, which grants it at once when it can (and publishes the
+    /// grant), or keeps it and has its thread write the mark (the answer is published when
+    /// it comes). The keeper thread is woken either way: a generator that asks is busy, and
+    /// the keeper keeps a busy generator's mark ahead of it.
+    fn ask(&self, want_ms: i64, now_ms: i64) -> Asked {
+        let shared = &self.shared;
+        let mut keeper = shared.keeper();
+        let granted = keeper.grant(want_ms, now_ms, shared.now());
+        shared.publish(&keeper, false);
+        if let Ok(grant) = granted {
+            shared.status.unstall();
+            drop(keeper);
+            shared.wake.notify_all();
+            return Asked::Granted(grant);
         }
+        // The keeper answers every want by then: past the floor's wait, the mark's wait, or
+        // the deadline (then it refuses). Only a keeper thread that stopped lets it pass.
+        let within = MAX_MARK_AHEAD_MS
+            .saturating_add(keeper.grant_wait_ms())
+            .saturating_add(keeper.term_ms());
+        drop(keeper);
+        shared.wake.notify_all();
+        Asked::Within(Duration::from_millis(within as u64))
     }
 
     fn after_fork(&self) -> Result<Box<dyn NodeLease>> {
@@ -426,7 +419,9 @@ impl NodeLease for KeptLease {
 
     fn attach(&self, fence: Fence) {
         fence.report(self.shared.status.clone());
-        self.shared.keeper().attach(fence);
+        let mut keeper = self.shared.keeper();
+        keeper.attach(fence);
+        keeper.publish_held(self.shared.now());
     }
 
     fn release(&self, last_used_ms: i64) {

@@ -4,7 +4,7 @@
 //! (`generator/fence.rs`) and are re-exported here, at their old path.
 
 use crate::error::{Error, ErrorCode, Result};
-pub use crate::generator::fence::{Fence, Grant, NodeId, NodeLease, NodeSource};
+pub use crate::generator::fence::{Asked, Fence, Grant, NodeId, NodeLease, NodeSource};
 
 /// How far ahead of use a lease writes its high-water mark: one write per this much time under
 /// sustained generation, and the longest a successor of a crashed holder may have to wait on

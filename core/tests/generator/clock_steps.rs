@@ -17,7 +17,8 @@ fn wait_policy_waits_for_the_next_tick() {
         generator.slow_path_counts(),
         SlowPathCounts {
             sequence_waits: 2,
-            ticks_borrowed: 0
+            ticks_borrowed: 0,
+            ..SlowPathCounts::default()
         }
     );
     // One call that waits is one wait, however long; one that need not wait is none.
@@ -44,7 +45,8 @@ fn borrow_policy_uses_future_ticks_up_to_its_bound() {
         generator.slow_path_counts(),
         SlowPathCounts {
             sequence_waits: 0,
-            ticks_borrowed: 5
+            ticks_borrowed: 5,
+            ..SlowPathCounts::default()
         }
     );
     // The next one is past the bound: it waits for the clock, then borrows again.
@@ -54,7 +56,8 @@ fn borrow_policy_uses_future_ticks_up_to_its_bound() {
         generator.slow_path_counts(),
         SlowPathCounts {
             sequence_waits: 1,
-            ticks_borrowed: 6
+            ticks_borrowed: 6,
+            ..SlowPathCounts::default()
         }
     );
 }

@@ -16,18 +16,10 @@ fn run_busy(run_ms: i64, rtt: impl Fn(i64) -> i64) -> (Vec<(i64, i64)>, usize) {
     let mut until = i64::MIN;
     let mut waiting_since = None;
     let mut waits = Vec::new();
-    let mut in_flight: Option<(Ticket, i64)> = None;
-    let mut wake_at = start;
-    let mut sent = 0;
+    let mut link = Link::new(&sim);
     while sim.now() - start < run_ms {
         let now = sim.now();
-        let mut poll = now >= wake_at;
-        if let Some((ticket, due)) = in_flight.take_if(|(_, due)| now >= *due) {
-            let _ = due;
-            let outcome = a.deliver(&ticket).expect("an answer");
-            a.keeper.answer(ticket.seq, outcome, now);
-            poll = true;
-        }
+        let mut poll = link.answer_due(&mut a, now);
         let wall = a.wall(&sim);
         if waiting_since.is_some() || wall > until {
             match a.keeper.grant(wall, wall, now) {
@@ -45,22 +37,12 @@ fn run_busy(run_ms: i64, rtt: impl Fn(i64) -> i64) -> (Vec<(i64, i64)>, usize) {
                 Err(Refusal::Wait(floor)) => panic!("waits for the floor {floor}"),
             }
         }
-        while poll {
-            match a.keeper.poll(now) {
-                Next::Send(ticket) => {
-                    sent += 1;
-                    in_flight = Some((ticket, now + rtt(now - start)));
-                }
-                Next::Sleep(at) => {
-                    wake_at = at;
-                    poll = false;
-                }
-                Next::Finished => panic!("finished"),
-            }
+        if poll {
+            link.poll(&mut a, now, rtt(now - start));
         }
         sim.clock.advance(1);
     }
-    (waits, sent)
+    (waits, link.sent)
 }
 
 #[test]

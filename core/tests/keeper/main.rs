@@ -7,6 +7,7 @@ mod keeper_sim;
 mod busy;
 mod claim_checks;
 mod marks;
+mod published;
 mod transitions;
 
 use flakery::lease::keeper::{
@@ -14,7 +15,7 @@ use flakery::lease::keeper::{
 };
 use flakery::lease::Failure;
 use flakery::{ErrorCode, Fence, Layout};
-use keeper_sim::{Sim, TERM};
+use keeper_sim::{Link, Sim, TERM};
 
 /// How far the generator's clock may be behind the coordinator's at a claim (docs/spec.md,
 /// the keeper: one second), written out so that a change of the keeper's bound fails here.

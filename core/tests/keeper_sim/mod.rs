@@ -133,3 +133,50 @@ impl Holder {
         self.keeper.state()
     }
 }
+
+/// The keeper's thread, and a coordinator that answers each request a round trip after it was
+/// sent, stepped by a test one instant at a time.
+pub struct Link {
+    in_flight: Option<(Ticket, i64)>,
+    wake_at: i64,
+    /// Requests the keeper sent.
+    pub sent: usize,
+}
+
+impl Link {
+    pub fn new(sim: &Sim) -> Link {
+        Link {
+            in_flight: None,
+            wake_at: sim.now(),
+            sent: 0,
+        }
+    }
+
+    /// Hands the keeper the answer due by `now`, if any; whether the keeper is then due to
+    /// step (as its thread would after an answer, or at the instant it named).
+    pub fn answer_due(&mut self, a: &mut Holder, now: i64) -> bool {
+        if let Some((ticket, _)) = self.in_flight.take_if(|(_, due)| now >= *due) {
+            let outcome = a.deliver(&ticket).expect("an answer");
+            a.keeper.answer(ticket.seq, outcome, now);
+            return true;
+        }
+        now >= self.wake_at
+    }
+
+    /// Steps the keeper until it sleeps, sending its request with the round trip `rtt_ms`.
+    pub fn poll(&mut self, a: &mut Holder, now: i64, rtt_ms: i64) {
+        loop {
+            match a.keeper.poll(now) {
+                Next::Send(ticket) => {
+                    self.sent += 1;
+                    self.in_flight = Some((ticket, now + rtt_ms));
+                }
+                Next::Sleep(at) => {
+                    self.wake_at = at;
+                    return;
+                }
+                Next::Finished => panic!("finished"),
+            }
+        }
+    }
+}

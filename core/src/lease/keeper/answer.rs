@@ -2,12 +2,13 @@
 //! a claim confirmed or its mark moved, a claim lost or in doubt.
 
 use super::state::{Holding, KeeperState, NoLease};
-use super::{Keeper, Outcome, Request, FRESH_RECORD_WAIT_MS, MAX_CLOCK_BEHIND_MS};
+use super::{Keeper, Outcome, Request, Ticket, FRESH_RECORD_WAIT_MS, MAX_CLOCK_BEHIND_MS};
 use crate::error::{Error, ErrorCode};
 use crate::lease::coordinator::{Claim, Failure};
 
 impl Keeper {
     /// The coordinator's answer to request `seq`, arriving at `now`.
+    /// What it allows a generator now is published, and a want one waits on served.
     pub fn answer(&mut self, seq: u64, outcome: Outcome, now: i64) {
         let Some(ticket) = self.in_flight.take_if(|t| t.seq == seq) else {
             return; // given up on, or never sent: stale
@@ -15,6 +16,12 @@ impl Keeper {
         if let KeeperState::Released = self.state {
             return;
         }
+        self.apply_answer(ticket, outcome, now);
+        self.serve_want(now);
+        self.publish_held(now);
+    }
+
+    fn apply_answer(&mut self, ticket: Ticket, outcome: Outcome, now: i64) {
         let confirms = !matches!(ticket.request, Request::GiveBack(_));
         if confirms && matches!(outcome, Outcome::Done(_) | Outcome::Claimed { .. }) {
             let sample = now.saturating_sub(ticket.sent_ms).max(0);

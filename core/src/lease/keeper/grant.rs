@@ -1,8 +1,10 @@
-//! What a generator may issue now, and what it makes the keeper write next.
+//! What a generator may issue now, what it makes the keeper write next, and how both reach
+//! the generator: published into its fence.
 
-use super::state::KeeperState;
-use super::{Keeper, Refusal, BUSY_FOR_MS, MAX_MARK_AHEAD_MS};
+use super::state::{Holding, KeeperState};
+use super::{Keeper, Refusal, BUSY_FOR_MS, MARK_STALL_MS, MAX_MARK_AHEAD_MS};
 use crate::error::{Error, ErrorCode};
+use crate::layout::Layout;
 use crate::lease::node::{Grant, NodeId};
 
 impl Keeper {
@@ -13,6 +15,10 @@ impl Keeper {
     /// A generator refused with `NeedMark` waits and asks again; once the mark has been
     /// awaited for `grant_wait_ms` the keeper refuses with `lease_lost` (a slow coordinator
     /// makes the generator wait, never issue past its mark), and the next ask waits anew.
+    ///
+    /// The answer is published into the attached fence too: a grant (`Fence::publish`), or a
+    /// refusal (`Fence::refuse`). A want that cannot be granted yet (a mark to write, a floor
+    /// to reach, a deadline to move) is kept and served again at every step until it is.
     pub fn grant(&mut self, want_ms: i64, gen_now_ms: i64, now: i64) -> Result<Grant, Refusal> {
         let granted = self.grant_or_refuse(want_ms, gen_now_ms, now);
         if !matches!(granted, Err(Refusal::NeedMark)) {
@@ -20,7 +26,87 @@ impl Keeper {
                 held.mark_awaited_since = None;
             }
         }
+        let kept = self.wanted_ms;
+        let wanted = kept.max(Some(want_ms));
+        self.wanted_ms = match &granted {
+            Ok(grant) => {
+                self.publish(*grant);
+                // A want within the mark but past the deadline is answered now, with this
+                // grant that does not cover it (the generator refuses it), never kept for a
+                // renewal: one moves the deadline by at most half a term, which a far
+                // borrowed tick may never be within.
+                let mark = self.state.holding().and_then(|h| h.mark_ms);
+                let still = wanted.filter(|w| *w > grant.until_ms && Some(*w) > mark);
+                if still.is_none() && kept.is_some_and(|w| w > grant.until_ms) {
+                    // A generator waits on the want dropped: it asks again, and is answered.
+                    if let Some(fence) = &self.fence {
+                        fence.wake();
+                    }
+                }
+                still
+            }
+            Err(Refusal::Lost(error)) => {
+                if let Some(fence) = &self.fence {
+                    fence.refuse(error.clone());
+                }
+                None
+            }
+            Err(Refusal::NeedMark | Refusal::Wait(_)) => wanted,
+        };
         granted
+    }
+
+    /// Serves the want a generator is waiting on, if any, as the keeper stands at `now`.
+    pub(super) fn serve_want(&mut self, now: i64) {
+        if let Some(want_ms) = self.wanted_ms {
+            let gen_now_ms = now.saturating_add(self.gen_offset_ms);
+            let _ = self.grant(want_ms, gen_now_ms, now);
+        }
+    }
+
+    /// Whether a generator is waiting on a want the keeper has not granted yet.
+    pub fn is_wanted(&self) -> bool {
+        self.wanted_ms.is_some()
+    }
+
+    /// Publishes what a held claim allows now, without a generator asking: after a mark is
+    /// confirmed or the claim renewed, so that a busy generator finds its next grant
+    /// published before the one it holds runs out.
+    pub fn publish_held(&self, now: i64) {
+        if self.release.is_some() {
+            return;
+        }
+        let KeeperState::Held(held) = &self.state else {
+            return; // suspect, lost, released: the fence was closed
+        };
+        let gen_now_ms = now.saturating_add(self.gen_offset_ms);
+        if let Some(grant) = issuable(&self.layout, held, self.term_ms, gen_now_ms, now) {
+            self.publish(grant);
+        }
+    }
+
+    fn publish(&self, grant: Grant) {
+        if let Some(fence) = &self.fence {
+            fence.publish(grant);
+        }
+    }
+
+    /// When the keeper must step again for a waiting want, after `now`: the floor reached,
+    /// the mark awaited long enough that the status says so, or that a grant is refused.
+    pub(super) fn want_wake(&self, now: i64) -> Option<i64> {
+        self.wanted_ms?;
+        let held = self.state.holding()?;
+        let floor = held
+            .floor_ms
+            .saturating_sub(self.gen_offset_ms)
+            .saturating_add(1);
+        let awaited = held.mark_awaited_since.map(|since| {
+            [MARK_STALL_MS, self.grant_wait_ms()].map(|wait| since.saturating_add(wait))
+        });
+        std::iter::once(floor)
+            .chain(awaited.into_iter().flatten())
+            .filter(|at| *at > now)
+            .min()
     }
 
     /// How long a generator has awaited the mark at `now` (0 when it does not).
@@ -81,15 +167,7 @@ impl Keeper {
             return Err(Refusal::Wait(held.floor_ms));
         }
         if want_ms <= mark {
-            let (datacenter_id, worker_id) = self.layout.node_of_index(held.claim.index);
-            return Ok(Grant {
-                node: NodeId {
-                    datacenter_id,
-                    worker_id,
-                },
-                floor_ms: held.floor_ms,
-                until_ms: mark.min(gen_now_ms.saturating_add(deadline - now)),
-            });
+            return Ok(grant_of(&self.layout, held, deadline, gen_now_ms, now));
         }
         let target = want_ms.max(gen_now_ms).saturating_add(ahead);
         held.want_mark_ms = held.want_mark_ms.max(target);
@@ -105,4 +183,43 @@ impl Keeper {
         }
         Err(Refusal::NeedMark)
     }
+}
+
+/// What a held claim allows a generator whose clock reads `gen_now_ms` at the keeper's `now`:
+/// up to the confirmed mark, and never past the deadline.
+fn grant_of(layout: &Layout, held: &Holding, deadline: i64, gen_now_ms: i64, now: i64) -> Grant {
+    let (datacenter_id, worker_id) = layout.node_of_index(held.claim.index);
+    let mark = held.mark_ms.unwrap_or(i64::MIN);
+    Grant {
+        node: NodeId {
+            datacenter_id,
+            worker_id,
+        },
+        floor_ms: held.floor_ms,
+        until_ms: mark.min(gen_now_ms.saturating_add(deadline - now)),
+    }
+}
+
+/// The grant to publish for a held claim, as `Keeper::grant` would make it: none before the
+/// floor (the generator waits for it, and asks) or before a mark past the floor is confirmed.
+fn issuable(
+    layout: &Layout,
+    held: &Holding,
+    term_ms: i64,
+    gen_now_ms: i64,
+    now: i64,
+) -> Option<Grant> {
+    if gen_now_ms < held.floor_ms && held.floor_ms - gen_now_ms <= MAX_MARK_AHEAD_MS {
+        return None;
+    }
+    if held.mark_ms.is_none_or(|mark| mark <= held.floor_ms) {
+        return None;
+    }
+    Some(grant_of(
+        layout,
+        held,
+        held.deadline(term_ms),
+        gen_now_ms,
+        now,
+    ))
 }

@@ -1,8 +1,11 @@
 //! The keeper: the one state machine of every coordinator lease, with no I/O and no clock of
 //! its own. Whoever drives it (`lease::kept`'s background thread, or a test) asks it what to
 //! do now (`poll`), carries the request to a `Coordinator`, and hands the answer back
-//! (`answer`), passing the keeper's clock reading each time. Generators ask it through
-//! `grant`.
+//! (`answer`), passing the keeper's clock reading each time. It publishes what a generator
+//! may issue into the generator's fence after every change (`Fence::publish`), so that a
+//! busy generator finds its next grant there before the one it holds runs out; a generator
+//! that needs more asks through `grant`, and a want that cannot be granted at once is kept
+//! and served as the keeper moves on (a mark confirmed, a floor reached, a refusal).
 //!
 //! Safety rests on two rules:
 //! - **The deadline.** IDs are issued only until half the coordinator's term after the
@@ -73,6 +76,9 @@ pub struct Keeper {
     /// The coordinator's clock minus the local wall clock, at the latest claim that said it.
     server_offset_ms: Option<i64>,
     fence: Option<Fence>,
+    /// The furthest tick (generator time) a generator asked for and was not granted yet: served
+    /// again at every step until it is granted or refused, and the answer published.
+    wanted_ms: Option<i64>,
 }
 
 impl Keeper {
@@ -96,6 +102,7 @@ impl Keeper {
             rtt_ms: 0,
             server_offset_ms: None,
             fence: None,
+            wanted_ms: None,
         }
     }
 
@@ -160,6 +167,11 @@ impl Keeper {
         (self.term_ms / 4).max(GRANT_WAIT_MIN_MS)
     }
 
+    /// The coordinator's term.
+    pub fn term_ms(&self) -> i64 {
+        self.term_ms
+    }
+
     /// The longest a release waits for the index to be given back (`RELEASE_WAIT_MS`).
     pub fn release_wait_ms(&self) -> i64 {
         RELEASE_WAIT_MS
@@ -176,7 +188,9 @@ impl Keeper {
         self.gen_offset_ms = offset_ms;
     }
 
-    /// The generator's fence, closed whenever the lease may be lost.
+    /// The generator's fence, closed whenever the lease may be lost, and published into
+    /// whenever the claim allows a generator more (from the next step on: `poll`, `answer`,
+    /// `grant`, `publish_held`).
     pub fn attach(&mut self, fence: Fence) {
         if self.state() != State::Held && self.state() != State::Renewing {
             fence.close();

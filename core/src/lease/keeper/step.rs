@@ -41,8 +41,19 @@ impl Keeper {
         }
     }
 
-    /// What to do at `now` (the keeper's clock).
+    /// What to do at `now` (the keeper's clock). A want a generator waits on is served first
+    /// (what it needs written is sent now), and what the claim allows is published after.
     pub fn poll(&mut self, now: i64) -> Next {
+        self.serve_want(now);
+        let next = self.next_step(now);
+        self.publish_held(now);
+        match (next, self.want_wake(now)) {
+            (Next::Sleep(at), Some(wake)) => Next::Sleep(at.min(wake)),
+            (next, _) => next,
+        }
+    }
+
+    fn next_step(&mut self, now: i64) -> Next {
         self.advance(now);
         if let KeeperState::Released = self.state {
             return Next::Finished;
