@@ -7,13 +7,14 @@
 # The areas share one cargo target directory (CARGO_TARGET_DIR, else target/) and reuse what
 # the earlier ones built: tests/python installs the wheel that dist/build.sh builds once,
 # tests/docs and bench/smoke.sh the Python package and Node addon of tests/python and
-# tests/node (docs/development.md, "What CI runs").
+# tests/node (docs/development.md, "The tiers").
 #
 # The areas run in lanes, side by side: a lane runs its areas in turn, and the lanes of a phase
 # run at once, so that one area's waits on servers and single-threaded links leave the cores
-# to the others (docs/development.md, "What CI runs"). What decides the lanes:
+# to the others (docs/development.md, "The tiers"). What decides the lanes:
 #   - an area after the one it reuses, in the same lane (tests/python installs tests/dist's
-#     wheel; tests/docs uses the package, addon and library of python, node, java and c);
+#     wheel; tests/docs uses the package and addon of python and node, and runs after java;
+#     the C library it builds with tests/c's own command, which cargo's lock serialises);
 #   - every cargo command that builds the debug `flakery` command, and every test that runs it
 #     (target/debug/flakery: cargo replaces that file on each such build, and another feature
 #     unification puts another binary there), in one lane; bench/smoke.sh builds it too, and
