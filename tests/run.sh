@@ -12,13 +12,14 @@
 # The areas run in lanes, side by side: a lane runs its areas in turn, and the lanes of a phase
 # run at once, so that one area's waits on servers and single-threaded links leave the cores
 # to the others (docs/development.md, "The tiers"). What decides the lanes:
-#   - an area after the one it reuses, in the same lane (tests/python installs tests/dist's
-#     wheel; tests/docs uses the package and addon of python and node, and runs after java;
-#     the C library it builds with tests/c's own command, which cargo's lock serialises);
-#   - every cargo command that builds the debug `flakery` command, and every test that runs it
-#     (target/debug/flakery: cargo replaces that file on each such build, and another feature
-#     unification puts another binary there), in one lane; bench/smoke.sh builds it too, and
-#     uses what the other lanes built: it runs last, alone.
+#   - an area after the one whose artifacts it uses (tests/python installs tests/dist's wheel;
+#     tests/docs uses the package and addon of python and node, and runs after java): in the
+#     same lane, or in a later phase;
+#   - cargo replaces a file it puts at the top of target/ (target/debug/flakery,
+#     target/release/libflakery_node.so) when another feature unification builds it again:
+#     every area builds such a file with the same command as the others that use it (then
+#     cargo finds it fresh and leaves it), or runs alone (bench/smoke.sh, which builds the CLI
+#     with `-p flakery-cli`), or beside no area that uses it (tests/node, after tests/dist).
 # An area's output is kept apart and printed whole when it ends, with its wall and CPU time.
 # FLAKERY_TEST_LANES=1 runs every area in one lane, in the order of the table at the end.
 set -uo pipefail
@@ -38,27 +39,14 @@ stop_lanes() { # each lane is a process group of its own (set -m below): end it 
 trap stop_lanes INT TERM
 trap 'rm -rf "$FLAKERY_RUN_MARK" "$run_dir"' EXIT
 
-lane_debug=(
-  tests/rust/run.sh
-  tests/security/run.sh
-  tests/db/run.sh
-  tests/server/run.sh
-)
-lane_release=(
-  tests/dist/run.sh
-  tests/python/run.sh
-  tests/node/run.sh
-  tests/java/run.sh
-  tests/docs/run.sh
-)
-lane_others=(
-  tests/zookeeper/run.sh
-  tests/partition/run.sh
-  tests/c/run.sh
-  tests/go/run.sh
-  tests/fuzz/run.sh
-)
-last=(bench/smoke.sh)
+# The first phase: four lanes.
+lane_debug=(tests/rust/run.sh tests/security/run.sh tests/server/run.sh)
+lane_release=(tests/dist/run.sh tests/python/run.sh tests/node/run.sh)
+lane_servers=(tests/zookeeper/run.sh tests/partition/run.sh tests/db/run.sh tests/fuzz/run.sh)
+lane_native=(tests/c/run.sh tests/go/run.sh tests/java/run.sh)
+# The second phase: two lanes, after the first.
+lane_docs=(tests/docs/run.sh)
+lane_bench=(bench/smoke.sh)
 # The order of the table (and of FLAKERY_TEST_LANES=1).
 areas=(
   tests/rust/run.sh
@@ -80,7 +68,8 @@ areas=(
 
 # Every area in exactly one lane.
 if [ "$(printf '%s\n' "${areas[@]}" | sort)" != \
-  "$(printf '%s\n' "${lane_debug[@]}" "${lane_release[@]}" "${lane_others[@]}" "${last[@]}" | sort)" ]; then
+  "$(printf '%s\n' "${lane_debug[@]}" "${lane_release[@]}" "${lane_servers[@]}" "${lane_native[@]}" \
+    "${lane_docs[@]}" "${lane_bench[@]}" | sort)" ]; then
   echo "FAIL: tests/run.sh: the lanes do not hold each area of the table exactly once" >&2
   exit 1
 fi
@@ -129,13 +118,19 @@ else
     run_lane "$@" </dev/null &
     lane_pids+=($!)
   }
+  wait_lanes() {
+    wait "${lane_pids[@]}"
+    lane_pids=()
+  }
   start_lane "${lane_debug[@]}"
   start_lane "${lane_release[@]}"
-  start_lane "${lane_others[@]}"
-  wait "${lane_pids[@]}"
+  start_lane "${lane_servers[@]}"
+  start_lane "${lane_native[@]}"
+  wait_lanes
+  start_lane "${lane_docs[@]}"
+  start_lane "${lane_bench[@]}"
+  wait_lanes
   set +m
-  lane_pids=()
-  run_lane "${last[@]}"
 fi
 total=$((SECONDS - began))
 
