@@ -125,9 +125,20 @@ bench_python() {
   fi
   local venv="${FLAKERY_BENCH_VENV:-$target/bench-venv}"
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  echo "=== python: installing the peers and flakery (pip install . into $venv)"
+  # The smoke run of tests/run.sh installs the release wheel tests/dist built in the same run
+  # (built_this_run, tests/lib.sh): `pip install .` would build the same extension with fat
+  # LTO once more. A measuring run builds from the checkout.
+  local version wheel="" package="$root"
+  version="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"$/\1/p' Cargo.toml)"
+  [ "$smoke" = 1 ] && wheel="$(ls "$root"/dist/python/flakery-"$version"-*manylinux*.whl 2>/dev/null | head -n 1 || true)"
+  if [ -n "$wheel" ] && built_this_run "$wheel"; then
+    package="$wheel"
+    echo "=== python: installing the peers and the wheel tests/dist built in this run (${wheel#"$root"/})"
+  else
+    echo "=== python: installing the peers and flakery (pip install . into $venv)"
+  fi
   quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q -r bench/python/requirements.txt || { failed=1; return; }
-  quiet "$venv/bin/python" -m pip install --disable-pip-version-check --force-reinstall --no-deps "$root" || { failed=1; return; }
+  quiet "$venv/bin/python" -m pip install --disable-pip-version-check --force-reinstall --no-deps "$package" || { failed=1; return; }
   echo "=== python: running"
   if (cd "$raw" && "$venv/bin/python" "$root/bench/python/bench.py" --out "$raw/python.json" $smoke_flag); then
     no_skipped_peers python

@@ -97,7 +97,14 @@ apt_install() {
   [ ${#missing[@]} -eq 0 ] && return 0
   local sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${missing[@]}" >/dev/null
+  apt_locked $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq \
+    && apt_locked env DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${missing[@]}" >/dev/null
+}
+# apt_locked COMMAND...: one apt-get at a time (tests/run.sh runs two lanes of areas at once,
+# and `apt-get update` fails at once when another holds the package lists: DPkg::Lock::Timeout
+# waits for dpkg's lock only). -o: a service the install starts does not keep the lock.
+apt_locked() {
+  flock -o /tmp/flakery-apt.lock "$@"
 }
 
 # need TOOL [PKG...]: TOOL on PATH, installing the Debian packages PKG when it is missing;

@@ -1,13 +1,27 @@
 #!/usr/bin/env bash
 # Runs every test of the project on a fresh machine: installs what is missing, builds, tests.
 # Each area has its own script (tests/<area>/run.sh) that installs its own tools; this one
-# runs them in order, prints how long each took, and fails if any fails. In CI (CI=true) no
-# area may skip; elsewhere an area that cannot run here is counted apart, loudly.
+# runs them, prints how long each took (wall and CPU time), and fails if any fails. In CI
+# (CI=true) no area may skip; elsewhere an area that cannot run here is counted apart, loudly.
 #
 # The areas share one cargo target directory (CARGO_TARGET_DIR, else target/) and reuse what
 # the earlier ones built: tests/python installs the wheel that dist/build.sh builds once,
 # tests/docs and bench/smoke.sh the Python package and Node addon of tests/python and
-# tests/node (docs/development.md, "What CI runs").
+# tests/node (docs/development.md, "The tiers").
+#
+# The areas run in lanes, side by side: a lane runs its areas in turn, and the lanes of a phase
+# run at once, so that one area's waits on servers and single-threaded links leave the cores
+# to the others (docs/development.md, "The tiers"). What decides the lanes:
+#   - an area after the one whose artifacts it uses (tests/python installs tests/dist's wheel;
+#     tests/docs uses the package and addon of python and node, and runs after java): in the
+#     same lane, or in a later phase;
+#   - cargo replaces a file it puts at the top of target/ (target/debug/flakery,
+#     target/release/libflakery_node.so) when another feature unification builds it again:
+#     every area builds such a file with the same command as the others that use it (then
+#     cargo finds it fresh and leaves it), or runs alone (bench/smoke.sh, which builds the CLI
+#     with `-p flakery-cli`), or beside no area that uses it (tests/node, after tests/dist).
+# An area's output is kept apart and printed whole when it ends, with its wall and CPU time.
+# FLAKERY_TEST_LANES=1 runs every area in one lane, in the order of the table at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export FLAKERY_REPO_ROOT="$PWD"
@@ -15,8 +29,25 @@ source tests/lib.sh
 # What the areas build in this run is newer than this mark (built_this_run, tests/lib.sh).
 FLAKERY_RUN_MARK="$(mktemp)"
 export FLAKERY_RUN_MARK
-trap 'rm -f "$FLAKERY_RUN_MARK"' EXIT
+run_dir="$(mktemp -d)"
+lane_pids=()
+stop_lanes() { # each lane is a process group of its own (set -m below): end it whole
+  local pid
+  for pid in "${lane_pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null; done
+  exit 130
+}
+trap stop_lanes INT TERM
+trap 'rm -rf "$FLAKERY_RUN_MARK" "$run_dir"' EXIT
 
+# The first phase: four lanes.
+lane_debug=(tests/rust/run.sh tests/security/run.sh tests/server/run.sh)
+lane_release=(tests/dist/run.sh tests/python/run.sh tests/node/run.sh)
+lane_servers=(tests/zookeeper/run.sh tests/partition/run.sh tests/db/run.sh tests/fuzz/run.sh)
+lane_native=(tests/c/run.sh tests/go/run.sh tests/java/run.sh)
+# The second phase: two lanes, after the first.
+lane_docs=(tests/docs/run.sh)
+lane_bench=(bench/smoke.sh)
+# The order of the table (and of FLAKERY_TEST_LANES=1).
 areas=(
   tests/rust/run.sh
   tests/security/run.sh
@@ -35,15 +66,84 @@ areas=(
   tests/docs/run.sh
   bench/smoke.sh
 )
-durations=()
+
+# Every area in exactly one lane.
+if [ "$(printf '%s\n' "${areas[@]}" | sort)" != \
+  "$(printf '%s\n' "${lane_debug[@]}" "${lane_release[@]}" "${lane_servers[@]}" "${lane_native[@]}" \
+    "${lane_docs[@]}" "${lane_bench[@]}" | sort)" ]; then
+  echo "FAIL: tests/run.sh: the lanes do not hold each area of the table exactly once" >&2
+  exit 1
+fi
+
+# run_area SCRIPT: runs one area with its output in a file of its own, then prints that output
+# whole (one area at a time: the lock) and records "status wall cpu" in $run_dir.
+run_area() {
+  local script="$1" name status=0 took cpu
+  name="${script//\//_}"
+  echo "--- started $script"
+  local TIMEFORMAT='%R %U %S'
+  {
+    time {
+      if [ -f "$script" ]; then
+        bash "$script" >"$run_dir/$name.log" 2>&1 || status=$?
+      else
+        status=1
+        echo "FAIL: $script is missing" >"$run_dir/$name.log"
+      fi
+    }
+  } 2>"$run_dir/$name.time"
+  # wall seconds, and CPU seconds (user + system) of the area's processes
+  read -r took cpu < <(awk '{ printf "%d %d\n", $1 + 0.5, $2 + $3 + 0.5 }' "$run_dir/$name.time")
+  echo "$status $took $cpu" >"$run_dir/$name.result"
+  {
+    flock 9
+    echo "=== $script"
+    cat "$run_dir/$name.log"
+    echo "=== $script: exit $status, $took s, $cpu s of CPU"
+  } 9>"$run_dir/print.lock"
+}
+run_lane() {
+  local script
+  for script in "$@"; do run_area "$script"; done
+}
+
 began=$SECONDS
+if [ "${FLAKERY_TEST_LANES:-}" = 1 ]; then
+  run_lane "${areas[@]}"
+else
+  # Job control on: each lane gets a process group of its own, and its programs the signal
+  # dispositions of a foreground command (a background job of a script without it ignores
+  # SIGINT and SIGQUIT, and so would every test process it starts). No lane reads a terminal.
+  set -m
+  start_lane() {
+    run_lane "$@" </dev/null &
+    lane_pids+=($!)
+  }
+  wait_lanes() {
+    wait "${lane_pids[@]}"
+    lane_pids=()
+  }
+  start_lane "${lane_debug[@]}"
+  start_lane "${lane_release[@]}"
+  start_lane "${lane_servers[@]}"
+  start_lane "${lane_native[@]}"
+  wait_lanes
+  start_lane "${lane_docs[@]}"
+  start_lane "${lane_bench[@]}"
+  wait_lanes
+  set +m
+fi
+total=$((SECONDS - began))
+
+echo
+rows=()
+cpu_total=0
 for script in "${areas[@]}"; do
-  echo "=== $script"
-  start=$SECONDS
-  status=0
-  if [ -f "$script" ]; then bash "$script" || status=$?; else status=1; echo "FAIL: $script is missing" >&2; fi
-  took=$((SECONDS - start))
-  durations+=("$(printf '%6d s  %s' "$took" "$script")")
+  status=1 took=0 cpu=0
+  result="$run_dir/${script//\//_}.result"
+  [ -f "$result" ] && read -r status took cpu <"$result"
+  cpu_total=$((cpu_total + cpu))
+  rows+=("$(printf '%6d s %6d s  %s' "$took" "$cpu" "$script")")
   case "$status" in
     0) pass "$script ($took s)" ;;
     "$SKIPPED_STATUS") skip "$script ($took s)" ;;
@@ -51,7 +151,7 @@ for script in "${areas[@]}"; do
   esac
 done
 echo
-echo "--- time per area"
-printf '%s\n' "${durations[@]}"
-printf '%6d s  in all\n' "$((SECONDS - began))"
+echo "--- time per area: wall, CPU (user + system of its processes)"
+printf '%s\n' "${rows[@]}"
+printf '%6d s %6d s  in all (the wall time of the whole run; the lanes overlap)\n' "$total" "$cpu_total"
 finish areas

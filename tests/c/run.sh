@@ -45,10 +45,12 @@ echo "--- cargo build --release -p flakery-c"
 cargo build --release --locked -p flakery-c
 echo "--- include/flakery.h is what cbindgen generates"
 # tests/rust's command line with a filter: in tests/run.sh its test binaries are built already
-# (a `-p flakery-c` of its own would unify features anew and build the core once more).
+# (a `-p flakery-c` of its own would unify features anew and build the core once more; `--lib`
+# would build the Python, Node and Java bindings' libraries as tests, which `--workspace` leaves
+# out: they set test = false).
 header_is_generated() {
   local out
-  out="$(cargo test --workspace --locked --lib -- --exact header_test::header_is_up_to_date 2>&1)" \
+  out="$(cargo test --workspace --locked --tests -- --exact header_test::header_is_up_to_date 2>&1)" \
     || { printf '%s\n' "$out"; return 1; }
   grep -q '^test header_test::header_is_up_to_date ... ok$' <<<"$out" \
     || { printf '%s\n' "$out"; echo "the header test did not run" >&2; return 1; }

@@ -16,7 +16,10 @@ unset_flakery_env
 bash tests/db/install.sh || skip_or_fail "Debian's postgresql / mariadb-server could not be installed"
 check "cargo test -p flakery-sql --features system-tests" \
   cargo test -p flakery-sql --features system-tests --locked
-# The clock really set back (faketime, on the CLI only) between two runs on one row.
-cargo build -p flakery-cli --locked
+# The clock really set back (faketime, on the CLI only) between two runs on one row. The CLI
+# as tests/rust builds it for its own CLI tests (target/debug/flakery: built already in
+# tests/run.sh; `cargo build -p flakery-cli` unifies features anew and builds most of the
+# dependency graph a second time).
+cargo test --workspace --locked --test cli --no-run
 check "clock_back.py (the CLI under faketime)" python3 tests/db/clock_back.py "$(target_dir)/debug/flakery"
 finish db

@@ -19,8 +19,11 @@ need haproxy haproxy
 need prometheus prometheus
 need promtool prometheus
 
-echo "building flakery (cargo build -p flakery-cli) ..."
-quiet cargo build -q -p flakery-cli
+# The CLI as tests/rust builds it for its own CLI tests (target/debug/flakery: built already in
+# tests/run.sh; `cargo build -p flakery-cli` unifies features anew and builds most of the
+# dependency graph a second time).
+echo "building flakery (cargo test --workspace --test cli --no-run) ..."
+quiet cargo test -q --workspace --locked --test cli --no-run
 export FLAKERY_BIN="$(target_dir)/debug/flakery"
 
 venv="$(target_dir)/server-test-venv"

@@ -28,9 +28,11 @@ if ! installed; then
     log="$(mktemp)"
     trap 'rm -f "$log"' EXIT
     export DEBIAN_FRONTEND=noninteractive
-    # Only refresh the package lists when we actually have to install.
-    if ! $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq >"$log" 2>&1 \
-        || ! $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends zookeeper >>"$log" 2>&1; then
+    # Only refresh the package lists when we actually have to install; one apt-get at a time
+    # (apt_locked of tests/lib.sh: tests/run.sh runs two lanes of areas at once).
+    lock=(flock -o /tmp/flakery-apt.lock)
+    if ! "${lock[@]}" $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq >"$log" 2>&1 \
+        || ! "${lock[@]}" $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends zookeeper >>"$log" 2>&1; then
         cat "$log" >&2
         echo "install.sh: apt-get install zookeeper failed" >&2
         exit 1
