@@ -205,7 +205,8 @@ class GeneratorTest {
         assertEquals(1288834974657L, custom.epochMs());
         assertEquals(1, custom.unitMs());
         // Equal by what they are, not how they were spelled; another layout is not equal.
-        assertEquals(Layout.parse("twitter"), Layout.parse(Layout.parse("twitter").toSpec()));
+        assertEquals(Layout.parse("twitter"),
+                Layout.parse("time:41,datacenter:5,worker:5,sequence:12;epoch=2010-11-04T01:42:54.657Z"));
         assertNotEquals(Layout.parse("twitter"), Layout.parse("sonyflake"));
         assertTrue(Layout.parse("discord").isUnsigned());
     }
