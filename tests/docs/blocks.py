@@ -26,11 +26,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-RUN = {"console", "python", "js", "c", "cpp", "rust"}
+RUN = {"console", "python", "js", "c", "cpp", "rust", "java"}
 SHOWN = {
     "sh", "bash", "shell", "toml", "text", "json", "go", "ts", "typescript", "ini", "yaml",
     "sql", "proto", "protobuf", "http", "cmake", "dockerfile", "systemd", "xml", "diff", "none",
-    "java", "ruby", "php", "csharp", "kotlin", "properties", "nginx", "promql",
+    "ruby", "php", "csharp", "kotlin", "properties", "nginx", "promql",
 }
 OUTPUT_INFO = 'text title="Output"'
 SKIP_MARK = "<!-- doctest: skip -->"
