@@ -178,6 +178,12 @@ class GeneratorTest {
     }
 
     @Test
+    void theBenchmarkBaselineIsLinked() {
+        // bench/java's floor: a native method of nextId's shape that answers without the core.
+        assertEquals(42, Native.benchmarkBaselineConstant(7));
+    }
+
+    @Test
     void theProcessWideGenerator() {
         // Its node comes from a host lease in FLAKERY_LEASE_DIR (tests/java/run.sh); JarIT
         // checks that it takes FLAKERY_WORKER_ID.

@@ -3,6 +3,7 @@ package dev.flakery.bench;
 import com.fasterxml.uuid.Generators;
 import com.fasterxml.uuid.impl.TimeBasedEpochGenerator;
 import com.github.f4b6a3.tsid.TsidFactory;
+import dev.flakery.BenchmarkBaseline;
 import dev.flakery.Generator;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -68,6 +69,15 @@ public class IdBenchmarks {
     @Benchmark
     public long flakeryBelowCeiling() {
         return wide.nextId();
+    }
+
+    /**
+     * @return a bare JNI call of nextId's shape to a native function returning a constant:
+     *     the floor under any JNI binding's call (the goal: flakery within 15 ns of it)
+     */
+    @Benchmark
+    public long jniBaseline() {
+        return BenchmarkBaseline.constant(1);
     }
 
     /** @return a CosId MillisecondSnowflakeId (41/10/12 bits) */
