@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * generators never share a node ID, close() gives it back at once, a coordinator that cannot
  * be reached or refuses is an error with its code that never shows a password.
  */
-@Tag("servers")
+@Tag("processes")
 class LeaseTest {
     /** One bit of worker: two holders fill it, so who holds what is never left to chance. */
     private static final String TWO_WORKERS = "time:41,worker:1,sequence:12;epoch=1288834974657";
