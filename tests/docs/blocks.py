@@ -6,7 +6,8 @@ says the same for writers):
 - A block in a RUN language is executed by tests/docs/check_docs.py:
   `console` (each `$ ` line a shell command, the lines after it its output), `python` (with
   `>>>` prompts: a doctest; without: a script), `js` (an ES module when it has `import`, a
-  CommonJS script when it has `require(`; never both), `c`, `cpp`. A `rust` block is run by
+  CommonJS script when it has `require(`; never both), `c`, `cpp`, `java` (a whole program,
+  one source file run against flakery's jar). A `rust` block is run by
   rustdoc and asserts instead of printing.
 - A block in a SHOWN language (shell snippets, configuration, Go, TypeScript types, ...) is not
   run, so it must not claim output: no `$ ` prompt, no `>>>`, no Output block after it.
