@@ -10,12 +10,16 @@
 #                 package in optionalDependencies, as `napi prepublish` lays them out
 #   dist/c/       flakery-V-x86_64-linux-gnu.tar.gz: header, libflakery.a, libflakery.so with
 #                 its SONAME, pkg-config and CMake files, the Go package, licenses, README
+#   dist/java/    flakery-V.jar (the JNI library for linux-x86_64 inside), flakery-V-sources.jar,
+#                 flakery-V-javadoc.jar and flakery-V.pom: Maven's dev.flakery:flakery:V, each
+#                 jar with the licenses in META-INF/
 #
-# usage: bash dist/build.sh [python] [node] [c]        (no argument: all three)
+# usage: bash dist/build.sh [python] [node] [c] [java] (no argument: all four)
 #        FLAKERY_DIST_GLIBC=2.17 bash dist/build.sh     (the C library and Node addon for
 #                                                      glibc 2.17 too, see below)
 #
-# Needs cargo, Python 3 with venv, Node with npm, and binutils. The Python build tools
+# Needs cargo, Python 3 with venv, Node with npm, binutils, and (for java) a JDK 17 or later
+# with Maven. The Python build tools
 # (maturin, ziglang, auditwheel) are installed from PyPI into a virtual environment under the
 # cargo target directory, or taken from FLAKERY_DIST_TOOLS (a venv that has them).
 # Everything is built in one cargo target directory (CARGO_TARGET_DIR, else target/), so a
@@ -48,7 +52,7 @@ if [ -n "$glibc" ]; then
 fi
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(python node c)
+[ ${#parts[@]} -gt 0 ] || parts=(python node c java)
 
 # python_tools: a venv with maturin, ziglang (zig, the linker that targets old glibc) and
 # auditwheel.
@@ -185,18 +189,46 @@ build_c() {
   rm -rf "$stage"
 }
 
+build_java() {
+  echo "=== java: flakery-$version.jar, its sources and javadoc jars, and its pom"
+  local pom_version
+  pom_version="$(sed -n '0,/<version>/s|^  <version>\(.*\)</version>$|\1|p' java/pom.xml)"
+  [ "$pom_version" = "$version" ] || {
+    echo "dist: java/pom.xml has version '$pom_version', the workspace $version" >&2
+    exit 1
+  }
+  with_zig_linker cargo build --release --locked -p flakery-java
+  local native=java/target/native-resources/dev/flakery/native/linux-x86_64
+  rm -rf java/target
+  mkdir -p "$native"
+  strip --strip-debug -o "$native/libflakery_java.so" "$triple_release/libflakery_java.so"
+  (cd java && mvn -q -B -Dstyle.color=never -Prelease -DskipTests package)
+  rm -rf "$out/java"
+  mkdir -p "$out/java"
+  cp "java/target/flakery-$version.jar" "java/target/flakery-$version-sources.jar" \
+    "java/target/flakery-$version-javadoc.jar" "$out/java/"
+  cp java/pom.xml "$out/java/flakery-$version.pom"
+  # The javadoc plugin packs only the pages: the licenses go in as in the other two jars.
+  local licenses="$out/java/licenses"
+  mkdir -p "$licenses/META-INF"
+  cp LICENSE-MIT LICENSE-APACHE "$licenses/META-INF/"
+  jar --update --file "$out/java/flakery-$version-javadoc.jar" -C "$licenses" META-INF
+  rm -rf "$licenses"
+}
+
 for part in "${parts[@]}"; do
   case "$part" in
     python) build_python ;;
     node) build_node ;;
     c) build_c ;;
+    java) build_java ;;
     *)
-      echo "dist: unknown part '$part' (python, node or c)" >&2
+      echo "dist: unknown part '$part' (python, node, c or java)" >&2
       exit 1
       ;;
   esac
 done
 
 echo "=== dist/ (version $version)"
-find "$out" -maxdepth 2 -type f \( -name '*.whl' -o -name '*.tar.gz' -o -name '*.tgz' \) \
+find "$out" -maxdepth 2 -type f \( -name '*.whl' -o -name '*.tar.gz' -o -name '*.tgz' -o -name '*.jar' \) \
   -printf '%10s  %P\n' | sort -k2

@@ -113,6 +113,18 @@ pub extern "system" fn Java_dev_flakery_Native_nextId(
     guard(&mut env, 0, |_| Ok(generator.next_id()?))
 }
 
+/// A benchmark's baseline, not an API: the bare cost of a JNI call of `nextId`'s shape (a
+/// static native method taking a `long`, returning a `long`) to a function that does nothing
+/// but return a constant. bench/java sets `nextId()` beside it (docs/benchmarks.md).
+#[no_mangle]
+pub extern "system" fn Java_dev_flakery_Native_benchmarkBaselineConstant(
+    _: JNIEnv,
+    _: JClass,
+    _handle: jlong,
+) -> jlong {
+    42
+}
+
 #[no_mangle]
 pub extern "system" fn Java_dev_flakery_Native_nextIds(
     mut env: JNIEnv,

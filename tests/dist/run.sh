@@ -7,7 +7,9 @@
 #   - Node: npm install --offline of both tarballs (from a cache prepared with npm cache add)
 #     into a new project; and the main tarball alone fails with the build-from-source message;
 #   - C/C++: the tarball through pkg-config (shared and static) and CMake find_package;
-#   - Go: a new module that requires flakery.dev/go with a replace to the tarball's go/ folder.
+#   - Go: a new module that requires flakery.dev/go with a replace to the tarball's go/ folder;
+#   - Java: the jar (with its pom, sources and javadoc jars) installed into a fresh local Maven
+#     repository and used from a new Maven project with mvn -o.
 # It checks the wheel's tags and `auditwheel show`, the npm tarballs' file lists, and that the
 # shared library exports only flakery_* symbols under its SONAME; it prints sizes and install
 # times. Closes with "dist: N passed, M failed" (tests/lib.sh).
@@ -26,6 +28,9 @@ need node nodejs npm
 need npm nodejs npm
 need go golang-go
 need unshare util-linux
+need java openjdk-17-jdk-headless
+need jar openjdk-17-jdk-headless
+need mvn maven
 need python3
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   apt_install python3-venv || skip_or_fail "python3-venv is not installed"
@@ -92,7 +97,9 @@ sdist="$root/dist/python/flakery-$version.tar.gz"
 npm_main="$root/dist/npm/flakery-$version.tgz"
 npm_platform="$root/dist/npm/flakery-linux-x64-gnu-$version.tgz"
 ctar="$root/dist/c/flakery-$version-x86_64-linux-gnu.tar.gz"
-for artifact in "$wheel" "$sdist" "$npm_main" "$npm_platform" "$ctar"; do
+jars=("$root/dist/java/flakery-$version.jar" "$root/dist/java/flakery-$version-sources.jar"
+  "$root/dist/java/flakery-$version-javadoc.jar" "$root/dist/java/flakery-$version.pom")
+for artifact in "$wheel" "$sdist" "$npm_main" "$npm_platform" "$ctar" "${jars[@]}"; do
   if [ -f "$artifact" ]; then
     printf '%10s bytes  %s\n' "$(stat -c %s "$artifact")" "${artifact#"$root"/}"
   else
@@ -260,6 +267,52 @@ else
   fail "Go quick start: go build"
 fi
 check "go vet of the quick start" in_dir "$goapp" clean "${go_env[@]}" go vet .
+
+echo "--- Java: the jar into a fresh local Maven repository, used offline (mvn -o)"
+jar_holds() { # jar_holds JAR PATTERN: some entry of JAR matches the extended regex PATTERN.
+  jar tf "$1" | grep -Eq "$2"
+}
+for jar_file in "${jars[@]:0:3}"; do
+  check "$(basename "$jar_file") holds META-INF/LICENSE-MIT and META-INF/LICENSE-APACHE" \
+    bash -c 'jar tf "$1" | grep -qx META-INF/LICENSE-MIT && jar tf "$1" | grep -qx META-INF/LICENSE-APACHE' \
+    _ "$jar_file"
+done
+check "the jar carries the JNI library for linux-x86_64" \
+  jar_holds "${jars[0]}" '^dev/flakery/native/linux-x86_64/libflakery_java\.so$'
+check "the sources jar holds the sources and no native library" bash -c \
+  'jar tf "$1" | grep -qx dev/flakery/Generator.java && ! jar tf "$1" | grep -q "\.so$"' _ "${jars[1]}"
+check "the javadoc jar holds the pages of dev.flakery.Generator" \
+  jar_holds "${jars[2]}" '^dev/flakery/Generator\.html$'
+
+m2="$work/m2" # the fresh local repository
+javaapp="$work/java-app"
+mkdir -p "$m2" "$javaapp"
+cp -r tests/dist/java/src "$javaapp/"
+sed "s|@VERSION@|$version|" tests/dist/java/pom.xml >"$javaapp/pom.xml"
+# Maven's own plugins come from Maven Central, as on any machine that builds Java; flakery
+# comes from dist/ alone.
+install_plugin=org.apache.maven.plugins:maven-install-plugin:3.1.4
+plugins=("$install_plugin" org.apache.maven.plugins:maven-resources-plugin:3.3.1
+  org.apache.maven.plugins:maven-compiler-plugin:3.14.1 org.apache.maven.plugins:maven-dependency-plugin:3.8.1)
+for plugin in "${plugins[@]}"; do
+  mvn -q -B -Dstyle.color=never -Dmaven.repo.local="$m2" "$plugin:help" >/dev/null \
+    || fail "Maven could not fetch $plugin into the fresh repository"
+done
+mvn_offline=(mvn -o -q -B -Dstyle.color=never -Dmaven.repo.local="$m2")
+timed "mvn -o install:install-file (the jar, its pom, sources and javadoc)" in_dir "$javaapp" \
+  clean "${mvn_offline[@]}" "$install_plugin:install-file" -Dfile="${jars[0]}" -DpomFile="${jars[3]}" \
+  -Dsources="${jars[1]}" -Djavadoc="${jars[2]}" || fail "mvn -o install:install-file of the jar"
+if timed "mvn -o compile (a new project depending on dev.flakery:flakery:$version)" in_dir "$javaapp" \
+  clean "${mvn_offline[@]}" compile dependency:build-classpath -Dmdep.outputFile=classpath.txt; then
+  java_out="$(in_dir "$javaapp" clean java -cp "target/classes:$(cat "$javaapp/classpath.txt")" \
+    quickstart.QuickStart)" || java_out=""
+  echo "$java_out"
+  check "Java quick start, with the jar from the fresh repository" \
+    bash -c '[[ "$1" == "java quickstart $2: "*" from $3/dev/flakery/flakery/$2/flakery-$2.jar" ]]' \
+    _ "$java_out" "$version" "$m2"
+else
+  fail "Java quick start: mvn -o compile"
+fi
 
 echo "--- install times"
 printf '%s\n' "${times[@]}"

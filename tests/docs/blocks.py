@@ -6,7 +6,8 @@ says the same for writers):
 - A block in a RUN language is executed by tests/docs/check_docs.py:
   `console` (each `$ ` line a shell command, the lines after it its output), `python` (with
   `>>>` prompts: a doctest; without: a script), `js` (an ES module when it has `import`, a
-  CommonJS script when it has `require(`; never both), `c`, `cpp`. A `rust` block is run by
+  CommonJS script when it has `require(`; never both), `c`, `cpp`, `java` (a whole program,
+  one source file run against flakery's jar). A `rust` block is run by
   rustdoc and asserts instead of printing.
 - A block in a SHOWN language (shell snippets, configuration, Go, TypeScript types, ...) is not
   run, so it must not claim output: no `$ ` prompt, no `>>>`, no Output block after it.
@@ -26,11 +27,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-RUN = {"console", "python", "js", "c", "cpp", "rust"}
+RUN = {"console", "python", "js", "c", "cpp", "rust", "java"}
 SHOWN = {
     "sh", "bash", "shell", "toml", "text", "json", "go", "ts", "typescript", "ini", "yaml",
     "sql", "proto", "protobuf", "http", "cmake", "dockerfile", "systemd", "xml", "diff", "none",
-    "java", "ruby", "php", "csharp", "kotlin", "properties", "nginx", "promql",
+    "ruby", "php", "csharp", "kotlin", "properties", "nginx", "promql",
 }
 OUTPUT_INFO = 'text title="Output"'
 SKIP_MARK = "<!-- doctest: skip -->"

@@ -1,7 +1,7 @@
 """Runs every code block of the documentation that claims to run, and compares its output.
 
     python3 tests/docs/check_docs.py --cli BIN --python PY --node-root DIR --lib-dir DIR \
-        --rlib FILE --deps DIR FILE.md...
+        --rlib FILE --deps DIR [--java-jar JAR] FILE.md...
 
 The rules for blocks are in blocks.py (and docs/development.md). Closes with
 "docs: N passed, M failed" and exits non-zero when anything failed.
@@ -135,6 +135,16 @@ class Runner:
             return
         self.expect(block, "C++ program" if cpp else "C program", self.run([str(exe)]))
 
+    def java(self, block: B.Block) -> None:
+        """A whole program, run as a single source file against the jar (Java 11's launcher)."""
+        if not self.args.java_jar:
+            self.fail(block, "a java block, and no --java-jar to run it against")
+            return
+        source = self.work / "Block.java"
+        source.write_text(block.text)
+        self.expect(block, "java (single source file)",
+                    self.run(["java", "-cp", self.args.java_jar, str(source)]))
+
     def rust_page(self, path: Path, page: list[B.Block]) -> None:
         """rustdoc tests a Markdown file's rust blocks itself, each as its own program."""
         proc = self.run([
@@ -206,6 +216,7 @@ def main() -> int:
     p.add_argument("--lib-dir", required=True, help="where libflakery.a is")
     p.add_argument("--rlib", required=True, help="the core's .rlib, for rustdoc")
     p.add_argument("--deps", required=True, help="the directory of the core's dependencies")
+    p.add_argument("--java-jar", default="", help="flakery's jar, for the java blocks")
     p.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds a program may run")
     p.add_argument("files", nargs="+")
     args = p.parse_args()
@@ -214,6 +225,8 @@ def main() -> int:
     # resolve: a virtual environment's python is a symlink that must stay one).
     for name in ("root", "cli", "python", "node_root", "lib_dir", "rlib", "deps"):
         setattr(args, name, os.path.abspath(getattr(args, name)))
+    if args.java_jar:
+        args.java_jar = os.path.abspath(args.java_jar)
 
     work = Path(tempfile.mkdtemp(prefix="docs-doctest-"))
     try:
@@ -234,6 +247,8 @@ def main() -> int:
                     guarded(runner, [block], runner.js, block)
                 elif block.lang in ("c", "cpp"):
                     guarded(runner, [block], runner.c, block)
+                elif block.lang == "java":
+                    guarded(runner, [block], runner.java, block)
             doctests = [b for b in good if b.lang == "python" and ">>> " in b.text]
             if doctests:
                 guarded(runner, doctests, runner.python_doctests, doctests)

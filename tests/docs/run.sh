@@ -15,6 +15,9 @@ need python3
 need node nodejs npm
 need cc gcc libc6-dev
 need g++ g++
+need java openjdk-17-jdk-headless
+need mvn maven
+need strip binutils
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   apt_install python3-venv || skip_or_fail "python3-venv is not installed"
 fi
@@ -76,9 +79,22 @@ if ! node -e 'require("./index.js").nextIdString' >/dev/null 2>&1; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
+# The java blocks run against the jar that tests/java built in this run (its JNI library is
+# cargo's debug build, stripped); run alone, this builds it the same way.
+version="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"$/\1/p' Cargo.toml)"
+java_jar="$root/java/target/flakery-$version.jar"
+if ! built_this_run "$java_jar"; then
+  echo "(no jar of this run: cargo build -p flakery-java, mvn package)"
+  cargo build --locked -q -p flakery-java
+  native="$root/java/target/native-resources/dev/flakery/native/linux-x86_64"
+  mkdir -p "$native"
+  strip --strip-debug -o "$native/libflakery_java.so" "$target/debug/libflakery_java.so"
+  (cd java && quiet mvn -q -B -Dstyle.color=never -DskipTests package)
+fi
+
 check_blocks() {
   python3 tests/docs/check_docs.py --root "$root" --cli "$target/release/flakery" --python "$py" \
-    --node-root "$root" --lib-dir "$target/release" --rlib "$rlib" --deps "$target/release/deps" "$@"
+    --node-root "$root" --lib-dir "$target/release" --rlib "$rlib" --deps "$target/release/deps" --java-jar "$java_jar" "$@"
 }
 
 echo "--- the runner refuses each broken block of tests/docs/fixtures/bad.md"

@@ -3,8 +3,10 @@
 # the jar's resources, and runs the JUnit tests on Java 17 (the machine's default) and then on
 # Java 25 (/usr/lib/jvm/temurin-25-jdk-amd64, or JAVA25_HOME): `mvn verify` runs the unit tests
 # (surefire) and, after `package`, the tests of the jar itself (failsafe, *IT.java: a JVM with
-# only the jar on its classpath). Then the integrations (java/integrations: the Spring Boot
-# starter and the Hibernate generator, each its own artifact) against the jar installed into
+# only the jar on its classpath); LeaseTest leases node IDs from a throw-away ZooKeeper and
+# PostgreSQL (tests/zookeeper/zkserver.py, tests/db/dbserver.py). Then the integrations
+# (java/integrations: the Spring Boot starter and the Hibernate generator, each its own
+# artifact) against the jar installed into
 # the local Maven repository; the Hibernate test persists entities to a throw-away PostgreSQL
 # (tests/db/dbserver.py, on 127.0.0.1, its data removed when it stops).
 #
@@ -21,7 +23,9 @@ need java openjdk-17-jdk-headless
 need javac openjdk-17-jdk-headless
 need mvn maven
 need strip binutils
-bash tests/db/install.sh   # PostgreSQL for the Hibernate test
+need faketime faketime   # LeafClockTest: a real clock step under libfaketime
+bash tests/db/install.sh   # PostgreSQL for the Hibernate test and the lease tests
+bash tests/zookeeper/install.sh || skip_or_fail "cannot install ZooKeeper"   # the lease tests
 
 java17="${JAVA17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}"
 java25="${JAVA25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
@@ -47,6 +51,8 @@ JAVA_HOME="$java17" "${mvn_quiet[@]}" -f integrations/pom.xml verify
 echo "--- mvn verify, then the integrations (Java 25)"
 # Maven's own guava warns about sun.misc.Unsafe on Java 24 and later: not ours to fix.
 export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
-JAVA_HOME="$java25" "${mvn_quiet[@]}" verify
+# The tests of tag "processes" (LeaseTest, LeafClockTest: servers and child JVMs, 55 s) ran on
+# Java 17: they exercise the same native calls as the rest, which run again here.
+JAVA_HOME="$java25" "${mvn_quiet[@]}" -DexcludedGroups=processes verify
 JAVA_HOME="$java25" "${mvn_quiet[@]}" -f integrations/pom.xml verify
 echo "java: Java 17 and Java 25 passed"

@@ -24,6 +24,9 @@ final class Native {
 
     static native long nextId(long generator);
 
+    /** A benchmark's baseline (bench/java): a bare JNI call of nextId's shape that returns 42. */
+    static native long benchmarkBaselineConstant(long generator);
+
     /** {@code generator} 0: the process-wide generator. */
     static native long[] nextIds(long generator, int n);
 

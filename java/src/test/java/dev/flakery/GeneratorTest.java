@@ -178,6 +178,12 @@ class GeneratorTest {
     }
 
     @Test
+    void theBenchmarkBaselineIsLinked() {
+        // bench/java's floor: a native method of nextId's shape that answers without the core.
+        assertEquals(42, Native.benchmarkBaselineConstant(7));
+    }
+
+    @Test
     void theProcessWideGenerator() {
         // Its node comes from a host lease in FLAKERY_LEASE_DIR (tests/java/run.sh); JarIT
         // checks that it takes FLAKERY_WORKER_ID.
@@ -206,7 +212,7 @@ class GeneratorTest {
         assertEquals(1, custom.unitMs());
         // Equal by what they are, not how they were spelled; another layout is not equal.
         assertEquals(Layout.parse("twitter"),
-                Layout.parse("time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;unit=ms"));
+                Layout.parse("time:41,datacenter:5,worker:5,sequence:12;epoch=2010-11-04T01:42:54.657Z"));
         assertNotEquals(Layout.parse("twitter"), Layout.parse("sonyflake"));
         assertTrue(Layout.parse("discord").isUnsigned());
     }

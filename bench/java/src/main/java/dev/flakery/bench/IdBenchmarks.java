@@ -3,7 +3,9 @@ package dev.flakery.bench;
 import com.fasterxml.uuid.Generators;
 import com.fasterxml.uuid.impl.TimeBasedEpochGenerator;
 import com.github.f4b6a3.tsid.TsidFactory;
+import dev.flakery.BenchmarkBaseline;
 import dev.flakery.Generator;
+import dev.flakery.SequencePolicy;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import me.ahoo.cosid.snowflake.MillisecondSnowflakeId;
@@ -37,8 +39,11 @@ import org.openjdk.jmh.annotations.Warmup;
 public class IdBenchmarks {
     private Generator twitter;
     private Generator wide;
+    private Generator borrowing;
     private MillisecondSnowflakeId cosid;
+    private MillisecondSnowflakeId cosidWide;
     private TsidFactory tsid;
+    private TsidFactory tsidWide;
     private TimeBasedEpochGenerator uuidV7;
 
     /** Makes each generator once. */
@@ -46,8 +51,13 @@ public class IdBenchmarks {
     public void setUp() {
         twitter = Generator.builder().layout("twitter").datacenterId(1).workerId(1).build();
         wide = Generator.builder().layout("time:41,worker:1,sequence:21;epoch=1288834974657").workerId(1).build();
+        borrowing = Generator.builder().layout("twitter").datacenterId(1).workerId(2)
+                .sequencePolicy(SequencePolicy.BORROW).build();
         cosid = new MillisecondSnowflakeId(1);
+        // The same 21-bit sequence as flakery's "wide": the call's own cost, below any ceiling.
+        cosidWide = new MillisecondSnowflakeId(1288834974657L, 41, 1, 21, 1);
         tsid = TsidFactory.newInstance1024(1);
+        tsidWide = TsidFactory.builder().withNodeBits(1).withNode(1).build();
         uuidV7 = Generators.timeBasedEpochGenerator();
     }
 
@@ -56,6 +66,7 @@ public class IdBenchmarks {
     public void tearDown() {
         twitter.close();
         wide.close();
+        borrowing.close();
     }
 
     /** @return a flakery ID, twitter layout (sustained: the 4,096 a millisecond ceiling) */
@@ -64,16 +75,46 @@ public class IdBenchmarks {
         return twitter.nextId();
     }
 
+    /**
+     * @return a flakery ID, twitter layout with the borrow policy: a used-up millisecond takes
+     *     the next one, up to 1 s ahead of the clock (tsid-creator always does, without a bound)
+     */
+    @Benchmark
+    public long flakeryTwitterBorrow() {
+        return borrowing.nextId();
+    }
+
     /** @return a flakery ID, 21-bit sequence (below the ceiling: the call's own cost) */
     @Benchmark
     public long flakeryBelowCeiling() {
         return wide.nextId();
     }
 
+    /**
+     * @return a bare JNI call of nextId's shape to a native function returning a constant:
+     *     the floor under any JNI binding's call (the goal: flakery within 15 ns of it)
+     */
+    @Benchmark
+    public long jniBaseline() {
+        return BenchmarkBaseline.constant(1);
+    }
+
     /** @return a CosId MillisecondSnowflakeId (41/10/12 bits) */
     @Benchmark
     public long cosidSnowflake() {
         return cosid.generate();
+    }
+
+    /** @return a CosId MillisecondSnowflakeId of 41/1/21 bits (below the ceiling) */
+    @Benchmark
+    public long cosidBelowCeiling() {
+        return cosidWide.generate();
+    }
+
+    /** @return a TSID with a 1-bit node and a 21-bit counter (below the ceiling) */
+    @Benchmark
+    public long tsidBelowCeiling() {
+        return tsidWide.create().toLong();
     }
 
     /** @return a TSID (1,024 nodes) */

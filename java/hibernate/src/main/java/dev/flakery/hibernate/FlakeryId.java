@@ -7,9 +7,11 @@ import java.lang.annotation.Target;
 import org.hibernate.annotations.IdGeneratorType;
 
 /**
- * The entity's {@code Long} (or {@code long}) identifier is a new flakery ID, made by the
- * process-wide generator ({@link dev.flakery.Flakery#nextId()}, configured by the
- * {@code FLAKERY_*} variables) when Hibernate inserts the entity:
+ * The entity's {@code Long} (or {@code long}) identifier is a new flakery ID, made when
+ * Hibernate inserts the entity by the Spring application's {@code Generator} bean where the
+ * Spring Boot starter is present (or the {@code Generator} of the Hibernate setting
+ * {@value FlakeryIdGenerator#GENERATOR_SETTING}), else by the process-wide generator
+ * ({@link dev.flakery.Flakery#nextId()}, configured by the {@code FLAKERY_*} variables):
  *
  * <pre>{@code
  * @Entity

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.flakery.Generator;
 import dev.flakery.Layout;
 import jakarta.persistence.Entity;
 import jakarta.persistence.Id;
@@ -112,14 +113,34 @@ class FlakeryIdTest {
     }
 
     @Test
+    void theGeneratorOfTheSettingMakesTheIds() {
+        try (Generator generator = Generator.builder().layout("twitter").datacenterId(29).workerId(28).build()) {
+            Configuration configuration = configuration(Order.class);
+            configuration.getProperties().put(FlakeryIdGenerator.GENERATOR_SETTING, generator);
+            try (SessionFactory sessions = configuration.buildSessionFactory()) {
+                Order order = new Order("setting");
+                sessions.inTransaction(session -> session.persist(order));
+                assertEquals(29, generator.decode(order.id).datacenterId());
+                assertEquals(28, generator.decode(order.id).workerId());
+            }
+        }
+        Configuration wrong = configuration(Order.class);
+        wrong.getProperties().put(FlakeryIdGenerator.GENERATOR_SETTING, "twitter");
+        Exception e = assertThrows(Exception.class, () -> wrong.buildSessionFactory().close());
+        assertTrue(causes(e).contains("must be a dev.flakery.Generator object, not a java.lang.String"), causes(e));
+    }
+
+    private static String causes(Throwable e) {
+        StringBuilder messages = new StringBuilder();
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            messages.append(cause.getMessage()).append(" / ");
+        }
+        return messages.toString();
+    }
+
+    @Test
     void aNonLongIdentifierIsRefusedAtStart() {
         Exception e = assertThrows(Exception.class, () -> configuration(Misnamed.class).buildSessionFactory().close());
-        Throwable cause = e;
-        StringBuilder messages = new StringBuilder();
-        while (cause != null) {
-            messages.append(cause.getMessage()).append(" / ");
-            cause = cause.getCause();
-        }
-        assertTrue(messages.toString().contains("@FlakeryId needs a Long"), messages.toString());
+        assertTrue(causes(e).contains("@FlakeryId needs a Long"), causes(e));
     }
 }

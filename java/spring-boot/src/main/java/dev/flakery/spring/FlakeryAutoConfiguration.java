@@ -32,6 +32,22 @@ public class FlakeryAutoConfiguration {
         return properties.builder().build();
     }
 
+    /**
+     * Where flakery's Hibernate generator is on the class path: {@code @FlakeryId} takes its
+     * IDs from the context's {@link Generator} (the application's own, else the one of the
+     * {@code flakery.*} properties), not from the process-wide one.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"dev.flakery.hibernate.FlakeryIdGenerator",
+            "org.springframework.boot.autoconfigure.orm.jpa.HibernatePropertiesCustomizer"})
+    static class Hibernate {
+        @Bean
+        org.springframework.boot.autoconfigure.orm.jpa.HibernatePropertiesCustomizer flakeryIdGeneratorSetting(
+                Generator generator) {
+            return settings -> settings.put(dev.flakery.hibernate.FlakeryIdGenerator.GENERATOR_SETTING, generator);
+        }
+    }
+
     /** The lease's health, only where the actuator is on the class path. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.springframework.boot.actuate.health.HealthIndicator")

@@ -29,7 +29,9 @@ class FlakeryAutoConfigurationTest {
     private static ConfigurableApplicationContext start(String... properties) {
         return new SpringApplicationBuilder(App.class).web(org.springframework.boot.WebApplicationType.NONE)
                 .properties("management.endpoint.health.show-details=always", "spring.main.banner-mode=off",
-                        "spring.main.log-startup-info=false")
+                        "spring.main.log-startup-info=false",
+                        // No database here: JPA and H2 are on the test class path for FlakeryIdTest.
+                        "spring.autoconfigure.exclude=org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration")
                 .properties(properties).run();
     }
 
