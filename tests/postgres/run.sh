@@ -178,4 +178,22 @@ refuses_with "${NODE[@]}" -- "a garbled mark file: refuses (lease_lost), naming 
   "^ERROR:  lease_lost: the high-water mark file .*flakery.mark: it is unreadable"
 cp "$work/mark.saved" "$data/flakery.mark"
 
+# ---- The README's quick start as written (the sql block under "### PostgreSQL"), on the
+# settings the README names: the docs tests cannot run it (no server there), this area does.
+readme_sql="$work/readme.sql"
+awk '/^### PostgreSQL$/ { section = 1 } section && /^```sql$/ { block = 1; next }
+     block && /^```$/ { exit } block { print }' README.md >"$readme_sql"
+check "the README's PostgreSQL quick start has its sql block" grep -q "CREATE EXTENSION flakery" "$readme_sql"
+configure shared_preload_libraries=flakery flakery.datacenter_id=1 flakery.worker_id=7
+start_server
+psql_q "CREATE DATABASE readme" >/dev/null
+readme_out="$("$PGBIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$work" -p "$port" -U postgres -d readme \
+  -f "$readme_sql" 2>&1)" || true
+if grep -Eq '^[0-9]+\|[^|]+\|[0-9]+\|1\|7\|[0-9]+\|\{' <<<"$readme_out"; then
+  pass "the README's quick start runs and decodes its row as datacenter 1, worker 7"
+else
+  fail "the README's quick start: $readme_out"
+fi
+stop_server
+
 finish postgres
