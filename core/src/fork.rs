@@ -82,6 +82,12 @@ pub fn note_fork_in_child() {
     GENERATION.fetch_add(1, Ordering::SeqCst);
 }
 
+/// How many threads are inside a section now: what a `fork()` would wait for.
+#[cfg(test)]
+pub(crate) fn sections_active() -> usize {
+    ACTIVE.load(Ordering::SeqCst)
+}
+
 #[inline(always)]
 pub fn generation() -> u64 {
     GENERATION.load(Ordering::Relaxed)

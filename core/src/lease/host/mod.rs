@@ -17,12 +17,14 @@
 
 mod container;
 mod secure_dir;
+#[cfg(test)]
+mod writing_tests;
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::fork;
@@ -116,11 +118,19 @@ pub struct HostLease {
     /// The high-water mark found when the lease was taken: the previous holder's last time.
     floor_ms: i64,
     state: Mutex<State>,
+    /// Held while the mark is written (write and fsync), so that writes land in the order
+    /// they were decided and a release never lands under a grant's. It is the only lock held
+    /// across that I/O, and it is taken outside any fork section: a `fork()` during a write
+    /// goes on at once and leaves it held only in the child's copy of this lease, which the
+    /// child never uses (`grant` and `release` check the owner first; `after_fork` takes a
+    /// lease of the child's own).
+    writing: Mutex<()>,
 }
 
 #[derive(Debug)]
 struct State {
-    file: Option<File>,
+    /// Shared with a write in progress, which runs without the state lock.
+    file: Option<Arc<File>>,
     /// The high-water mark written to the file.
     written_ms: i64,
 }
@@ -171,9 +181,10 @@ impl HostLease {
                         owner_pid: std::process::id(),
                         floor_ms,
                         state: Mutex::new(State {
-                            file: Some(file),
+                            file: Some(Arc::new(file)),
                             written_ms: floor_ms,
                         }),
+                        writing: Mutex::new(()),
                     });
                 }
                 Attempt::Held => held += 1,
@@ -378,26 +389,31 @@ impl NodeLease for HostLease {
     }
 
     fn grant(&self, want_ms: i64, now_ms: i64) -> Result<Grant> {
-        let mut state = self.lock_state();
-        let Some(file) = &state.file else {
-            return Err(Error::new(
-                ErrorCode::LeaseLost,
-                "the host lease was released",
-            ));
-        };
-        if want_ms > state.written_ms {
-            let high_water = want_ms.max(now_ms).saturating_add(LOOKAHEAD_MS);
-            write_high_water(file, high_water).map_err(|e| {
-                Error::new(
-                    ErrorCode::LeaseLost,
-                    format!(
-                        "cannot record the high-water mark in {}: {e}",
-                        self.path.display()
-                    ),
-                )
-            })?;
-            state.written_ms = high_water;
+        if std::process::id() != self.owner_pid {
+            return Err(released());
         }
+        if let Some(grant) = self.covered(want_ms)? {
+            return Ok(grant);
+        }
+        let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
+        // Another thread's write, finished while this one waited, may cover the tick.
+        if let Some(grant) = self.covered(want_ms)? {
+            return Ok(grant);
+        }
+        let file = self.lock_state().file.clone().ok_or_else(released)?;
+        let high_water = want_ms.max(now_ms).saturating_add(LOOKAHEAD_MS);
+        write_high_water(&file, high_water).map_err(|e| {
+            Error::new(
+                ErrorCode::LeaseLost,
+                format!(
+                    "cannot record the high-water mark in {}: {e}",
+                    self.path.display()
+                ),
+            )
+        })?;
+        let mut state = self.lock_state();
+        // A release waits for this write (it takes `writing` first), so the file is still here.
+        state.written_ms = state.written_ms.max(high_water);
         Ok(Grant {
             node: self.node,
             floor_ms: self.floor_ms,
@@ -414,16 +430,36 @@ impl NodeLease for HostLease {
     }
 
     fn release(&self, last_used_ms: i64) {
-        let mut state = self.lock_state();
         if std::process::id() != self.owner_pid {
             return; // a forked child: the lock and the mark are the parent's
         }
-        if let Some(file) = state.file.take() {
-            // Down from the look-ahead to what was used, never below the previous holder's.
-            let _ = write_high_water(&file, last_used_ms.max(self.floor_ms));
-            // Closing the file drops the lock.
-        }
+        let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(file) = self.lock_state().file.take() else {
+            return;
+        };
+        // Down from the look-ahead to what was used, never below the previous holder's.
+        let _ = write_high_water(&file, last_used_ms.max(self.floor_ms));
+        // Dropping the last reference closes the file, which drops the lock.
     }
+}
+
+impl HostLease {
+    /// The grant for `want_ms` if the mark already written covers it, with no I/O.
+    fn covered(&self, want_ms: i64) -> Result<Option<Grant>> {
+        let state = self.lock_state();
+        if state.file.is_none() {
+            return Err(released());
+        }
+        Ok((want_ms <= state.written_ms).then_some(Grant {
+            node: self.node,
+            floor_ms: self.floor_ms,
+            until_ms: state.written_ms,
+        }))
+    }
+}
+
+fn released() -> Error {
+    Error::new(ErrorCode::LeaseLost, "the host lease was released")
 }
 
 fn lease_dir_error(dir: &Path, why: &str) -> Error {
