@@ -152,8 +152,13 @@ impl HostLease {
     }
 
     /// Takes the lowest free node index in `dir` among those `scope` admits.
+    ///
+    /// The scan (an open, a lock and a read per index, a write of the mark) holds no lock and
+    /// no fork section: a `fork()` meanwhile goes on, and the child inherits at most the
+    /// descriptors opened so far, as it inherits a lease's own; a lock it keeps alive that way
+    /// only keeps that index from others longer, never lets two share one.
     pub fn acquire_in(dir: &Path, scope: &Scope, layout: &Layout) -> Result<HostLease> {
-        let _section = fork::enter();
+        fork::install();
         let open = SecureDir::open(dir, 0o1777).map_err(|why| lease_dir_error(dir, &why))?;
         let now_ms = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
         let count = layout.capacity().node_ids;
