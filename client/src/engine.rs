@@ -262,6 +262,8 @@ impl Engine {
             }
             for (server, at, failure) in failures {
                 state.failover.failed(server, at, failure);
+                // It may come back restarted with another layout: checked again first.
+                state.layout_checked[server] = false;
             }
             if let Some((server, block)) = got {
                 state.failover.succeeded(server);

@@ -2,73 +2,17 @@
 //! `/v1/ids` from a counter): prefetch and block growth, age, fallback, close, and a `Drop`
 //! that does not wait for a request in flight. Real servers are tests/client's.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering::SeqCst};
-use std::sync::{mpsc, Arc};
+use std::net::TcpListener;
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::mpsc;
 use std::time::Duration;
 
 use flakery_client::{Client, ErrorCode};
 
-#[derive(Default)]
-struct Fake {
-    next: AtomicI64,
-    batches: AtomicUsize,
-    /// Requests for IDs received, answered or not.
-    asked: AtomicUsize,
-    /// While set, `/v1/ids` is not answered.
-    hold: AtomicBool,
-}
+#[path = "fake/mod.rs"]
+mod fake;
 
-fn answer(stream: TcpStream, fake: &Fake) -> std::io::Result<()> {
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut stream = stream;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Ok(());
-        }
-        let path = line.split(' ').nth(1).unwrap_or_default().to_string();
-        loop {
-            let mut header = String::new();
-            if reader.read_line(&mut header)? == 0 || header == "\r\n" {
-                break;
-            }
-        }
-        let (content_type, body) = if path == "/v1/layout" {
-            ("application/json", "{\"spec\":\"twitter\"}".to_string())
-        } else {
-            fake.asked.fetch_add(1, SeqCst);
-            while fake.hold.load(SeqCst) {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            let count: i64 = path.rsplit('=').next().unwrap().parse().unwrap();
-            fake.batches.fetch_add(1, SeqCst);
-            let first = fake.next.fetch_add(count, SeqCst) + 1;
-            let ids: String = (first..first + count).map(|id| format!("{id}\n")).collect();
-            ("text/plain", ids)
-        };
-        write!(
-            stream,
-            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        )?;
-    }
-}
-
-fn fake_server() -> (String, Arc<Fake>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let fake = Arc::new(Fake::default());
-    let shared = Arc::clone(&fake);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let fake = Arc::clone(&shared);
-            std::thread::spawn(move || answer(stream, &fake));
-        }
-    });
-    (url, fake)
-}
+use fake::fake_server;
 
 fn dead_url() -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
