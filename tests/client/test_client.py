@@ -167,6 +167,9 @@ class Garbage(http.server.BaseHTTPRequestHandler):
             self.send(200, "text/plain", os.urandom(64))
         elif kind == "status":
             self.send(418, "text/html", b"<html>teapot</html>")
+        elif kind == "unready":
+            self.send(503, "application/json",
+                      b'{"error":{"code":"lease_lost","message":"the node ID lease is lost"}}')
 
 
 def serve_garbage():
@@ -204,6 +207,27 @@ def test_a_server_that_answers_garbage_is_a_clear_error_in_bounded_memory():
         assert peak_kib["endless"] < peak_kib["json"] + 32 * 1024, peak_kib
     finally:
         server.shutdown()
+
+
+def test_a_server_answering_503_is_skipped(servers):
+    """A server whose lease is lost answers 503: the client takes its IDs from another, and
+    with no other it fails with servers_unavailable naming the 503."""
+    garbage = serve_garbage()
+    unready = f"http://127.0.0.1:{garbage.server_address[1]}"
+    Garbage.kind = "unready"
+    try:
+        r = flakery("next", "--server", unready)
+        assert r.returncode == 1
+        assert r.stderr.startswith("flakery: servers_unavailable: "), r.stderr
+        assert "503 lease_lost: the node ID lease is lost" in r.stderr, r.stderr
+        good = servers("--worker-id", "12")
+        for _ in range(4):  # each process starts at a server of its own: both orders
+            r = flakery("next", "--server", f"{unready},{url(good)}", "-n", "2")
+            assert r.returncode == 0, r.stderr
+            decoded = flakery("decode", *r.stdout.split())
+            assert decoded.stdout.count("worker 12") == 2, decoded.stdout
+    finally:
+        garbage.shutdown()
 
 
 def test_the_rust_quick_start_of_the_docs_runs(servers, tmp_path):
