@@ -21,13 +21,15 @@ check "cargo test -p flakery-client" quiet cargo test -q --locked -p flakery-cli
 echo "building flakery (cargo test --workspace --test cli --no-run) and the client's hammer ..."
 quiet cargo test -q --workspace --locked --test cli --no-run
 quiet cargo build -q --locked -p flakery-client --example hammer
-# The client's and the core's rlibs, for the quick start of docs/client.md.
+# The client's and the core's rlibs, for the quick start of docs/client.md: those in deps/,
+# named by their hash (a build of another lane may replace the copy at the top of target/).
 rlibs="$(cargo build --locked -q -p flakery-client --message-format=json | python3 -c '
 import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m["target"]["name"] in ("flakery", "flakery_client"):
-        print(m["target"]["name"], next(f for f in m["filenames"] if f.endswith(".rlib")))')"
+        meta = next(f for f in m["filenames"] if f.endswith(".rmeta"))
+        print(m["target"]["name"], meta[: -len(".rmeta")] + ".rlib")')"
 export FLAKERY_CORE_RLIB="$(awk '$1 == "flakery" { print $2 }' <<<"$rlibs")"
 export FLAKERY_CLIENT_RLIB="$(awk '$1 == "flakery_client" { print $2 }' <<<"$rlibs")"
 export FLAKERY_DEPS="$(target_dir)/debug/deps"
