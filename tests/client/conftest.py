@@ -4,6 +4,8 @@ loopback port, stopped by PID), and the client's hammer (client/examples/hammer.
 import importlib.util
 import json
 import os
+import shutil
+import signal
 import subprocess
 import tempfile
 
@@ -36,6 +38,7 @@ def servers():
     yield start
     for server in started:
         server.stop()
+    shutil.rmtree(lease_dir, ignore_errors=True)
 
 
 class Hammer:
@@ -48,12 +51,18 @@ class Hammer:
         full_env.update(env or {})
         self.proc = subprocess.Popen(
             [HAMMER, "--servers", ",".join(urls), "--out", self.prefix, *map(str, args)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env,
+            start_new_session=True)  # its forked children in its group: stopped with it
 
     def wait(self, failsafe=120):
         """Waits for it (the failsafe only keeps a hung run from hanging the suite), and
         answers each process's report and every ID handed out."""
-        out, err = self.proc.communicate(timeout=failsafe)
+        try:
+            out, err = self.proc.communicate(timeout=failsafe)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            raise
         assert self.proc.returncode == 0, f"hammer exited {self.proc.returncode}: {err}"
         reports = [json.loads(line) for line in out.splitlines() if line.strip()]
         ids = []
@@ -62,6 +71,7 @@ class Hammer:
                 data = f.read()
             ids.extend(int.from_bytes(data[i:i + 8], "little", signed=True)
                        for i in range(0, len(data), 8))
+        shutil.rmtree(self.dir, ignore_errors=True)
         return reports, ids
 
 
