@@ -44,7 +44,7 @@ lane_debug=(tests/rust/run.sh tests/security/run.sh tests/server/run.sh)
 # tests/java after tests/dist: both run Maven in java/ (dist packages the release jar there),
 # and two Maven runs in one project directory at once would pack each other's files.
 lane_release=(tests/dist/run.sh tests/java/run.sh tests/python/run.sh tests/node/run.sh)
-lane_servers=(tests/zookeeper/run.sh tests/partition/run.sh tests/db/run.sh tests/fuzz/run.sh)
+lane_servers=(tests/zookeeper/run.sh tests/partition/run.sh tests/db/run.sh tests/fuzz/run.sh tests/client/run.sh)
 lane_native=(tests/c/run.sh tests/go/run.sh tests/postgres/run.sh)
 # The second phase: two lanes, after the first.
 lane_docs=(tests/docs/run.sh)
@@ -62,6 +62,7 @@ areas=(
   tests/partition/run.sh
   tests/db/run.sh
   tests/server/run.sh
+  tests/client/run.sh
   tests/fuzz/run.sh
   tests/java/run.sh
   tests/postgres/run.sh

@@ -5,6 +5,8 @@ use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+mod from_servers;
 use flakery::{
     decimal, text, timestamp::format_rfc3339_ms, Error, ErrorCode, Generator, IdFormat, Layout,
     Options, Parts,
@@ -43,6 +45,15 @@ enum Command {
         /// (11 characters) forms, which sort as the IDs do.
         #[arg(long, default_value = "decimal", value_name = "FORMAT")]
         format: String,
+        /// Take the IDs from `flakery serve` at URL (http://host:port) instead of making them
+        /// here: repeatable, or several separated by commas; failover between them
+        /// (docs/client.md).
+        #[arg(long = "server", value_name = "URL", conflicts_with_all = ["datacenter_id", "worker_id"])]
+        servers: Vec<String>,
+        /// The servers' bearer token (default: $FLAKERY_SERVER_TOKEN). Prefer the variable: a
+        /// flag shows in the process list.
+        #[arg(long, requires = "servers", hide_env_values = true)]
+        token: Option<String>,
     },
     /// Take IDs apart.
     Decode {
@@ -110,6 +121,12 @@ fn main() -> ExitCode {
     if let Command::Serve(args) = cli.command {
         return flakery_server::run(args);
     }
+    if let Command::Next { servers, token, .. } = &cli.command {
+        if !servers.is_empty() {
+            let (servers, token) = (servers.clone(), token.clone());
+            return from_servers::main(cli.command, servers, token);
+        }
+    }
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let result = run(cli.command, &mut out).and_then(|()| {
@@ -137,6 +154,7 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
             datacenter_id,
             worker_id,
             format,
+            ..
         } => {
             let format = format
                 .parse::<IdFormat>()
@@ -145,12 +163,7 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
                 layout: layout.as_deref().map(Layout::parse).transpose()?,
                 ..Options::default()
             };
-            let count = usize::try_from(decimal::parse_u64("--count", &count)?).map_err(|_| {
-                Error::new(
-                    ErrorCode::InvalidArgument,
-                    format!("--count={count} is more than this machine can count"),
-                )
-            })?;
+            let count = parse_count(&count)?;
             let resolved = options.resolved_layout()?;
             // A layout that has run out fails below with time_exhausted: one line, not two.
             let margin_days = flakery::layout::exhaustion_warning_days()?;
@@ -173,18 +186,7 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
             while left > 0 {
                 let ids = &mut chunk[..left.min(4096)];
                 generator.fill(ids)?;
-                for &id in ids.iter() {
-                    match format {
-                        IdFormat::Decimal => writeln!(out, "{id}"),
-                        IdFormat::Base32 => out
-                            .write_all(&text::encode_base32(id)?)
-                            .and_then(|()| writeln!(out)),
-                        IdFormat::Base62 => out
-                            .write_all(&text::encode_base62(id)?)
-                            .and_then(|()| writeln!(out)),
-                    }
-                    .map_err(write_err)?;
-                }
+                write_ids(out, ids, format)?;
                 left -= ids.len();
             }
             // Gives a leased node ID back before exiting, the time really used recorded (a
@@ -277,6 +279,35 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
     Ok(())
 }
 
+/// `--count`, in canonical decimal.
+fn parse_count(count: &str) -> flakery::Result<usize> {
+    usize::try_from(decimal::parse_u64("--count", count)?).map_err(|_| {
+        Error::new(
+            ErrorCode::InvalidArgument,
+            format!("--count={count} is more than this machine can count"),
+        )
+    })
+}
+
+/// Writes `ids`, one a line, in `format`.
+fn write_ids(out: &mut impl Write, ids: &[i64], format: IdFormat) -> flakery::Result<()> {
+    let write_err =
+        |e: io::Error| Error::new(ErrorCode::InvalidArgument, format!("cannot write: {e}"));
+    for &id in ids {
+        match format {
+            IdFormat::Decimal => writeln!(out, "{id}"),
+            IdFormat::Base32 => out
+                .write_all(&text::encode_base32(id)?)
+                .and_then(|()| writeln!(out)),
+            IdFormat::Base62 => out
+                .write_all(&text::encode_base62(id)?)
+                .and_then(|()| writeln!(out)),
+        }
+        .map_err(write_err)?;
+    }
+    Ok(())
+}
+
 fn now_ms() -> i64 {
     flakery::Clock::now_ms(&flakery::SystemClock)
 }
@@ -335,7 +366,7 @@ mod tests {
         let flags: Vec<_> = next
             .get_arguments()
             .filter_map(|arg| arg.get_long())
-            .filter(|long| !["count", "format"].contains(long))
+            .filter(|long| !["count", "format", "server", "token"].contains(long))
             .collect();
         assert_eq!(flags, table, "flags of next that are not in the table");
     }

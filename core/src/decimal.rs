@@ -129,6 +129,25 @@ pub fn parse_id(text: &str) -> Result<i64> {
     })
 }
 
+/// `parse_id`'s answer for a well-written ID, read in a few ns (flakery-client reads up to
+/// 100,000 a server's answer); `None` for anything else, which `parse_id` then explains.
+#[inline]
+pub fn parse_id_fast(text: &[u8]) -> Option<i64> {
+    // 19 digits at most: 10^19 - 1 fits a u64, and every ID has at most 19.
+    if text.is_empty() || text.len() > 19 || (text.len() > 1 && text[0] == b'0') {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for &byte in text {
+        let digit = byte.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        value = value * 10 + u64::from(digit);
+    }
+    i64::try_from(value).ok()
+}
+
 /// `parse_id` up to 2^64-1, for `decode_u64` (IDs of unsigned layouts such as `discord`).
 pub fn parse_id_u64(text: &str) -> Result<u64> {
     let read = read("", text, "an ID")?;
@@ -165,6 +184,26 @@ pub const REFUSED_EXAMPLES: [&str; 12] = [
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_fast_id_reader_agrees_with_parse_id() {
+        let taken = ["0", "7", "10", "9223372036854775807", "1234567890123456789"];
+        let refused = [
+            "9223372036854775808",
+            "99999999999999999999",
+            "-1",
+            "1\n",
+            "",
+            "00",
+        ];
+        for text in taken.iter().chain(&refused).chain(&REFUSED_EXAMPLES) {
+            assert_eq!(
+                parse_id_fast(text.as_bytes()),
+                parse_id(text).ok(),
+                "{text:?}"
+            );
+        }
+    }
+
     use super::*;
     use crate::error::ErrorCode;
 

@@ -1,0 +1,277 @@
+//! One process's side of a client: the stock of IDs, the thread that refills it, and the
+//! callers that take from it or wait (bounded by their deadline) for it to be refilled.
+//!
+//! One refiller thread asks the servers, so a block is asked for once and installed once; it
+//! holds no lock while it waits on the network. Callers take from the stock under a plain
+//! mutex: after `fork()` the child makes an engine of its own and never touches this one
+//! (`current`), so a lock held by a thread the child does not have cannot hang it.
+
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::failover::Failover;
+use crate::failure;
+use crate::options::Settings;
+use crate::sizing::Sizing;
+use crate::stock::{Block, Stock};
+use crate::ticks::Ticks;
+use crate::transport::Transport;
+
+/// How long the refiller sleeps when nothing is asked of it (it is woken when something is).
+const IDLE: Duration = Duration::from_secs(1);
+
+pub struct Engine {
+    settings: Arc<Settings>,
+    clock: Arc<dyn Ticks>,
+    pub generation: u64,
+    transport: Transport,
+    state: Mutex<State>,
+    /// A block arrived or a round of asking failed: callers look again.
+    arrived: Condvar,
+    /// The refiller is wanted.
+    wake: Condvar,
+    stop: AtomicBool,
+}
+
+struct State {
+    stock: Stock,
+    failover: Failover,
+    sizing: Sizing,
+    /// Callers waiting for IDs, and the most IDs one of them still needs.
+    waiting: usize,
+    wanted: usize,
+    /// An ID was taken since the last block arrived (an idle client asks for nothing).
+    used: bool,
+    /// The refiller was woken and has not started asking yet (wake it once, not per call).
+    woken: bool,
+    refiller: bool,
+    layout_checked: Vec<bool>,
+}
+
+impl Engine {
+    pub fn new(settings: Arc<Settings>, clock: Arc<dyn Ticks>, generation: u64) -> Arc<Self> {
+        let servers = settings.servers.len();
+        // Processes on one host start on different servers, unless told which comes first.
+        let start = match settings.prefer_first {
+            true => 0,
+            false => std::process::id() as usize,
+        };
+        let target_ms = (settings.max_age_ms / 4).max(1);
+        Arc::new(Engine {
+            transport: Transport::new(settings.authorization.clone(), settings.request_timeout),
+            state: Mutex::new(State {
+                stock: Stock::new(settings.max_age_ms),
+                failover: Failover::new(servers, start),
+                sizing: Sizing::new(settings.min_block, settings.max_block, target_ms),
+                waiting: 0,
+                wanted: 0,
+                used: false,
+                woken: false,
+                refiller: false,
+                layout_checked: vec![false; servers],
+            }),
+            settings,
+            clock,
+            generation,
+            arrived: Condvar::new(),
+            wake: Condvar::new(),
+            stop: AtomicBool::new(false),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Every field is whole between statements: a panic elsewhere leaves nothing half-done.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Fills `out` from the stock, waiting for the refiller within the call's deadline.
+    pub fn fill(self: &Arc<Self>, out: &mut [i64]) -> Result<()> {
+        let started = self.clock.now_ms();
+        let deadline = started.saturating_add(self.settings.timeout_ms);
+        let mut state = self.lock();
+        let mut filled = 0;
+        loop {
+            let now = self.clock.now_ms();
+            let taken = state.stock.take_into(now, &mut out[filled..]);
+            filled += taken;
+            state.used |= taken > 0;
+            self.want_more(&mut state, out.len() - filled);
+            if filled == out.len() {
+                return Ok(());
+            }
+            if self.stop.load(Relaxed) {
+                return Err(Error::invalid_argument("the client is closed"));
+            }
+            // Every server failed when last asked and none may be asked again yet: fail now
+            // rather than wait for what cannot come.
+            if state.failover.all_backing_off(now) {
+                return Err(self.failed(&state, "now (each is backing off after a failure)"));
+            }
+            if now >= deadline {
+                let why = format!("within {} ms", self.settings.timeout_ms);
+                return Err(self.failed(&state, &why));
+            }
+            state.waiting += 1;
+            state.wanted = state.wanted.max(out.len() - filled);
+            let wait = Duration::from_millis(deadline - now);
+            state = self
+                .arrived
+                .wait_timeout(state, wait)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+            state.waiting -= 1;
+            if state.waiting == 0 {
+                state.wanted = 0;
+            }
+        }
+    }
+
+    /// One ID: the steady state is this, a lock and a read of the stock.
+    #[inline]
+    pub fn next_id(self: &Arc<Self>) -> Result<i64> {
+        let mut state = self.lock();
+        if let Some(id) = state.stock.take(self.clock.now_ms()) {
+            state.used = true;
+            if state.stock.left() > self.low_watermark(&state) {
+                return Ok(id);
+            }
+            self.want_more(&mut state, 0);
+            return Ok(id);
+        }
+        drop(state);
+        let mut id = [0];
+        self.fill(&mut id)?;
+        Ok(id[0])
+    }
+
+    /// Below it, the next block is asked for: half the current size, so it arrives before the
+    /// stock runs out when a block lasts longer than a round trip.
+    fn low_watermark(&self, state: &State) -> usize {
+        if self.settings.prefetch {
+            state.sizing.size() / 2
+        } else {
+            0
+        }
+    }
+
+    /// Wakes the refiller (starting it the first time) when the stock is low or a caller is
+    /// short of `short` IDs.
+    fn want_more(self: &Arc<Self>, state: &mut State, short: usize) {
+        let low = state.stock.left() <= self.low_watermark(state) && self.settings.prefetch;
+        if !(low || short > 0) || state.woken {
+            return;
+        }
+        state.woken = true;
+        if !state.refiller {
+            state.refiller = true;
+            let engine = Arc::clone(self);
+            let spawned = std::thread::Builder::new()
+                .name("flakery-client".into())
+                .spawn(move || engine.refill());
+            if spawned.is_err() {
+                // Callers wait out their deadline; the next one tries again.
+                state.refiller = false;
+            }
+        }
+        self.wake.notify_one();
+    }
+
+    fn failed(&self, state: &State, why: &str) -> Error {
+        failure::error(&self.settings.servers, state.failover.failures(), why)
+    }
+
+    /// IDs held now, and IDs dropped unused for their age since the client was made.
+    pub fn stats(&self) -> (usize, u64) {
+        let state = self.lock();
+        (state.stock.left(), state.stock.dropped())
+    }
+
+    /// Stops the refiller after what it is doing; callers waiting fail now.
+    pub fn stop(&self) {
+        self.stop.store(true, Relaxed);
+        // Held briefly by every holder (never across I/O): this does not wait on the network.
+        self.lock().stock.clear();
+        self.wake.notify_all();
+        self.arrived.notify_all();
+    }
+
+    /// The refiller: asks for a block whenever the stock is low and IDs are being used, or a
+    /// caller waits; each round tries the servers in the failover's order until one answers.
+    fn refill(self: Arc<Self>) {
+        let mut state = self.lock();
+        loop {
+            if self.stop.load(Relaxed) {
+                return;
+            }
+            let now = self.clock.now_ms();
+            state.stock.expire(now);
+            let low = state.stock.left() <= self.low_watermark(&state);
+            // Callers wait for more than is held (not yet woken by the last block), or the
+            // stock in use is low.
+            let short = state.waiting > 0 && state.stock.left() < state.wanted.max(1);
+            let needed = short || (self.settings.prefetch && low && state.used);
+            let order = state.failover.order(now);
+            if !needed || order.is_empty() {
+                state.woken = false;
+                let sleep = if needed {
+                    Duration::from_millis(state.failover.next_retry_ms().saturating_sub(now))
+                } else {
+                    IDLE
+                };
+                state = self
+                    .wake
+                    .wait_timeout(state, sleep.max(Duration::from_millis(1)))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+                continue;
+            }
+            let size = state
+                .sizing
+                .ask(now)
+                .max(state.wanted.min(self.settings.max_block));
+            let layout_checked = state.layout_checked.clone();
+            state.woken = false;
+            drop(state);
+            let mut got = None;
+            let mut failures = Vec::new();
+            for server in order {
+                if self.stop.load(Relaxed) {
+                    return;
+                }
+                // Before the request is sent: every ID of the answer is younger than this.
+                let made_after = self.clock.now_ms().saturating_sub(self.clock.lag_ms());
+                let url = &self.settings.servers[server];
+                let result = match layout_checked[server] {
+                    true => Ok(()),
+                    false => self.transport.check_layout(url, &self.settings.layout),
+                }
+                .and_then(|()| self.transport.fetch(url, size));
+                match result {
+                    Ok(ids) => {
+                        got = Some((server, Block::new(ids, made_after)));
+                        break;
+                    }
+                    Err(failure) => failures.push((server, self.clock.now_ms(), failure)),
+                }
+            }
+            state = self.lock();
+            if self.stop.load(Relaxed) {
+                return;
+            }
+            for (server, at, failure) in failures {
+                state.failover.failed(server, at, failure);
+                // It may come back restarted with another layout: checked again first.
+                state.layout_checked[server] = false;
+            }
+            if let Some((server, block)) = got {
+                state.failover.succeeded(server);
+                state.layout_checked[server] = true;
+                state.stock.add(block);
+                state.used = false;
+            }
+            self.arrived.notify_all();
+        }
+    }
+}

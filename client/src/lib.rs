@@ -1,0 +1,278 @@
+//! A client of `flakery serve` with the calls of a [`flakery::Generator`]: `next_id`,
+//! `next_ids`, `fill`, `decode`, the text forms. Switching between an embedded generator and
+//! a central server is one line.
+//!
+//! ```no_run
+//! let client = flakery_client::Client::builder()
+//!     .server("http://127.0.0.1:8080")
+//!     .server("http://127.0.0.1:8081")
+//!     .build()?;
+//! let id = client.next_id()?;
+//! let parts = client.decode(id)?;
+//! # Ok::<(), flakery_client::Error>(())
+//! ```
+//!
+//! IDs come in blocks from `GET /v1/ids?count=N` and are handed out locally: `next_id` in the
+//! steady state is a lock and a read, while a thread of the client asks for the next block when
+//! half of the current one is used (prefetch). A block's size adapts to the rate of use
+//! between `min_block` and `max_block` (as Meituan Leaf's segment step does: a block that lasts
+//! under half of a quarter of `max_age` doubles the next, one that lasts over twice that halves
+//! it). An ID held longer than `max_age` is dropped, never handed out. A server that fails,
+//! times out or answers 503 is skipped and asked again after a backoff (100 ms doubling to
+//! 3 s); every call returns or fails within `timeout` with a stable code
+//! ([`ErrorCode`]); an optional fallback generator with a node ID of its own takes over when
+//! every server is down.
+//!
+//! Never a duplicate: each block is the server's answer to one request, handed to this client
+//! only; after `fork()` the child makes its own stock and never hands out the parent's (the
+//! core's fork detection, `current`); a client dropped or closed gives nothing back, and its
+//! `Drop` never waits (its thread ends by itself after its request in flight).
+//!
+//! Why plain HTTP/1.1 and `ureq` rather than gRPC: the HTTP batch route gives the same IDs
+//! (up to 100,000 a request) with the same errors, and `/readyz`'s 503s; a blocking client
+//! keeps no async runtime, whose threads a `fork()`'s child would not have and whose state it
+//! would inherit half-changed, and it is a few hundred kilobytes in each binding instead of
+//! tokio, hyper, h2 and tonic. `StreamIds` would save a request per block, but its flow
+//! control lets the server make IDs ahead of their use, against `max_age`; a block of IDs a
+//! request keeps each block's age known.
+
+mod current;
+mod engine;
+mod error;
+mod failover;
+mod failure;
+mod options;
+mod sizing;
+mod stock;
+mod ticks;
+mod transport;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use flakery::{Decoded, Generator, IdFormat, Layout};
+
+pub use error::{Error, ErrorCode, Result};
+pub use options::{split_servers, Options, MAX_BLOCK, SERVERS_ENV, TOKEN_ENV};
+
+use current::Current;
+use engine::Engine;
+use options::Settings;
+use ticks::{Monotonic, Ticks};
+
+/// IDs from `flakery serve`, with the calls of a `Generator`. Share it between threads
+/// (`Arc<Client>`); it is `Send + Sync`.
+pub struct Client {
+    settings: Arc<Settings>,
+    clock: Arc<dyn Ticks>,
+    current: Current,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("servers", &self.settings.servers)
+            .field("layout", &self.settings.layout.to_string())
+            .field(
+                "token",
+                &self.settings.authorization.as_ref().map(|_| "<hidden>"),
+            )
+            .finish()
+    }
+}
+
+impl Client {
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    pub fn new(options: Options) -> Result<Client> {
+        let settings = Arc::new(Settings::resolve(options)?);
+        let clock: Arc<dyn Ticks> = Arc::new(Monotonic);
+        let engine = Engine::new(
+            Arc::clone(&settings),
+            Arc::clone(&clock),
+            flakery::fork::generation(),
+        );
+        Ok(Client {
+            settings,
+            clock,
+            current: Current::new(engine),
+        })
+    }
+
+    #[inline]
+    fn engine(&self) -> &Arc<Engine> {
+        self.current.get(|generation| {
+            Engine::new(
+                Arc::clone(&self.settings),
+                Arc::clone(&self.clock),
+                generation,
+            )
+        })
+    }
+
+    /// One new ID. From the stock in the steady state; it waits for a block (at most
+    /// `timeout`) only when the stock is empty.
+    #[inline]
+    pub fn next_id(&self) -> Result<i64> {
+        match self.engine().next_id() {
+            Ok(id) => Ok(id),
+            Err(error) => self.fallback(error, |g| g.next_id()),
+        }
+    }
+
+    /// `n` new IDs, increasing within each block (see the docs on order).
+    pub fn next_ids(&self, n: usize) -> Result<Vec<i64>> {
+        let mut ids = vec![0; n];
+        self.fill(&mut ids)?;
+        Ok(ids)
+    }
+
+    /// Fills `out` with new IDs.
+    pub fn fill(&self, out: &mut [i64]) -> Result<()> {
+        match self.engine().fill(out) {
+            Ok(()) => Ok(()),
+            Err(error) => self.fallback(error, |g| g.fill(out)),
+        }
+    }
+
+    /// One new ID in a text form (decimal, or base32/base62, which sort as the IDs do).
+    pub fn next_id_text(&self, format: IdFormat) -> Result<String> {
+        Ok(format.format(self.next_id()?)?)
+    }
+
+    /// The parts of `id` under the servers' layout.
+    pub fn decode(&self, id: i64) -> Result<Decoded> {
+        Ok(flakery::decode(id, &self.settings.layout)?)
+    }
+
+    /// The layout the servers issue IDs of (checked against each server's `/v1/layout`).
+    pub fn layout(&self) -> &Layout {
+        &self.settings.layout
+    }
+
+    pub fn servers(&self) -> &[String] {
+        &self.settings.servers
+    }
+
+    /// What this process's client holds: for tests and metrics.
+    pub fn stats(&self) -> Stats {
+        let (held, dropped_for_age) = self.engine().stats();
+        Stats {
+            held,
+            dropped_for_age,
+        }
+    }
+
+    /// Stops the client: the IDs it holds are dropped (never given back), later calls fail.
+    pub fn close(&self) {
+        if let Some(engine) = self.current.own() {
+            engine.stop();
+        }
+    }
+
+    /// With every server unavailable, the fallback generator's IDs (its node ID is its own).
+    /// A wrong token or a server that is not one stays an error: it is a configuration to fix.
+    fn fallback<T>(
+        &self,
+        error: Error,
+        make: impl FnOnce(&Generator) -> flakery::Result<T>,
+    ) -> Result<T> {
+        match &self.settings.fallback {
+            Some(generator) if error.code() == ErrorCode::ServersUnavailable => {
+                Ok(make(generator)?)
+            }
+            _ => Err(error),
+        }
+    }
+}
+
+/// What a client holds, in this process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stats {
+    /// IDs in the stock.
+    pub held: usize,
+    /// IDs dropped unused because they grew older than `max_age`.
+    pub dropped_for_age: u64,
+}
+
+/// Builds a [`Client`]; every setting is optional but a server (or `FLAKERY_SERVERS`).
+#[derive(Debug, Default, Clone)]
+pub struct Builder {
+    options: Options,
+}
+
+impl Builder {
+    /// A server's base URL, `http://host:port`; call once per server, or give several
+    /// separated by commas.
+    pub fn server(mut self, url: &str) -> Self {
+        self.options.servers.extend(split_servers(url));
+        self
+    }
+
+    /// The bearer token (default: `FLAKERY_SERVER_TOKEN`). Never shown by `Debug` or errors.
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.options.token = Some(token.into());
+        self
+    }
+
+    /// The servers' layout (default: `FLAKERY_LAYOUT`, else twitter).
+    pub fn layout(mut self, layout: Layout) -> Self {
+        self.options.layout = Some(layout);
+        self
+    }
+
+    /// An ID held longer than this is dropped (default 10 s).
+    pub fn max_age(mut self, max_age: Duration) -> Self {
+        self.options.max_age = max_age;
+        self
+    }
+
+    /// Every call returns or fails within this (default 5 s).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.options.timeout = timeout;
+        self
+    }
+
+    /// One request may take this long before the next server is asked (default 1 s).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.options.request_timeout = timeout;
+        self
+    }
+
+    /// The block size's limits (default 16 to 10000; at most 100000).
+    pub fn block_sizes(mut self, min: usize, max: usize) -> Self {
+        self.options.min_block = min;
+        self.options.max_block = max;
+        self
+    }
+
+    /// Ask for the next block before the stock runs out (default true).
+    pub fn prefetch(mut self, prefetch: bool) -> Self {
+        self.options.prefetch = prefetch;
+        self
+    }
+
+    /// Used when every server is unavailable: give it a node ID no server has (its own
+    /// datacenter ID, or a range of worker IDs kept for it).
+    pub fn fallback(mut self, generator: Generator) -> Self {
+        self.options.fallback = Some(Arc::new(generator));
+        self
+    }
+
+    /// Ask the servers in the order given, the first first (default false: each process
+    /// starts at a server of its own, which spreads the load).
+    pub fn prefer_first(mut self, prefer_first: bool) -> Self {
+        self.options.prefer_first = prefer_first;
+        self
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    pub fn build(self) -> Result<Client> {
+        Client::new(self.options)
+    }
+}

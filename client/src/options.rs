@@ -1,0 +1,324 @@
+//! A client's settings, each checked once when the client is built: the servers, the token
+//! (from the option, else `FLAKERY_SERVER_TOKEN`, the variable `flakery serve` reads), the
+//! layout, the ages, the deadlines, the block sizes, the fallback generator.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use flakery::{Generator, Layout};
+
+use crate::error::{Error, Result};
+
+/// The variable of the servers' URLs (comma-separated) when none are given.
+pub const SERVERS_ENV: &str = "FLAKERY_SERVERS";
+/// The variable of the token when none is given: the one `flakery serve` reads.
+pub const TOKEN_ENV: &str = "FLAKERY_SERVER_TOKEN";
+/// The most IDs one request may ask for: the server's batch limit (`/v1/ids`, 100000).
+pub const MAX_BLOCK: usize = 100_000;
+
+/// What a `Client` is built from; `Client::builder()` sets it field by field.
+#[derive(Clone)]
+pub struct Options {
+    /// Base URLs, `http://host:port` (a path prefix allowed). At least one.
+    pub servers: Vec<String>,
+    /// The bearer token; `None`: `FLAKERY_SERVER_TOKEN`, else none.
+    pub token: Option<String>,
+    /// The servers' layout, for `decode` and checked against each server's `/v1/layout`;
+    /// `None`: `FLAKERY_LAYOUT`, else twitter.
+    pub layout: Option<Layout>,
+    /// An ID held longer than this is dropped, never handed out.
+    pub max_age: Duration,
+    /// Every call returns or fails within this.
+    pub timeout: Duration,
+    /// One request to one server may take this long before the next server is tried.
+    pub request_timeout: Duration,
+    /// The smallest and largest block asked for (the size adapts between them).
+    pub min_block: usize,
+    pub max_block: usize,
+    /// Ask for the next block in the background when half the current one is used.
+    pub prefetch: bool,
+    /// A generator of its own node ID to use when every server is unavailable.
+    pub fallback: Option<Arc<Generator>>,
+    /// Ask the servers in the order given, the first one first (a local server before remote
+    /// ones), instead of starting each process at a server of its own to spread the load.
+    pub prefer_first: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            servers: Vec::new(),
+            token: None,
+            layout: None,
+            max_age: Duration::from_secs(10),
+            timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(1),
+            min_block: 16,
+            max_block: 10_000,
+            prefetch: true,
+            fallback: None,
+            prefer_first: false,
+        }
+    }
+}
+
+/// Written by hand: the token is never shown.
+impl fmt::Debug for Options {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Options")
+            .field("servers", &self.servers)
+            .field("token", &self.token.as_ref().map(|_| "<hidden>"))
+            .field("layout", &self.layout.as_ref().map(Layout::to_string))
+            .field("max_age", &self.max_age)
+            .field("timeout", &self.timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("min_block", &self.min_block)
+            .field("max_block", &self.max_block)
+            .field("prefetch", &self.prefetch)
+            .field("fallback", &self.fallback)
+            .field("prefer_first", &self.prefer_first)
+            .finish()
+    }
+}
+
+/// The settings a client runs with, every default resolved.
+pub(crate) struct Settings {
+    pub servers: Vec<String>,
+    /// `Bearer <token>`.
+    pub authorization: Option<String>,
+    pub layout: Layout,
+    pub max_age_ms: u64,
+    pub timeout_ms: u64,
+    pub request_timeout: Duration,
+    pub min_block: usize,
+    pub max_block: usize,
+    pub prefetch: bool,
+    pub fallback: Option<Arc<Generator>>,
+    pub prefer_first: bool,
+}
+
+impl Settings {
+    pub fn resolve(options: Options) -> Result<Settings> {
+        let mut servers = options.servers;
+        if servers.is_empty() {
+            if let Some(list) = flakery::options::env_var(SERVERS_ENV)? {
+                servers = split_servers(&list);
+            }
+        }
+        if servers.is_empty() {
+            return Err(Error::invalid_argument(format!(
+                "no server given: pass one or more URLs (http://host:port) or set {SERVERS_ENV}"
+            )));
+        }
+        let servers = servers
+            .iter()
+            .map(|s| server_url(s))
+            .collect::<Result<Vec<_>>>()?;
+        let token = match options.token {
+            Some(token) => Some(token),
+            None => flakery::options::env_var(TOKEN_ENV)?,
+        };
+        let layout = flakery::Options {
+            layout: options.layout,
+            ..flakery::Options::default()
+        }
+        .resolved_layout()?;
+        let ms = |name: &str, d: Duration| -> Result<u64> {
+            match u64::try_from(d.as_millis()) {
+                Ok(ms) if ms > 0 => Ok(ms),
+                _ => Err(Error::invalid_argument(format!(
+                    "{name} must be from 1 ms to 2^64-1 ms, not {d:?}"
+                ))),
+            }
+        };
+        let max_age_ms = ms("max_age", options.max_age)?;
+        let timeout_ms = ms("timeout", options.timeout)?;
+        ms("request_timeout", options.request_timeout)?;
+        if !(1..=MAX_BLOCK).contains(&options.min_block)
+            || !(options.min_block..=MAX_BLOCK).contains(&options.max_block)
+        {
+            return Err(Error::invalid_argument(format!(
+                "min_block {} and max_block {} must be 1 <= min_block <= max_block <= {MAX_BLOCK}",
+                options.min_block, options.max_block
+            )));
+        }
+        Ok(Settings {
+            servers,
+            authorization: token.map(|t| checked_token(&t)).transpose()?,
+            layout,
+            max_age_ms,
+            timeout_ms,
+            request_timeout: options.request_timeout.min(options.timeout),
+            min_block: options.min_block,
+            max_block: options.max_block,
+            prefetch: options.prefetch,
+            fallback: options.fallback,
+            prefer_first: options.prefer_first,
+        })
+    }
+}
+
+/// URLs given as one string: comma-separated, spaces around each ignored.
+pub fn split_servers(list: &str) -> Vec<String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// `http://host[:port][/prefix]` without a trailing slash. Credentials in the URL are refused
+/// (they would show in every error that names the server): the token is an option.
+fn server_url(text: &str) -> Result<String> {
+    let refuse = |why: &str| {
+        Err(Error::invalid_argument(format!(
+            "server URL '{}' {why}",
+            text.escape_debug()
+        )))
+    };
+    let Some(rest) = text.strip_prefix("http://") else {
+        if text.starts_with("https://") {
+            return refuse("is https: flakery serve speaks plain HTTP (put TLS in a proxy in front of it, and give the client http:// on its side)");
+        }
+        return refuse("is not http://host:port");
+    };
+    let authority = rest.split('/').next().unwrap_or_default();
+    if let Some((_, host)) = authority.rsplit_once('@') {
+        // Not `refuse`: the message must not show the credentials.
+        return Err(Error::invalid_argument(format!(
+            "server URL 'http://…@{}' has credentials in it: give the token as the token \
+             option or {TOKEN_ENV}",
+            host.escape_debug()
+        )));
+    }
+    if authority.is_empty() || authority.starts_with(':') {
+        return refuse("has no host");
+    }
+    if text.chars().any(|c| c.is_whitespace() || c.is_control()) || text.contains(['?', '#']) {
+        return refuse("has white space, a control character, a query or a fragment");
+    }
+    Ok(text.trim_end_matches('/').to_string())
+}
+
+/// The header value for a token an HTTP header can carry.
+fn checked_token(token: &str) -> Result<String> {
+    if token.trim().is_empty() || token.trim() != token || token.chars().any(char::is_control) {
+        return Err(Error::invalid_argument(format!(
+            "the token (the token option or {TOKEN_ENV}) is empty, has white space at an end or \
+             a control character: an Authorization header cannot carry it"
+        )));
+    }
+    Ok(format!("Bearer {token}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(servers: &[&str]) -> Result<Settings> {
+        Settings::resolve(Options {
+            servers: servers.iter().map(|s| s.to_string()).collect(),
+            token: Some("s3cret".into()),
+            ..Options::default()
+        })
+    }
+
+    #[test]
+    fn urls_are_plain_http_without_credentials() {
+        let s = settings(&["http://127.0.0.1:8080/", "http://ids.internal/prefix"]).unwrap();
+        assert_eq!(
+            s.servers,
+            ["http://127.0.0.1:8080", "http://ids.internal/prefix"]
+        );
+        for bad in [
+            "https://a:1",
+            "127.0.0.1:8080",
+            "http://user:pw@a:1",
+            "http://",
+            "http://:80",
+            "http://a:1/?x=1",
+            "http://a b",
+        ] {
+            let e = settings(&[bad])
+                .err()
+                .unwrap_or_else(|| panic!("{bad} taken"));
+            assert_eq!(e.code().as_str(), "invalid_argument", "{bad}");
+            assert!(!e.message().contains("pw@"), "{e}");
+        }
+        assert_eq!(
+            split_servers(" http://a:1, ,http://b:2 "),
+            ["http://a:1", "http://b:2"]
+        );
+    }
+
+    #[test]
+    fn the_token_is_never_shown() {
+        let options = Options {
+            servers: vec!["http://a:1".into()],
+            token: Some("s3cret".into()),
+            ..Options::default()
+        };
+        let shown = format!("{options:?}");
+        assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(shown.contains("<hidden>"), "{shown}");
+        for bad in [" s3cret", "s3cret\n", "", "a\u{7}b"] {
+            let e = Settings::resolve(Options {
+                token: Some(bad.into()),
+                ..options.clone()
+            })
+            .err()
+            .unwrap();
+            assert!(
+                !bad.trim().is_empty() && !e.message().contains(bad.trim())
+                    || bad.trim().is_empty(),
+                "{e}"
+            );
+        }
+        let s = Settings::resolve(options).unwrap();
+        assert_eq!(s.authorization.as_deref(), Some("Bearer s3cret"));
+    }
+
+    #[test]
+    fn limits_are_checked() {
+        let base = Options {
+            servers: vec!["http://a:1".into()],
+            ..Options::default()
+        };
+        for bad in [
+            Options {
+                min_block: 0,
+                ..base.clone()
+            },
+            Options {
+                min_block: 20,
+                max_block: 10,
+                ..base.clone()
+            },
+            Options {
+                max_block: MAX_BLOCK + 1,
+                ..base.clone()
+            },
+            Options {
+                max_age: Duration::ZERO,
+                ..base.clone()
+            },
+            Options {
+                timeout: Duration::from_micros(10),
+                ..base.clone()
+            },
+        ] {
+            assert!(Settings::resolve(bad).is_err());
+        }
+        let s = Settings::resolve(Options {
+            request_timeout: Duration::from_secs(9),
+            ..base
+        })
+        .unwrap();
+        assert_eq!(
+            s.request_timeout,
+            Duration::from_secs(5),
+            "never past the call's deadline"
+        );
+    }
+}

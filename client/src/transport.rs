@@ -1,0 +1,226 @@
+//! One request to one server: `GET /v1/ids?count=N` as bare lines, and once per server
+//! `GET /v1/layout`. What comes back is read up to what a right answer can hold, and taken
+//! only if it is exactly the IDs asked for, each canonical, strictly increasing.
+
+use std::io::Read;
+use std::time::Duration;
+
+use flakery::Layout;
+
+use crate::failure::Failure;
+
+/// The longest line of one ID: 19 digits and a newline.
+const LINE_BYTES: usize = 20;
+/// The most bytes of an error answer or of `/v1/layout` read.
+const SMALL_ANSWER: usize = 64 * 1024;
+/// The most characters of a server's own message shown in an error.
+const SHOWN_CHARS: usize = 200;
+
+pub struct Transport {
+    agent: ureq::Agent,
+    /// `Bearer <token>`.
+    authorization: Option<String>,
+    request_timeout: Duration,
+}
+
+impl Transport {
+    pub fn new(authorization: Option<String>, request_timeout: Duration) -> Self {
+        let agent = ureq::AgentBuilder::new()
+            .timeout_connect(request_timeout)
+            .redirects(0)
+            .build();
+        Transport {
+            agent,
+            authorization,
+            request_timeout,
+        }
+    }
+
+    fn get(&self, url: &str, accept: &str) -> Result<ureq::Response, Failure> {
+        let mut request = self
+            .agent
+            .get(url)
+            .timeout(self.request_timeout)
+            .set("Accept", accept);
+        if let Some(authorization) = &self.authorization {
+            request = request.set("Authorization", authorization);
+        }
+        match request.call() {
+            Ok(response) => Ok(response),
+            Err(ureq::Error::Status(status, response)) => Err(self.refusal(status, response)),
+            Err(ureq::Error::Transport(error)) => {
+                let mut said = error.kind().to_string();
+                if let Some(message) = error.message() {
+                    said = format!("{said}: {}", self.shown(message));
+                }
+                if let Some(cause) = std::error::Error::source(&error) {
+                    said = format!("{said}: {}", self.shown(&cause.to_string()));
+                }
+                Err(Failure::unavailable(said))
+            }
+        }
+    }
+
+    /// `count` new IDs from `server`, in increasing order.
+    pub fn fetch(&self, server: &str, count: usize) -> Result<Vec<i64>, Failure> {
+        let response = self.get(&format!("{server}/v1/ids?count={count}"), "text/plain")?;
+        if !response.content_type().starts_with("text/plain") {
+            return Err(Failure::bad_answer(format!(
+                "answered {} where text/plain IDs were asked for",
+                self.shown(response.content_type())
+            )));
+        }
+        let most = count * LINE_BYTES;
+        let body = read_at_most(response, most)
+            .map_err(|e| Failure::unavailable(format!("the answer was cut off: {e}")))?
+            .ok_or_else(|| {
+                Failure::bad_answer(format!(
+                    "answered more than the {most} bytes that {count} IDs take"
+                ))
+            })?;
+        parse_ids(&body, count).map_err(Failure::bad_answer)
+    }
+
+    /// Fails unless `server` issues IDs of `layout`.
+    pub fn check_layout(&self, server: &str, layout: &Layout) -> Result<(), Failure> {
+        let response = self.get(&format!("{server}/v1/layout"), "application/json")?;
+        let body = read_at_most(response, SMALL_ANSWER)
+            .map_err(|e| Failure::unavailable(format!("the answer was cut off: {e}")))?
+            .ok_or_else(|| Failure::bad_answer("/v1/layout answered too much"))?;
+        let spec = serde_json::from_slice::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|v| v.get("spec")?.as_str().map(String::from))
+            .ok_or_else(|| Failure::bad_answer("/v1/layout is not a flakery layout"))?;
+        match Layout::parse(&spec) {
+            Ok(theirs) if theirs == *layout => Ok(()),
+            _ => Err(Failure::bad_answer(format!(
+                "it issues IDs of layout '{}', this client's layout is '{layout}' (set the \
+                 client's layout to the servers')",
+                self.shown(&spec)
+            ))),
+        }
+    }
+
+    /// A server's refusal: its status, and the code and message of its JSON error.
+    fn refusal(&self, status: u16, response: ureq::Response) -> Failure {
+        let body = read_at_most(response, SMALL_ANSWER)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let error = serde_json::from_slice::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|v| v.get("error").cloned());
+        let said = match error {
+            Some(error) => format!(
+                "{} {}: {}",
+                status,
+                self.shown(error.get("code").and_then(|c| c.as_str()).unwrap_or("?")),
+                self.shown(error.get("message").and_then(|c| c.as_str()).unwrap_or(""))
+            ),
+            None => format!("{status} without a flakery error"),
+        };
+        match status {
+            401 => Failure::unauthorized(said),
+            408 | 429 | 500..=599 => Failure::unavailable(said),
+            _ => Failure::bad_answer(said),
+        }
+    }
+
+    /// A server's text as an error may show it: short, escaped, never holding the token.
+    fn shown(&self, text: &str) -> String {
+        let mut text: String = text.chars().take(SHOWN_CHARS).collect();
+        if let Some(token) = self
+            .authorization
+            .as_deref()
+            .and_then(|a| a.strip_prefix("Bearer "))
+        {
+            text = text.replace(token, "<token>");
+        }
+        // Control characters escaped, so that a server cannot write to the caller's terminal.
+        text.chars()
+            .map(|c| match c.is_control() {
+                true => c.escape_default().to_string(),
+                false => c.to_string(),
+            })
+            .collect()
+    }
+}
+
+/// The body, or `None` when it is longer than `most` bytes (what is read stays bounded).
+fn read_at_most(response: ureq::Response, most: usize) -> std::io::Result<Option<Vec<u8>>> {
+    let mut body = Vec::new();
+    response
+        .into_reader()
+        .take(most as u64 + 1)
+        .read_to_end(&mut body)?;
+    Ok((body.len() <= most).then_some(body))
+}
+
+/// Exactly `count` canonical decimal IDs, one a line, each larger than the one before.
+fn parse_ids(body: &[u8], count: usize) -> Result<Vec<i64>, String> {
+    let text = std::str::from_utf8(body).map_err(|_| "answered bytes that are not UTF-8")?;
+    let Some(text) = text.strip_suffix('\n') else {
+        return Err("answered something that is not lines of IDs".into());
+    };
+    let mut ids = Vec::with_capacity(count);
+    for line in text.split('\n') {
+        let id = match flakery::decimal::parse_id_fast(line.as_bytes()) {
+            Some(id) => id,
+            // The fast reader refuses what is not a well-written ID: the core says why.
+            None => flakery::parse_id(line).map_err(|e| format!("answered a bad ID: {e}"))?,
+        };
+        if ids.last().is_some_and(|&last| last >= id) {
+            return Err(format!("answered ID {id} after a larger or equal one"));
+        }
+        if ids.len() == count {
+            return Err(format!("answered more than the {count} IDs asked for"));
+        }
+        ids.push(id);
+    }
+    if ids.len() != count {
+        return Err(format!(
+            "answered {} IDs where {count} were asked for",
+            ids.len()
+        ));
+    }
+    Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_ids_asked_for_are_taken() {
+        assert_eq!(parse_ids(b"1\n5\n9\n", 3), Ok(vec![1, 5, 9]));
+        for (bad, count) in [
+            (&b"1\n5\n9"[..], 3),
+            (b"1\n5\n", 3),
+            (b"1\n5\n9\n10\n", 3),
+            (b"1\n1\n", 2),
+            (b"5\n1\n", 2),
+            (b"01\n", 1),
+            (b"-1\n", 1),
+            (b"+1\n", 1),
+            (b"\n", 1),
+            (b"1\r\n", 1),
+            (b"9223372036854775808\n", 1),
+            (b"\xff\n", 1),
+            (b"{\"ids\":[\"1\"]}", 1),
+        ] {
+            assert!(
+                parse_ids(bad, count).is_err(),
+                "{:?} taken",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn a_server_text_never_shows_the_token() {
+        let transport = Transport::new(Some("Bearer s3cret".into()), Duration::from_secs(1));
+        let shown = transport.shown("you sent s3cret\n");
+        assert_eq!(shown, "you sent <token>\\n");
+        assert!(transport.shown(&"x".repeat(1000)).len() <= SHOWN_CHARS);
+    }
+}

@@ -1,0 +1,118 @@
+//! The client against a small fake server on loopback (a thread answering `/v1/layout` and
+//! `/v1/ids` from a counter): prefetch and block growth, age, fallback, close, and a `Drop`
+//! that does not wait for a request in flight. Real servers are tests/client's.
+
+use std::net::TcpListener;
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use flakery_client::{Client, ErrorCode};
+
+#[path = "fake/mod.rs"]
+mod fake;
+
+use fake::fake_server;
+
+fn dead_url() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("http://{}", listener.local_addr().unwrap())
+}
+
+#[test]
+fn blocks_grow_with_use_and_ids_increase() {
+    let (url, fake) = fake_server();
+    let client = Client::builder()
+        .server(&url)
+        .block_sizes(16, 1000)
+        .build()
+        .unwrap();
+    let ids: Vec<i64> = (0..20_000).map(|_| client.next_id().unwrap()).collect();
+    assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "one server, one thread"
+    );
+    let batches = fake.batches.load(SeqCst);
+    // 16, 32, ..., 512, then 1000s: under 40 requests; at the smallest size, 1250.
+    assert!(batches < 40, "{batches} requests for 20000 IDs");
+}
+
+#[test]
+fn an_id_older_than_max_age_is_dropped() {
+    let (url, fake) = fake_server();
+    let client = Client::builder()
+        .server(&url)
+        .max_age(Duration::from_millis(50))
+        .build()
+        .unwrap();
+    let first = client.next_id().unwrap();
+    let held = client.stats().held;
+    assert!(held > 0);
+    let asked = fake.next.load(SeqCst);
+    std::thread::sleep(Duration::from_millis(120));
+    let second = client.next_id().unwrap();
+    assert!(
+        second > asked,
+        "{second} is not from a new block (first {first})"
+    );
+    assert!(client.stats().dropped_for_age >= held as u64);
+}
+
+#[test]
+fn the_fallback_takes_over_when_every_server_is_down() {
+    let fallback = flakery::Generator::builder()
+        .datacenter_id(31)
+        .worker_id(31)
+        .build()
+        .unwrap();
+    let client = Client::builder()
+        .server(&dead_url())
+        .fallback(fallback)
+        .build()
+        .unwrap();
+    let id = client.next_id().unwrap();
+    assert_eq!(client.decode(id).unwrap().worker_id, 31);
+    let without = Client::builder().server(&dead_url()).build().unwrap();
+    let error = without.next_id().unwrap_err();
+    assert_eq!(error.code(), ErrorCode::ServersUnavailable);
+    assert_eq!(error.code().as_str(), "servers_unavailable");
+}
+
+#[test]
+fn a_closed_client_hands_out_nothing() {
+    let (url, _fake) = fake_server();
+    let client = Client::builder().server(&url).build().unwrap();
+    client.next_id().unwrap();
+    client.close();
+    let error = client.next_id().unwrap_err();
+    assert_eq!(error.code().as_str(), "invalid_argument");
+}
+
+/// The order of events: the client is dropped while its refill is held by the server, and
+/// the drop returns before the server is let go.
+#[test]
+fn drop_does_not_wait_for_a_request_in_flight() {
+    let (url, fake) = fake_server();
+    let client = Client::builder()
+        .server(&url)
+        .block_sizes(4, 4)
+        .build()
+        .unwrap();
+    client.next_id().unwrap();
+    fake.hold.store(true, SeqCst);
+    // Below the watermark: the prefetch is sent and held.
+    client.next_id().unwrap();
+    client.next_id().unwrap();
+    while fake.asked.load(SeqCst) < 2 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let (done, dropped) = mpsc::channel();
+    std::thread::spawn(move || {
+        drop(client);
+        done.send(()).unwrap();
+    });
+    // A failsafe for a hang, not a bound on speed.
+    let returned = dropped.recv_timeout(Duration::from_secs(60));
+    fake.hold.store(false, SeqCst);
+    assert!(returned.is_ok(), "drop waited for the request in flight");
+}

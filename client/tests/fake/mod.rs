@@ -1,0 +1,75 @@
+//! A small fake `flakery serve` on loopback for the client's tests and benchmark: a thread
+//! per connection answering `/v1/layout` (twitter) and `/v1/ids?count=N` (N increasing IDs
+//! from a counter), with keep-alive; `hold` keeps `/v1/ids` unanswered while set.
+
+#![allow(dead_code)]
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Default)]
+pub struct Fake {
+    pub next: AtomicI64,
+    pub batches: AtomicUsize,
+    /// Requests for IDs received, answered or not.
+    pub asked: AtomicUsize,
+    /// While set, `/v1/ids` is not answered.
+    pub hold: AtomicBool,
+}
+
+fn answer(stream: TcpStream, fake: &Fake) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut stream = stream;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let path = line.split(' ').nth(1).unwrap_or_default().to_string();
+        loop {
+            let mut header = String::new();
+            if reader.read_line(&mut header)? == 0 || header == "\r\n" {
+                break;
+            }
+        }
+        let (content_type, body) = if path == "/v1/layout" {
+            ("application/json", "{\"spec\":\"twitter\"}".to_string())
+        } else {
+            fake.asked.fetch_add(1, SeqCst);
+            while fake.hold.load(SeqCst) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let count: i64 = path.rsplit('=').next().unwrap().parse().unwrap();
+            fake.batches.fetch_add(1, SeqCst);
+            let first = fake.next.fetch_add(count, SeqCst) + 1;
+            let mut ids = String::with_capacity(count as usize * 20);
+            for id in first..first + count {
+                let _ = writeln!(ids, "{id}");
+            }
+            ("text/plain", ids)
+        };
+        write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )?;
+    }
+}
+
+pub fn fake_server() -> (String, Arc<Fake>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let fake = Arc::new(Fake::default());
+    let shared = Arc::clone(&fake);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let fake = Arc::clone(&shared);
+            std::thread::spawn(move || answer(stream, &fake));
+        }
+    });
+    (url, fake)
+}

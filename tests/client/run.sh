@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# flakery-client against real `flakery serve` instances on loopback ports (started by
+# tests/server's harness): many client processes and threads while servers are killed, paused
+# with SIGSTOP and restarted; fork; bad tokens; a fake server that answers garbage; every
+# server down. Every ID any client was handed is counted for duplicates.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source tests/lib.sh
+unset_flakery_env
+unset FLAKERY_SERVER_TOKEN FLAKERY_SERVERS FLAKERY_LISTEN
+ensure_cargo
+need python3
+if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  apt_install python3-venv || skip_or_fail "python3-venv is not installed"
+fi
+
+echo "--- unit tests of flakery-client"
+check "cargo test -p flakery-client" quiet cargo test -q --locked -p flakery-client
+
+# The CLI as tests/server builds it (the same command: cargo finds it fresh and leaves it).
+echo "building flakery (cargo test --workspace --test cli --no-run) and the client's hammer ..."
+quiet cargo test -q --workspace --locked --test cli --no-run
+quiet cargo build -q --locked -p flakery-client --example hammer
+# The client's and the core's rlibs, for the quick start of docs/client.md: those in deps/,
+# named by their hash (a build of another lane may replace the copy at the top of target/).
+rlibs="$(cargo build --locked -q -p flakery-client --message-format=json | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] in ("flakery", "flakery_client"):
+        meta = next(f for f in m["filenames"] if f.endswith(".rmeta"))
+        print(m["target"]["name"], meta[: -len(".rmeta")] + ".rlib")')"
+export FLAKERY_CORE_RLIB="$(awk '$1 == "flakery" { print $2 }' <<<"$rlibs")"
+export FLAKERY_CLIENT_RLIB="$(awk '$1 == "flakery_client" { print $2 }' <<<"$rlibs")"
+export FLAKERY_DEPS="$(target_dir)/debug/deps"
+export FLAKERY_BIN="$(target_dir)/debug/flakery"
+export FLAKERY_HAMMER="$(target_dir)/debug/examples/hammer"
+
+venv="$(target_dir)/client-test-venv"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q pytest
+
+check "pytest tests/client" pytest_run "$venv/bin/python" tests/client
+finish client
