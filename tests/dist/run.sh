@@ -346,6 +346,10 @@ mkdir -p "$pgroot/usr/lib/postgresql" "$pgroot/usr/share/postgresql"
 cp -a /usr/lib/postgresql/15 "$pgroot/usr/lib/postgresql/"
 cp -a /usr/share/postgresql/15 "$pgroot/usr/share/postgresql/"
 pgbin="$pgroot/usr/lib/postgresql/15/bin"
+# tests/postgres may have installed its build into the system's directories while they were
+# copied: the copy starts without flakery, so that what the server loads is the tarball's.
+rm -f "$pgroot/usr/lib/postgresql/15/lib/flakery.so" "$pgroot/usr/share/postgresql/15/extension/flakery.control" \
+  "$pgroot/usr/share/postgresql/15/extension/flakery--"*.sql
 tar -C "$pgwork" -xzf "$pgtar"
 pgdist="$pgwork/flakery-$version-pg15-x86_64-linux-gnu"
 check "the tarball holds the library, the control and SQL files, install.sh, licenses, README" \
