@@ -4,7 +4,15 @@
 #   bash bench/run.sh                  # full run (about 5 minutes): bench/results/{latest.json,table.md,chart.svg}
 #   bash bench/run.sh --update-docs    # the same, and the results of docs/benchmarks.md and README's headline figures
 #   bash bench/run.sh --smoke          # tiny counts, every language, no timing asserted (CI): bench/results/tmp/smoke/
-#   bash bench/run.sh --only rust,python   # some of rust, python, node, c, server, startup
+#   bash bench/run.sh --only rust,python   # some of rust, python, node, c, java, server, startup
+#
+# java: bench/java's JMH benchmarks (bench/java/run.sh builds the jar and the benchmarks), in
+# short settings: one fork, 3 warm-up and 5 measured iterations of 1 s each (JMH_ARGS; about
+# 2 minutes), JMH's JSON into the report (bench/reporting/jmh.py: the median of the measured
+# iterations, set against the peers of the same run). The smoke run leaves Java out unless
+# asked (--smoke --only java: one iteration of 100 ms): it would build the release JNI library
+# and the benchmarks jar in CI for figures nobody reads; bench/smoke.sh runs the converter's
+# unit tests instead (bench/reporting/test_jmh.py).
 #
 # server: `flakery serve` under wrk beside nginx (bench/server/run.sh; bench/results/server.md).
 # startup: `flakery next` from process start to first ID for each node ID source, the
@@ -31,24 +39,28 @@ mkdir -p "$FLAKERY_LEASE_DIR"
 
 smoke=0
 update_docs=0
-langs="rust,python,node,c,server,startup"
+langs="rust,python,node,c,java,server,startup"
+only_given=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
     --update-docs) update_docs=1 ;;
     --only)
-      langs="${2:?--only needs a list: rust,python,node,c,server,startup}"
+      only_given=1
+      langs="${2:?--only needs a list: rust,python,node,c,java,server,startup}"
       shift
       for lang in ${langs//,/ }; do
-        case "$lang" in rust|python|node|c|server|startup) ;; *) echo "unknown language: $lang" >&2; exit 2 ;; esac
+        case "$lang" in rust|python|node|c|java|server|startup) ;; *) echo "unknown language: $lang" >&2; exit 2 ;; esac
       done
       ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
 done
 want() { case ",$langs," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+# The smoke run's default leaves Java out (see above).
+[ "$smoke" = 1 ] && [ "$only_given" = 0 ] && langs="${langs/,java/}"
 if [ "$smoke" = 1 ] && [ "$update_docs" = 1 ]; then
   echo "--update-docs with --smoke would publish the smoke run's figures: choose one" >&2
   exit 2
@@ -192,6 +204,27 @@ bench_c() {
 }
 if want c; then bench_c; fi
 
+# ---- Java: JMH (bench/java), its JSON read by bench/report.py
+bench_java() {
+  has java || apt_install openjdk-17-jdk-headless || true
+  has mvn || apt_install maven || true
+  if ! has java || ! has mvn; then
+    skip_lang java "java and mvn are not installed"
+    return
+  fi
+  local args=(${JMH_ARGS:--f 1 -wi 3 -w 1s -i 5 -r 1s})
+  [ "$smoke" = 1 ] && args=(-f 1 -wi 0 -i 1 -r 100ms)
+  echo "=== java: building the jar and the benchmarks, running JMH (${args[*]})"
+  if bash bench/java/run.sh "${args[@]}" -rf json -rff "$raw/jmh.json" >"$raw/java.log" 2>&1; then
+    grep -E '^(Benchmark|IdBenchmarks|BatchBenchmarks)' "$raw/java.log" | sed 's/^/  /' || true
+  else
+    tail -n 40 "$raw/java.log" >&2
+    echo "FAIL: the Java bench" >&2
+    failed=1
+  fi
+}
+if want java; then bench_java; fi
+
 # ---- the server: HTTP and gRPC on loopback, beside nginx
 if want server; then
   bash bench/server/run.sh "$raw/server.json" $smoke_flag || { echo "FAIL: the server bench" >&2; failed=1; }
@@ -245,7 +278,7 @@ json.dump({
 EOF
 # A run of only the server or start-up parts has no languages' table: the results of earlier
 # runs (bench/results/{latest.json,table.md,chart.svg}, docs/benchmarks.md) stay as they are.
-if want rust || want python || want node || want c; then
+if want rust || want python || want node || want c || want java; then
   page_args=()
   # The headline figures of README.md, docs/index.md and docs/benchmarks.md come from the same
   # results (bench/report.py DOC_BLOCKS; tests/docs/bench_figures.py checks).

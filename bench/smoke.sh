@@ -64,4 +64,7 @@ for f in failed:
 print(f"{passed} passed, {len(failed)} failed")
 sys.exit(1 if failed else 0)
 PY
+# The JMH converter of bench/report.py: the smoke run leaves Java out (bench/run.sh), so its
+# parsing is checked on a sample of JMH's JSON.
+tally "bench/report.py's JMH converter" python3 bench/reporting/test_jmh.py
 finish "bench smoke"

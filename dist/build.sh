@@ -13,13 +13,16 @@
 #   dist/java/    flakery-V.jar (the JNI library for linux-x86_64 inside), flakery-V-sources.jar,
 #                 flakery-V-javadoc.jar and flakery-V.pom: Maven's dev.flakery:flakery:V, each
 #                 jar with the licenses in META-INF/
+#   dist/postgres/ flakery-V-pg15-x86_64-linux-gnu.tar.gz: the extension for PostgreSQL 15
+#                 (lib/flakery.so, extension/flakery.control and flakery--V.sql), install.sh
+#                 (copies them where pg_config says, as `make install` does), licenses, README
 #
-# usage: bash dist/build.sh [python] [node] [c] [java] (no argument: all four)
+# usage: bash dist/build.sh [python] [node] [c] [java] [postgres] (no argument: all five)
 #        FLAKERY_DIST_GLIBC=2.17 bash dist/build.sh     (the C library and Node addon for
 #                                                      glibc 2.17 too, see below)
 #
-# Needs cargo, Python 3 with venv, Node with npm, binutils, and (for java) a JDK 17 or later
-# with Maven. The Python build tools
+# Needs cargo, Python 3 with venv, Node with npm, binutils, (for java) a JDK 17 or later
+# with Maven, and (for postgres) postgresql-server-dev-15, libclang-dev and clang. The Python build tools
 # (maturin, ziglang, auditwheel) are installed from PyPI into a virtual environment under the
 # cargo target directory, or taken from FLAKERY_DIST_TOOLS (a venv that has them).
 # Everything is built in one cargo target directory (CARGO_TARGET_DIR, else target/), so a
@@ -52,7 +55,7 @@ if [ -n "$glibc" ]; then
 fi
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(python node c java)
+[ ${#parts[@]} -gt 0 ] || parts=(python node c java postgres)
 
 # python_tools: a venv with maturin, ziglang (zig, the linker that targets old glibc) and
 # auditwheel.
@@ -216,14 +219,60 @@ build_java() {
   rm -rf "$licenses"
 }
 
+# The extension, for the PostgreSQL whose pg_config PGRX_PG_CONFIG_PATH names. Built by the
+# very command tests/postgres/cluster.sh runs (release profile, postgres/target, the same
+# environment), so that whichever of the two runs first builds it and the other finds it fresh.
+# Not through zig: the library is loaded by the server it was built against, whose glibc it
+# shares.
+build_postgres() {
+  local pg_major=15
+  local pg_config="${PGRX_PG_CONFIG_PATH:-/usr/lib/postgresql/$pg_major/bin/pg_config}"
+  [ -x "$pg_config" ] || {
+    echo "dist: no $pg_config (apt-get install postgresql-$pg_major postgresql-server-dev-$pg_major libclang-dev clang)" >&2
+    exit 1
+  }
+  local pg_version
+  pg_version="$(sed -n 's/^version = "\(.*\)"/\1/p' postgres/Cargo.toml | head -n 1)"
+  [ "$pg_version" = "$version" ] || {
+    echo "dist: postgres/Cargo.toml has version '$pg_version', the workspace $version" >&2
+    exit 1
+  }
+  local name="flakery-$version-pg$pg_major-$platform"
+  echo "=== postgres: $name.tar.gz"
+  local pg_target="$root/postgres/target"
+  PGRX_PG_CONFIG_PATH="$pg_config" CARGO_TARGET_DIR="$pg_target" \
+    cargo build --profile release --locked --manifest-path postgres/Cargo.toml --workspace
+  rm -rf "$out/postgres"
+  local stage="$out/postgres/$name"
+  mkdir -p "$stage/lib" "$stage/extension"
+  strip --strip-debug -o "$stage/lib/flakery.so" "$pg_target/release/libflakery_pg.so"
+  chmod 755 "$stage/lib/flakery.so"
+  sed "s/@CARGO_VERSION@/$version/" postgres/flakery.control >"$stage/extension/flakery.control"
+  "$pg_target/release/flakery-pg-sqlgen" "$pg_target/release/libflakery_pg.so" postgres/flakery.control \
+    "$version" >"$stage/extension/flakery--$version.sql"
+  local needs_glibc
+  needs_glibc="$(objdump -T "$stage/lib/flakery.so" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -n 1)"
+  local file
+  for file in install.sh README.md; do
+    sed -e "s|@VERSION@|$version|g" -e "s|@PG_MAJOR@|$pg_major|g" -e "s|@NAME@|$name|g" \
+      -e "s|@PLATFORM@|$platform|g" -e "s|@GLIBC@|$needs_glibc|g" \
+      "dist/templates/postgres/$file" >"$stage/$file"
+  done
+  chmod 755 "$stage/install.sh"
+  cp LICENSE-MIT LICENSE-APACHE "$stage/"
+  tar -C "$out/postgres" --owner=0 --group=0 --numeric-owner -czf "$out/postgres/$name.tar.gz" "$name"
+  rm -rf "$stage"
+}
+
 for part in "${parts[@]}"; do
   case "$part" in
     python) build_python ;;
     node) build_node ;;
     c) build_c ;;
     java) build_java ;;
+    postgres) build_postgres ;;
     *)
-      echo "dist: unknown part '$part' (python, node, c or java)" >&2
+      echo "dist: unknown part '$part' (python, node, c, java or postgres)" >&2
       exit 1
       ;;
   esac

@@ -9,7 +9,10 @@
 #   - C/C++: the tarball through pkg-config (shared and static) and CMake find_package;
 #   - Go: a new module that requires flakery.dev/go with a replace to the tarball's go/ folder;
 #   - Java: the jar (with its pom, sources and javadoc jars) installed into a fresh local Maven
-#     repository and used from a new Maven project with mvn -o.
+#     repository and used from a new Maven project with mvn -o;
+#   - PostgreSQL: the extension's tarball installed by its install.sh (pg_config, no Rust) into
+#     a private copy of the machine's PostgreSQL 15 (the system's directories are left alone),
+#     and used from a fresh cluster on 127.0.0.1 (CREATE EXTENSION, next_id, decode).
 # It checks the wheel's tags and `auditwheel show`, the npm tarballs' file lists, and that the
 # shared library exports only flakery_* symbols under its SONAME; it prints sizes and install
 # times. Closes with "dist: N passed, M failed" (tests/lib.sh).
@@ -32,6 +35,10 @@ need java openjdk-17-jdk-headless
 need jar openjdk-17-jdk-headless
 need mvn maven
 need python3
+# The extension's build (dist/build.sh postgres) and the server its tarball is installed into.
+apt_install postgresql-15 postgresql-server-dev-15 libclang-dev clang ||
+  skip_or_fail "cannot install PostgreSQL 15, its server headers or clang"
+[ -x /usr/lib/postgresql/15/bin/postgres ] || skip_or_fail "PostgreSQL 15 is not installed"
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   apt_install python3-venv || skip_or_fail "python3-venv is not installed"
 fi
@@ -97,9 +104,10 @@ sdist="$root/dist/python/flakery-$version.tar.gz"
 npm_main="$root/dist/npm/flakery-$version.tgz"
 npm_platform="$root/dist/npm/flakery-linux-x64-gnu-$version.tgz"
 ctar="$root/dist/c/flakery-$version-x86_64-linux-gnu.tar.gz"
+pgtar="$root/dist/postgres/flakery-$version-pg15-x86_64-linux-gnu.tar.gz"
 jars=("$root/dist/java/flakery-$version.jar" "$root/dist/java/flakery-$version-sources.jar"
   "$root/dist/java/flakery-$version-javadoc.jar" "$root/dist/java/flakery-$version.pom")
-for artifact in "$wheel" "$sdist" "$npm_main" "$npm_platform" "$ctar" "${jars[@]}"; do
+for artifact in "$wheel" "$sdist" "$npm_main" "$npm_platform" "$ctar" "${jars[@]}" "$pgtar"; do
   if [ -f "$artifact" ]; then
     printf '%10s bytes  %s\n' "$(stat -c %s "$artifact")" "${artifact#"$root"/}"
   else
@@ -312,6 +320,95 @@ if timed "mvn -o compile (a new project depending on dev.flakery:flakery:$versio
     _ "$java_out" "$version" "$m2"
 else
   fail "Java quick start: mvn -o compile"
+fi
+
+echo "--- PostgreSQL: the tarball's install.sh into a private copy of PostgreSQL 15, a fresh cluster"
+# The copy: PostgreSQL finds its lib and share directories relative to its binaries, so a copy
+# of /usr/lib/postgresql/15 and /usr/share/postgresql/15 under one root is a PostgreSQL of its
+# own that install.sh can write into without touching the system's (tests/postgres installs
+# into those, maybe at the same time). Owned by the postgres user when run as root: PostgreSQL
+# refuses to run as root.
+pgwork="$(mktemp -d)"
+chmod 755 "$pgwork"
+pgroot="$pgwork/root"
+pgpid=""
+stop_pg() {
+  [ -n "$pgpid" ] || return 0
+  kill -INT "$pgpid" 2>/dev/null || true
+  while [ -e "/proc/$pgpid" ] && [ "$(sed 's/.*) \([A-Z]\).*/\1/' "/proc/$pgpid/stat" 2>/dev/null)" != Z ]; do sleep 0.1; done
+  pgpid=""
+}
+trap 'stop_pg; rm -rf "$pgwork"' EXIT
+as_pg() {
+  if [ "$(id -u)" -eq 0 ]; then setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; else "$@"; fi
+}
+mkdir -p "$pgroot/usr/lib/postgresql" "$pgroot/usr/share/postgresql"
+cp -a /usr/lib/postgresql/15 "$pgroot/usr/lib/postgresql/"
+cp -a /usr/share/postgresql/15 "$pgroot/usr/share/postgresql/"
+pgbin="$pgroot/usr/lib/postgresql/15/bin"
+# tests/postgres may have installed its build into the system's directories while they were
+# copied: the copy starts without flakery, so that what the server loads is the tarball's.
+rm -f "$pgroot/usr/lib/postgresql/15/lib/flakery.so" "$pgroot/usr/share/postgresql/15/extension/flakery.control" \
+  "$pgroot/usr/share/postgresql/15/extension/flakery--"*.sql
+tar -C "$pgwork" -xzf "$pgtar"
+pgdist="$pgwork/flakery-$version-pg15-x86_64-linux-gnu"
+check "the tarball holds the library, the control and SQL files, install.sh, licenses, README" \
+  test -f "$pgdist/lib/flakery.so" -a -f "$pgdist/extension/flakery.control" \
+  -a -f "$pgdist/extension/flakery--$version.sql" -a -x "$pgdist/install.sh" \
+  -a -f "$pgdist/LICENSE-MIT" -a -f "$pgdist/LICENSE-APACHE" -a -f "$pgdist/README.md"
+check "its control file names version $version" \
+  grep -qxF "default_version = '$version'" "$pgdist/extension/flakery.control"
+if timed "install.sh (pg_config of the copy)" clean env PG_CONFIG="$pgbin/pg_config" sh "$pgdist/install.sh"; then
+  for f in "lib/postgresql/15/lib/flakery.so" "share/postgresql/15/extension/flakery.control" \
+    "share/postgresql/15/extension/flakery--$version.sql"; do
+    check "install.sh put $f where the copy's pg_config says" test -f "$pgroot/usr/$f"
+  done
+else
+  fail "install.sh with the copy's pg_config"
+fi
+# A pg_config of PostgreSQL 16 whose directories are in $pgwork/pg16: nothing may land there.
+printf '#!/bin/sh\ncase "$1" in --version) echo "PostgreSQL 16.4" ;; *) echo "%s/pg16" ;; esac\n' \
+  "$pgwork" >"$pgwork/pg_config16"
+chmod +x "$pgwork/pg_config16"
+if PG_CONFIG="$pgwork/pg_config16" sh "$pgdist/install.sh" >/dev/null 2>&1 || [ -e "$pgwork/pg16" ]; then
+  fail "install.sh installed for a pg_config of PostgreSQL 16"
+else
+  pass "install.sh refuses a pg_config of another major version, and copies nothing"
+fi
+[ "$(id -u)" -eq 0 ] && chown -R postgres: "$pgwork"
+pgdata="$pgwork/data"
+pgport="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+as_pg "$pgbin/initdb" -D "$pgdata" -U postgres -A trust --no-sync >"$pgwork/initdb.log" 2>&1 ||
+  { cat "$pgwork/initdb.log"; fail "initdb of the copy"; }
+cat >>"$pgdata/postgresql.conf" <<PGCONF
+listen_addresses = '127.0.0.1'
+port = $pgport
+unix_socket_directories = '$pgwork'
+shared_preload_libraries = 'flakery'
+flakery.datacenter_id = 1
+flakery.worker_id = 7
+PGCONF
+# The server runs in the clean environment too: no Rust, and nothing of the build on its paths.
+as_pg env -i PATH="$clean_path" LANG=C.UTF-8 "$pgbin/postgres" -D "$pgdata" >"$pgwork/server.log" 2>&1 &
+for _ in $(seq 600); do "$pgbin/pg_isready" -q -h 127.0.0.1 -p "$pgport" && break; sleep 0.1; done
+pgpid="$(head -n 1 "$pgdata/postmaster.pid" 2>/dev/null || true)"
+pg_out="$("$pgbin/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$pgport" -U postgres -d postgres -c "
+  CREATE EXTENSION flakery;
+  SELECT extversion FROM pg_extension WHERE extname = 'flakery';
+  SELECT (d).datacenter_id || '/' || (d).worker_id || ' ' || ((d).time > now() - interval '1 minute')
+    FROM (SELECT flakery.decode(flakery.next_id()) AS d) s;" 2>&1)" || true
+echo "$pg_out"
+check "CREATE EXTENSION flakery from the tarball, version $version, in a fresh cluster on 127.0.0.1" \
+  test "$(sed -n 1p <<<"$pg_out")" = "$version"
+check "next_id and decode: datacenter 1, worker 7, made just now" test "$(sed -n 2p <<<"$pg_out")" = "1/7 true"
+check "the server loaded the library from the copy, not the system's" \
+  grep -q "$pgroot/usr/lib/postgresql/15/lib/flakery.so" "/proc/$pgpid/maps"
+stop_pg
+if timed "install.sh --uninstall" clean env PG_CONFIG="$pgbin/pg_config" sh "$pgdist/install.sh" --uninstall >/dev/null; then
+  check "install.sh --uninstall removes the three files" bash -c \
+    '! ls "$1"/usr/lib/postgresql/15/lib/flakery.so "$1"/usr/share/postgresql/15/extension/flakery* 2>/dev/null | grep -q .' _ "$pgroot"
+else
+  fail "install.sh --uninstall"
 fi
 
 echo "--- install times"

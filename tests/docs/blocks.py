@@ -15,6 +15,12 @@ says the same for writers):
   run block (blank lines between are fine): the program's expected standard output.
 - `<!-- doctest: skip -->` on the line before a run block leaves it unrun; it then must not
   claim output either.
+- A `sql` block that uses the PostgreSQL extension (`CREATE EXTENSION flakery` or a
+  `flakery.<function>(` call) needs a server with the extension, which tests/postgres/run.sh
+  has and this runner has not: it carries `<!-- doctest: tests/postgres -->` on the line before
+  it, and tests/postgres runs every block so marked (`python3 tests/docs/blocks.py
+  --postgres-blocks DIR FILE.md...` writes them out). An unmarked one, or the mark on any other
+  block, is an error here.
 
 Expected output is compared line by line, exactly, except for these placeholders (IDs and
 times differ on every run): `<id>` a non-negative decimal integer of up to 19 digits, `<int>`
@@ -24,6 +30,7 @@ any decimal integer, `<time>` an RFC 3339 time, `<...>` any text within one line
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +42,8 @@ SHOWN = {
 }
 OUTPUT_INFO = 'text title="Output"'
 SKIP_MARK = "<!-- doctest: skip -->"
+POSTGRES_MARK = "<!-- doctest: tests/postgres -->"
+USES_EXTENSION = re.compile(r"\bEXTENSION\s+flakery\b|\bflakery\.\w+\s*\(", re.I)
 
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)(?P<info>.*)$")
 
@@ -55,6 +64,7 @@ class Block:
     info: str
     text: str
     skip: bool = False
+    postgres: bool = False  # run by tests/postgres/run.sh (POSTGRES_MARK)
     output: Block | None = None  # the Output block that follows, if any
     errors: list[str] = field(default_factory=list)
 
@@ -86,7 +96,8 @@ def parse(path: Path) -> list[Block]:
         lang = info.split()[0] if info else ""
         prev = _previous_nonblank(lines, start)
         blocks.append(
-            Block(path, start + 1, lang, info, "\n".join(body) + "\n", skip=prev == SKIP_MARK)
+            Block(path, start + 1, lang, info, "\n".join(body) + "\n", skip=prev == SKIP_MARK,
+                  postgres=prev == POSTGRES_MARK)
         )
     return _attach_outputs(blocks, lines)
 
@@ -149,6 +160,11 @@ def check(block: Block) -> None:
         block.errors.append("a console block starts with a `$ ` command")
     if block.lang == "js" and _is_esm(block.text) and "require(" in block.text:
         block.errors.append("a js block is either an ES module (import) or CommonJS (require), not both")
+    uses_extension = block.lang == "sql" and USES_EXTENSION.search(block.text) is not None
+    if uses_extension and not block.postgres:
+        block.errors.append(f"a sql block that uses the extension is run by tests/postgres/run.sh: put {POSTGRES_MARK} on the line before it")
+    if block.postgres and not uses_extension:
+        block.errors.append(f"{POSTGRES_MARK} marks a sql block that uses the extension (CREATE EXTENSION flakery, flakery.<function>(...))")
 
 
 def _claims_output(block: Block) -> str:
@@ -194,3 +210,29 @@ def _line_pattern(line: str) -> re.Pattern[str]:
         last = m.end()
     parts.append(re.escape(line[last:]))
     return re.compile("".join(parts))
+
+
+def write_postgres_blocks(out_dir: Path, files: list[str]) -> int:
+    """Writes each block marked POSTGRES_MARK of `files` to OUT_DIR/N.sql, with its place in
+    OUT_DIR/N.where, for tests/postgres/run.sh; refuses (exit 1) when a file breaks the rules."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    n = 0
+    for name in files:
+        for block in parse(Path(name)):
+            if block.lang == "sql" and block.errors:
+                for error in block.errors:
+                    print(f"{block.where}: {error}", file=sys.stderr)
+                return 1
+            if block.postgres:
+                n += 1
+                (out_dir / f"{n}.sql").write_text(block.text, encoding="utf-8")
+                (out_dir / f"{n}.where").write_text(block.where + "\n", encoding="utf-8")
+    print(f"{n} sql blocks marked {POSTGRES_MARK}")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "--postgres-blocks":
+        sys.exit(write_postgres_blocks(Path(sys.argv[2]), sys.argv[3:]))
+    print("usage: python3 tests/docs/blocks.py --postgres-blocks DIR FILE.md...", file=sys.stderr)
+    sys.exit(2)

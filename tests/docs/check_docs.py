@@ -22,6 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import blocks as B  # noqa: E402
 
 TIMEOUT = 60
+# How tests/postgres/run.sh takes the blocks marked <!-- doctest: tests/postgres -->.
+POSTGRES_RUNNER = "tests/docs/blocks.py --postgres-blocks"
 STATIC_LIBS = ["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl", "-lc"]
 
 
@@ -238,6 +240,14 @@ def main() -> int:
                 for error in block.errors:
                     runner.fail(block, error)
             good = [b for b in page if not b.errors and not b.skip]
+            for block in good:
+                if block.postgres:
+                    # Accounted for here, run there: tests/postgres reads the marked blocks
+                    # through blocks.py (write_postgres_blocks).
+                    if POSTGRES_RUNNER in runner.root.joinpath("tests/postgres/run.sh").read_text():
+                        runner.ok(block, "run by tests/postgres/run.sh")
+                    else:
+                        runner.fail(block, f"tests/postgres/run.sh does not run the marked blocks ({POSTGRES_RUNNER})")
             for block in good:
                 if block.lang == "console":
                     guarded(runner, [block], runner.console, block)

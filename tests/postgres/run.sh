@@ -15,8 +15,11 @@ source tests/lib.sh
 unset_flakery_env
 ensure_cargo
 
-# Unoptimized: a fresh machine builds it in less time than release (the benchmark builds that).
-PG_PROFILE=test-build
+# Release, the build that ships: dist/build.sh postgres (tests/dist, in another lane of
+# tests/run.sh) runs the very same cargo command, so the two areas share one build (the second
+# waits on cargo's lock of postgres/target and finds it fresh) instead of making an unoptimized
+# one here and a release one there.
+PG_PROFILE=release
 source tests/postgres/cluster.sh
 
 # refuses WHAT SQL PATTERN: the statement fails, and its message matches PATTERN.
@@ -178,22 +181,32 @@ refuses_with "${NODE[@]}" -- "a garbled mark file: refuses (lease_lost), naming 
   "^ERROR:  lease_lost: the high-water mark file .*flakery.mark: it is unreadable"
 cp "$work/mark.saved" "$data/flakery.mark"
 
-# ---- The README's quick start as written (the sql block under "### PostgreSQL"), on the
-# settings the README names: the docs tests cannot run it (no server there), this area does.
-readme_sql="$work/readme.sql"
-awk '/^### PostgreSQL$/ { section = 1 } section && /^```sql$/ { block = 1; next }
-     block && /^```$/ { exit } block { print }' README.md >"$readme_sql"
-check "the README's PostgreSQL quick start has its sql block" grep -q "CREATE EXTENSION flakery" "$readme_sql"
+# ---- The docs' sql blocks as written: every block of README.md and docs/*.md marked
+# <!-- doctest: tests/postgres --> (the docs tests cannot run them, having no server, and fail
+# on a sql block that uses the extension without the mark: tests/docs/blocks.py). Each runs in
+# a database of its own on the node the docs configure (datacenter 1, worker 7); a block that
+# decodes must show that node.
+doc_blocks="$work/doc-blocks"
+python3 tests/docs/blocks.py --postgres-blocks "$doc_blocks" README.md docs/*.md
+check "the README's PostgreSQL quick start is among the marked blocks" \
+  grep -qx "README.md:[0-9]*" "$doc_blocks"/*.where
 configure shared_preload_libraries=flakery flakery.datacenter_id=1 flakery.worker_id=7
 start_server
-psql_q "CREATE DATABASE readme" >/dev/null
-readme_out="$("$PGBIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$work" -p "$port" -U postgres -d readme \
-  -f "$readme_sql" 2>&1)" || true
-if grep -Eq '^[0-9]+\|[^|]+\|[0-9]+\|1\|7\|[0-9]+\|\{' <<<"$readme_out"; then
-  pass "the README's quick start runs and decodes its row as datacenter 1, worker 7"
-else
-  fail "the README's quick start: $readme_out"
-fi
+for block in "$doc_blocks"/*.sql; do
+  n="$(basename "$block" .sql)"
+  where="$(cat "$doc_blocks/$n.where")"
+  psql_q "CREATE DATABASE doc_$n" >/dev/null
+  if block_out="$("$PGBIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$work" -p "$port" -U postgres \
+    -d "doc_$n" -f "$block" 2>&1)"; then
+    if grep -q "flakery.decode" "$block" && ! grep -q "|1|7|" <<<"$block_out"; then
+      fail "$where: runs, but no decoded row shows datacenter 1, worker 7: $block_out"
+    else
+      pass "$where: the block runs as written"
+    fi
+  else
+    fail "$where: $block_out"
+  fi
+done
 stop_server
 
 finish postgres

@@ -1,0 +1,197 @@
+"""The Java figures: JMH's JSON (`-rf json`) of bench/java's benchmarks, turned into the
+report's shape (a `generators` list, as the other languages have), their table and their part
+of the bar.
+
+JMH measures each benchmark method alone, as an average time per call; a generator's figures
+are spread over several methods (below the ceiling, sustained, a batch), which BENCHMARKS maps.
+A method the report does not know, a mode other than average time, or a unit it cannot convert
+is an error: a renamed benchmark must not vanish from the report in silence.
+"""
+
+from __future__ import annotations
+
+import statistics
+import xml.etree.ElementTree as ET
+from typing import Any, Optional
+
+from .figures import by_key, fmt_ns, fmt_rate, fmt_ratio, get, ratio
+
+# The 12-bit sequence of the sustained benchmarks (flakery's twitter, CosId's 41/10/12, TSID's
+# 1,024 nodes): 4,096 IDs a millisecond.
+SUSTAINED_CEILING_PER_S = 4_096_000.0
+BATCH_N = 1_000_000
+JNI_FLOOR = "a bare JNI call of nextId's shape returning a constant (jniBaseline)"
+
+# key: (name, Maven groupId:artifactId or None for the JDK's own, flakery?, configuration)
+GENERATORS = {
+    "flakery-nextId": ("flakery Generator.nextId()", "dev.flakery:flakery", True,
+                       "below the ceiling: time:41,worker:1,sequence:21; sustained: twitter, wait; batch: nextIds(1_000_000) on the 21-bit layout"),
+    "flakery-borrow": ("flakery nextId(), borrow", "dev.flakery:flakery", True,
+                       "twitter, SequencePolicy.BORROW (1 s ahead at most)"),
+    "cosid": ("CosId MillisecondSnowflakeId", "me.ahoo.cosid:cosid-core", False,
+              "below the ceiling: 41/1/21 bits; sustained: 41/10/12"),
+    "tsid": ("tsid-creator TsidFactory", "com.github.f4b6a3:tsid-creator", False,
+             "below the ceiling: a 1-bit node (21-bit counter); sustained: newInstance1024 (12-bit counter)"),
+    "uuidv7": ("java-uuid-generator UUIDv7", "com.fasterxml.uuid:java-uuid-generator", False,
+               "Generators.timeBasedEpochGenerator()"),
+    "uuid4": ("UUID.randomUUID() (v4)", None, False, "the JDK's"),
+}
+# JMH's benchmark (class.method, without the package) -> (generator key, part); the JNI
+# floor is no generator's.
+BENCHMARKS = {
+    "IdBenchmarks.flakeryBelowCeiling": ("flakery-nextId", "per_call"),
+    "IdBenchmarks.flakeryTwitter": ("flakery-nextId", "sustained"),
+    "IdBenchmarks.flakeryTwitterBorrow": ("flakery-borrow", "sustained"),
+    "BatchBenchmarks.nextIdsMillion": ("flakery-nextId", "batch"),
+    "IdBenchmarks.cosidBelowCeiling": ("cosid", "per_call"),
+    "IdBenchmarks.cosidSnowflake": ("cosid", "sustained"),
+    "IdBenchmarks.tsidBelowCeiling": ("tsid", "per_call"),
+    "IdBenchmarks.tsid": ("tsid", "sustained"),
+    "IdBenchmarks.uuidV7": ("uuidv7", "per_call"),
+    "IdBenchmarks.uuidRandom": ("uuid4", "per_call"),
+    "IdBenchmarks.jniBaseline": (None, "call_floor"),
+}
+NS_PER_UNIT = {"ns/op": 1.0, "us/op": 1e3, "ms/op": 1e6, "s/op": 1e9}
+
+
+def pom_versions(pom_path: str) -> dict[str, str]:
+    """groupId:artifactId -> version of bench/java/pom.xml's dependencies (properties resolved)."""
+    try:
+        root = ET.parse(pom_path).getroot()
+    except (OSError, ET.ParseError):
+        return {}
+    for el in root.iter():  # Maven's namespace on every tag: read the bare names
+        el.tag = el.tag.split("}")[-1]
+    props = {child.tag: (child.text or "").strip() for p in root.findall("properties") for child in p}
+    out = {}
+    for dep in root.iter("dependency"):
+        g, a, v = ((dep.findtext(t) or "").strip() for t in ("groupId", "artifactId", "version"))
+        if g and a and v:
+            if v.startswith("${") and v.endswith("}"):
+                v = props.get(v[2:-1], v)
+            out[f"{g}:{a}"] = v
+    return out
+
+
+def median_ns(record: dict[str, Any]) -> float:
+    """The median of a benchmark's measured iterations, in ns (JMH's score is their mean)."""
+    metric = record["primaryMetric"]
+    unit = metric.get("scoreUnit")
+    if unit not in NS_PER_UNIT:
+        raise ValueError(f"{record['benchmark']}: unit {unit!r}, not a time per call (mode avgt)")
+    raw = [v for fork in metric.get("rawData") or [] for v in fork]
+    if raw:
+        value = statistics.median(raw)
+    elif "50.0" in (metric.get("scorePercentiles") or {}):
+        value = metric["scorePercentiles"]["50.0"]
+    else:
+        value = metric["score"]
+    return float(value) * NS_PER_UNIT[unit]
+
+
+def from_jmh(records: list[dict[str, Any]], versions: dict[str, str]) -> dict[str, Any]:
+    """The `java` part of the results from JMH's JSON records and the dependencies' versions."""
+    if not isinstance(records, list) or not records:
+        raise ValueError("JMH's JSON holds no benchmark")
+    gens: dict[str, dict[str, Any]] = {}
+    java: dict[str, Any] = {"language": "java"}
+    for rec in records:
+        name = rec.get("benchmark", "")
+        short = ".".join(name.split(".")[-2:])
+        if short not in BENCHMARKS:
+            raise ValueError(f"JMH benchmark {name!r} is not one the report knows (bench/reporting/jmh.py BENCHMARKS)")
+        if rec.get("mode") != "avgt":
+            raise ValueError(f"{name}: mode {rec.get('mode')!r}, the report reads average time (avgt)")
+        ns = median_ns(rec)
+        key, part = BENCHMARKS[short]
+        method = (f"JMH {short}: {rec.get('forks')} fork(s) of {rec.get('warmupIterations')} warm-up and "
+                  f"{rec.get('measurementIterations')} measured iterations of {rec.get('measurementTime')}, "
+                  f"{rec.get('threads')} thread; median of the measured iterations")
+        java.setdefault("jmh", rec.get("jmhVersion"))
+        java.setdefault("jdk", rec.get("jdkVersion"))
+        java.setdefault("vm", f"{rec.get('vmName', '')} {rec.get('vmVersion', '')}".strip())
+        if key is None:
+            java["call_floor"] = {"ns": ns, "what": JNI_FLOOR, "method": method}
+            continue
+        if key not in gens:
+            label, artifact, flakery, config = GENERATORS[key]
+            gens[key] = {
+                "key": key, "name": label, "library": artifact or "JDK",
+                "version": versions.get(artifact, "?") if artifact else f"JDK {rec.get('jdkVersion', '?')}",
+                "flakery": flakery, "config": config,
+            }
+        if part == "per_call":
+            gens[key]["per_call"] = {"ns": ns, "method": method}
+        elif part == "sustained":
+            rate = 1e9 / ns
+            gens[key]["sustained"] = {"ns": ns, "ids_per_s": rate, "ceiling_per_s": SUSTAINED_CEILING_PER_S,
+                                      "ceiling_ratio": rate / SUSTAINED_CEILING_PER_S, "method": method}
+        else:
+            gens[key]["batch"] = {"n": BATCH_N, "ms": ns / 1e6, "ns_per_id": ns / BATCH_N, "method": method}
+    java["generators"] = [gens[k] for k in GENERATORS if k in gens]
+    return java
+
+
+def java_table(java: dict[str, Any]) -> list[str]:
+    gens = by_key(java)
+    base = gens.get("flakery-nextId")
+    bpc = get(base, "per_call", "ns")
+    brate = get(base, "sustained", "ids_per_s")
+    lines = [
+        f"**Java** (JMH {java.get('jmh', '?')}, Java {java.get('jdk', '?')})",
+        "",
+        "| generator | below the ceiling, ns | ratio | sustained (12-bit), ns/ID | IDs/s (of ceiling) | ratio | batch of 1M, ms | note |",
+        "|---|--:|--:|--:|--:|--:|--:|---|",
+    ]
+    for g in java.get("generators", []):
+        pc = get(g, "per_call", "ns")
+        sns = get(g, "sustained", "ns")
+        rate = get(g, "sustained", "ids_per_s")
+        cr = get(g, "sustained", "ceiling_ratio")
+        bms = get(g, "batch", "ms")
+        note = "ran ahead of the clock (above the ceiling)" if cr is not None and cr > 1.01 else ""
+        lines.append("| " + " | ".join([
+            f"{g['name']} {g.get('version', '')}".strip(),
+            fmt_ns(pc),
+            "" if g.get("flakery") else fmt_ratio(ratio(pc, bpc)),
+            fmt_ns(sns),
+            fmt_rate(rate) + (f" ({cr:.1%})" if cr is not None else ""),
+            "" if g is base else fmt_ratio(ratio(brate, rate)),
+            fmt_ns(bms) if bms is not None else "",
+            note,
+        ]) + " |")
+    floor = get(java, "call_floor", "ns")
+    if floor is not None:
+        lines.append(f"\nThe floor under any JNI call, {java['call_floor']['what']}, costs {fmt_ns(floor)} ns in the same run"
+                     + (f": flakery's call is {bpc - floor:.1f} ns above it." if bpc is not None else "."))
+    lines.append("")
+    return lines
+
+
+def configuration_rows(java: Optional[dict[str, Any]]) -> list[str]:
+    rows = []
+    for g in (java or {}).get("generators", []):
+        ceiling = f"{SUSTAINED_CEILING_PER_S:,.0f} (sustained)" if g.get("sustained") else "none"
+        rows.append(f"| Java | {g['name']} | `{g['config']}` | | {ceiling} | |")
+    return rows
+
+
+def java_bar(r: dict[str, Any]) -> list[tuple[str, Optional[bool], str]]:
+    java = r.get("java") or {}
+    gens = by_key(java)
+    fj = get(gens.get("flakery-nextId"), "per_call", "ns")
+    out: list[tuple[str, Optional[bool], str]] = []
+    for key, name in (("cosid", "CosId's MillisecondSnowflakeId"), ("tsid", "tsid-creator")):
+        v = get(gens.get(key), "per_call", "ns")
+        out.append((
+            f"Java: nextId() ≥ 2× faster than {name} (below the ceiling)",
+            None if fj is None or v is None else v >= 2 * fj,
+            "not measured" if fj is None or v is None else f"{fj:.1f} ns against {v:.1f} ns ({v / fj:.2f}×)",
+        ))
+    floor = get(java, "call_floor", "ns")
+    out.append((
+        "Java: nextId() within 15 ns of a bare JNI call",
+        None if fj is None or floor is None else fj - floor <= 15,
+        "not measured" if fj is None or floor is None else f"{fj:.1f} ns against {floor:.1f} ns (+{fj - floor:.1f} ns)",
+    ))
+    return out

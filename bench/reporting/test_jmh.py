@@ -1,0 +1,130 @@
+"""Unit tests of the JMH converter (reporting/jmh.py) and of its Java table in the report, on a
+small JMH JSON sample (testdata/jmh-sample.json, JMH 1.37's `-rf json` shape, with iterations
+whose mean and median differ). bench/smoke.sh runs them:
+
+    python3 bench/reporting/test_jmh.py
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import report  # noqa: E402  bench/report.py
+from reporting import jmh  # noqa: E402
+from reporting.figures import by_key  # noqa: E402
+
+SAMPLE = os.path.join(HERE, "testdata", "jmh-sample.json")
+POM = os.path.join(os.path.dirname(HERE), "java", "pom.xml")
+
+
+def sample() -> list:
+    with open(SAMPLE) as f:
+        return json.load(f)
+
+
+class FromJmh(unittest.TestCase):
+    def setUp(self) -> None:
+        self.java = jmh.from_jmh(sample(), jmh.pom_versions(POM))
+        self.gens = by_key(self.java)
+
+    def test_per_call_is_the_median_of_the_iterations(self) -> None:
+        # Iterations 14.0, 15.0, 14.5, 13.9, 60.0: the mean is 23.48, the median 14.5.
+        self.assertEqual(self.gens["flakery-nextId"]["per_call"]["ns"], 14.5)
+        self.assertEqual(self.gens["cosid"]["per_call"]["ns"], 30.5)
+
+    def test_each_benchmark_lands_in_its_generator_and_part(self) -> None:
+        self.assertEqual([g["key"] for g in self.java["generators"]],
+                         ["flakery-nextId", "flakery-borrow", "cosid", "tsid", "uuidv7", "uuid4"])
+        self.assertEqual(self.gens["tsid"]["per_call"]["ns"], 31.3)
+        self.assertEqual(self.gens["tsid"]["sustained"]["ns"], 30.2)
+        self.assertNotIn("per_call", self.gens["flakery-borrow"])
+        self.assertEqual(self.java["call_floor"]["ns"], 5.5)
+
+    def test_sustained_is_a_rate_against_the_12_bit_ceiling(self) -> None:
+        s = self.gens["flakery-nextId"]["sustained"]
+        self.assertAlmostEqual(s["ids_per_s"], 1e9 / 244.5)
+        self.assertAlmostEqual(s["ceiling_ratio"], 1e9 / 244.5 / 4_096_000)
+
+    def test_a_batch_in_ms_per_op_is_converted(self) -> None:
+        b = self.gens["flakery-nextId"]["batch"]
+        self.assertEqual(b["n"], 1_000_000)
+        self.assertAlmostEqual(b["ms"], 2.11)
+        self.assertAlmostEqual(b["ns_per_id"], 2.11)
+
+    def test_versions_come_from_the_pom_and_the_jdk(self) -> None:
+        self.assertEqual(self.gens["cosid"]["version"], "2.13.3")
+        self.assertEqual(self.gens["tsid"]["version"], "5.2.6")
+        self.assertEqual(self.gens["uuid4"]["version"], "JDK 25")
+        self.assertEqual(self.java["jmh"], "1.37")
+
+    def test_an_unknown_benchmark_is_an_error(self) -> None:
+        records = sample()
+        records[0]["benchmark"] = "dev.flakery.bench.IdBenchmarks.renamed"
+        with self.assertRaisesRegex(ValueError, "renamed"):
+            jmh.from_jmh(records, {})
+
+    def test_a_throughput_run_is_an_error(self) -> None:
+        records = sample()
+        records[0]["mode"] = "thrpt"
+        records[0]["primaryMetric"]["scoreUnit"] = "ops/ms"
+        with self.assertRaisesRegex(ValueError, "thrpt"):
+            jmh.from_jmh(records, {})
+
+    def test_no_benchmark_is_an_error(self) -> None:
+        with self.assertRaises(ValueError):
+            jmh.from_jmh([], {})
+
+
+class Report(unittest.TestCase):
+    def test_the_report_sets_java_against_its_peers_in_one_run(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            raw, out = os.path.join(tmp, "raw"), os.path.join(tmp, "out")
+            os.makedirs(raw)
+            with open(os.path.join(raw, "jmh.json"), "w") as f:
+                json.dump(sample(), f)
+            with open(os.devnull, "w") as null:
+                stdout, sys.stdout = sys.stdout, null
+                try:
+                    rc = report.main(["report.py", raw, out])
+                finally:
+                    sys.stdout = stdout
+            self.assertEqual(rc, 0)
+            table = open(os.path.join(out, "table.md")).read()
+            latest = json.load(open(os.path.join(out, "latest.json")))
+        self.assertIn("**Java** (JMH 1.37, Java 25)", table)
+        # CosId 30.5 ns against flakery's 14.5: 2.10×; TSID's sustained 30.2 ns runs ahead.
+        self.assertIn("| CosId MillisecondSnowflakeId 2.13.3 | 30.5 | 2.10× |", table)
+        self.assertIn("ran ahead of the clock", table)
+        self.assertIn("| Java: nextId() ≥ 2× faster than CosId's MillisecondSnowflakeId (below the ceiling) | met | 14.5 ns against 30.5 ns (2.10×) |", table)
+        self.assertIn("| Java: nextId() within 15 ns of a bare JNI call | met | 14.5 ns against 5.5 ns (+9.0 ns) |", table)
+        self.assertIn("| Java, per call | 14.5 ns (`nextId()`) |", latest["headline"]["headline-table"])
+        self.assertEqual(by_key(latest["java"])["flakery-nextId"]["per_call"]["ns"], 14.5)
+
+    def test_a_broken_jmh_file_fails_the_report(self) -> None:
+        records = copy.deepcopy(sample())
+        del records[0]["primaryMetric"]
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "jmh.json"), "w") as f:
+                json.dump(records, f)
+            with open(os.devnull, "w") as null:
+                stderr, sys.stderr = sys.stderr, null
+                try:
+                    rc = report.main(["report.py", tmp, os.path.join(tmp, "out")])
+                finally:
+                    sys.stderr = stderr
+        self.assertEqual(rc, 1)
+
+
+if __name__ == "__main__":
+    result = unittest.TextTestRunner(verbosity=2).run(unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__]))
+    failed = len(result.failures) + len(result.errors)
+    print(f"JMH converter: {result.testsRun - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
