@@ -37,6 +37,7 @@ The CLI keeps each server's state in DIR/server.json, so later commands need onl
 from __future__ import annotations
 
 import atexit
+import glob
 import json
 import os
 import secrets
