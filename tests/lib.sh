@@ -173,7 +173,7 @@ pytest_run() {
 # binaries spend their time waiting on servers they start themselves (tests/db,
 # tests/zookeeper): `cargo test` runs them one after another.
 cargo_tests_side_by_side() {
-  local targets name dir pid rc
+  local targets name dir i rc
   local names=() pids=()
   targets="$(cargo test "$@" --no-run --message-format=json | python3 -c 'import json, sys
 for line in sys.stdin:
