@@ -71,6 +71,18 @@ python_tools() {
   fi
 }
 
+# zig_linker GLIBC: prints the path of a linker command for x86_64-unknown-linux-gnu that
+# links against glibc GLIBC through zig (what cargo-zigbuild and maturin --zig use: zig cc for
+# the old glibc), writing it first. Needs python_tools first.
+zig_linker() {
+  local wrapper="$target/dist-zig/cc-glibc$1.sh"
+  mkdir -p "$(dirname "$wrapper")"
+  printf '#!/bin/sh\nCARGO_ZIGBUILD_ZIG_COMMAND="%s" CARGO_ZIGBUILD_ZIG_COMMAND_ARGS="-m ziglang" exec "%s" zig cc -- -g -fno-sanitize=all -target x86_64-linux-gnu.%s "$@"\n' \
+    "$tools/bin/python" "$tools/bin/maturin" "$1" >"$wrapper"
+  chmod +x "$wrapper"
+  echo "$wrapper"
+}
+
 # with_zig_linker COMMAND...: runs a cargo build (or bindings-c/install.sh) for
 # x86_64-unknown-linux-gnu linked through zig against glibc $glibc; without FLAKERY_DIST_GLIBC,
 # runs it as it is.
@@ -79,17 +91,11 @@ with_zig_linker() {
     "$@"
     return
   fi
+  local wrapper
   python_tools
-  local wrapper="$target/dist-zig/cc-glibc$glibc.sh"
-  mkdir -p "$(dirname "$wrapper")"
-  # What cargo-zigbuild and maturin --zig use as the linker: zig cc for the old glibc.
-  printf '#!/bin/sh\nexec "%s" zig cc -- -g -fno-sanitize=all -target x86_64-linux-gnu.%s "$@"\n' \
-    "$tools/bin/maturin" "$glibc" >"$wrapper"
-  chmod +x "$wrapper"
+  wrapper="$(zig_linker "$glibc")"
   CARGO_TARGET_DIR="$target/dist-glibc" CARGO_BUILD_TARGET=x86_64-unknown-linux-gnu \
-    CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER="$wrapper" \
-    CARGO_ZIGBUILD_ZIG_COMMAND="$tools/bin/python" CARGO_ZIGBUILD_ZIG_COMMAND_ARGS="-m ziglang" \
-    "$@"
+    CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER="$wrapper" "$@"
 }
 
 build_python() {
@@ -97,9 +103,14 @@ build_python() {
   python_tools
   rm -rf "$out/python"
   mkdir -p "$out/python"
-  # maturin finds zig as `python -m ziglang` of the Python on PATH.
-  PATH="$tools/bin:$PATH" maturin build --release --locked --strip --zig \
-    --compatibility manylinux2014 --interpreter python3 -o "$out/python"
+  # Linked against glibc 2.17 through zig, the linker given to the extension's own crate only
+  # (maturin's rustc flags): `maturin --zig` would build for an explicit --target, a release
+  # graph of its own (target/x86_64-unknown-linux-gnu/) that compiles every dependency a
+  # second time beside the one the addon, the C and JNI libraries and the tests share
+  # (target/release/); the compiled dependencies are the same either way, only the link differs.
+  PATH="$tools/bin:$PATH" maturin build --release --locked --strip \
+    --compatibility manylinux2014 --interpreter python3 -o "$out/python" \
+    -- -C linker="$(zig_linker 2.17)"
   if rustup target list --installed 2>/dev/null | grep -qx x86_64-unknown-linux-musl; then
     PATH="$tools/bin:$PATH" maturin build --release --locked --strip --zig \
       --target x86_64-unknown-linux-musl --compatibility musllinux_1_2 -o "$out/python"

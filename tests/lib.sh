@@ -165,3 +165,46 @@ pytest_run() {
   [ "$status" -ne 5 ] || echo "FAIL: pytest collected no tests in $*" >&2
   return "$status"
 }
+
+# cargo_tests_side_by_side CARGO_TEST_ARGS...: the test targets of `cargo test CARGO_TEST_ARGS`
+# (the unit tests, the doctests and each tests/*.rs), built once, then run all at once, one `cargo test
+# --test NAME` each (cargo finds them built and holds no lock while they run); each one's
+# output is printed whole when all have ended, and each is a check. For areas whose test
+# binaries spend their time waiting on servers they start themselves (tests/db,
+# tests/zookeeper): `cargo test` runs them one after another.
+cargo_tests_side_by_side() {
+  local targets name dir i rc
+  local names=() pids=()
+  targets="$(cargo test "$@" --no-run --message-format=json | python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        kind = m["target"]["kind"]
+        print("--lib --doc" if "lib" in kind else m["target"]["name"])')" || {
+    fail "cargo test $* --no-run"
+    return 0
+  }
+  dir="$(mktemp -d)"
+  for name in $targets; do
+    if [ "$name" = --lib ] || [ "$name" = --doc ]; then
+      cargo test "$@" "$name" >"$dir/$name.log" 2>&1 &
+    else
+      cargo test "$@" --test "$name" >"$dir/$name.log" 2>&1 &
+    fi
+    names+=("$name")
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do
+    rc=0
+    wait "${pids[$i]}" || rc=$?
+    name="${names[$i]}"
+    echo "--- cargo test $* ${name/#[!-]*/--test $name}"
+    cat "$dir/$name.log"
+    if [ "$rc" -eq 0 ]; then
+      pass "cargo test $* ${name/#[!-]*/--test $name}"
+    else
+      fail "cargo test $* ${name/#[!-]*/--test $name} (exit $rc)"
+    fi
+  done
+  rm -rf "$dir"
+}

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The C ABI (bindings-c, include/flakery.h): builds libflakery, checks that the committed header
 # is what cbindgen generates, then builds and runs
-#   - tests/c/test.c  as C11 (-Wall -Wextra -Werror -pedantic) under ASan + UBSan, linked
-#     statically with the link line of docs/c.md;
+#   - tests/c/test.c with tests/c/test_*.c (one program, its tests in a file per idea) as C11
+#     (-Wall -Wextra -Werror -pedantic) under ASan + UBSan, linked statically with the link line
+#     of docs/c.md;
 #   - tests/c/test.cpp as C++17 (-Wall -Wextra -Werror -pedantic) under ASan + UBSan;
 #   - tests/c/versions.c as C11 under ASan + UBSan: struct_size across versions (an older and
 #     a newer flakery_options against this library);
-#   - tests/c/test.c  again, against an installed copy through pkg-config: shared and static.
+#   - that program again, against an installed copy through pkg-config: shared and static.
 # Closes with "c: N passed, M failed" (tests/lib.sh: the sum of every program's own closing
 # line, and the checks made here).
 set -euo pipefail
@@ -27,8 +28,8 @@ unset_flakery_env
 export FLAKERY_LEASE_DIR="$work/leases"
 mkdir -p "$FLAKERY_LEASE_DIR"
 
-# test.c leases from a real PostgreSQL (Debian's package), started here and stopped on exit.
-# Without one (outside CI only) test.c skips that test loudly and runs the rest.
+# test_leases.c leases from a real PostgreSQL (Debian's package), started here and stopped on exit.
+# Without one (outside CI only) it skips that test loudly and runs the rest.
 json_field() { python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
 if bash tests/db/install.sh && db="$(python3 tests/db/dbserver.py start postgres)"; then
   db_dir="$(json_field dir <<<"$db")"
@@ -67,8 +68,9 @@ run() { # run NAME PROGRAM: runs a test program and adds up its closing "N passe
   tally "$@"
 }
 
+c_test=(tests/c/test.c tests/c/test_*.c) # one program, its tests in a file per idea
 echo "--- build: C11 + ASan/UBSan, static"
-cc -std=c11 -Wall -Wextra -Werror -pedantic "${sanitize[@]}" -Iinclude tests/c/test.c \
+cc -std=c11 -Wall -Wextra -Werror -pedantic "${sanitize[@]}" -Iinclude "${c_test[@]}" \
   "$target/release/libflakery.a" "${FLAKERY_STATIC_LIBS[@]}" -o "$work/test_c_static"
 echo "--- build: C++17 + ASan/UBSan, static"
 g++ -std=c++17 -Wall -Wextra -Werror -pedantic "${sanitize[@]}" -Iinclude tests/c/test.cpp \
@@ -87,10 +89,10 @@ rm -rf "$prefix"
 bash bindings-c/install.sh "$prefix"
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 # shellcheck disable=SC2046
-cc -std=c11 -Wall -Wextra -Werror -pedantic tests/c/test.c $(pkg-config --cflags --libs flakery) \
+cc -std=c11 -Wall -Wextra -Werror -pedantic "${c_test[@]}" $(pkg-config --cflags --libs flakery) \
   -Wl,-rpath,"$(pkg-config --variable=libdir flakery)" -o "$work/test_c_shared"
 # shellcheck disable=SC2046
-cc -std=c11 -Wall -Wextra -Werror -pedantic $(pkg-config --cflags flakery-static) tests/c/test.c \
+cc -std=c11 -Wall -Wextra -Werror -pedantic $(pkg-config --cflags flakery-static) "${c_test[@]}" \
   $(pkg-config --libs flakery-static) -o "$work/test_c_pkgconfig_static"
 # (ldd's output is kept first: `ldd | grep -q` can fail under pipefail when grep exits early.)
 shared_deps="$(ldd "$work/test_c_shared")"

@@ -3,24 +3,12 @@
  * and one compiled with a NEWER flakery.h (members this library does not have) both work, and
  * flakery_options_init_sized never writes past the size it is given (guard bytes after each
  * struct stay as they were). Built and run by tests/c/run.sh; ends with "N passed, M failed". */
-#include "flakery.h"
+#define _POSIX_C_SOURCE 200809L
 
-#include <stdio.h>
-#include <string.h>
+#include "check.h"
 
-static int passed;
-static int failed;
-
-#define CHECK(cond)                                                                               \
-    do {                                                                                          \
-        if (cond) {                                                                               \
-            passed++;                                                                             \
-        } else {                                                                                  \
-            failed++;                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #cond,       \
-                    flakery_last_error());                                                        \
-        }                                                                                         \
-    } while (0)
+int passed;
+int failed;
 
 #define GUARD_BYTE 0xab
 

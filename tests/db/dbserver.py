@@ -40,14 +40,12 @@ import atexit
 import glob
 import json
 import os
-import pwd
 import secrets
 import shutil
 import signal
 import socket
 import subprocess
 import sys
-import fcntl
 import tempfile
 import time
 
@@ -65,46 +63,7 @@ from zkserver import _is_gone, _reap, _tail, free_port  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from testcerts import make_certs  # noqa: E402,F401  (the CLI's `certs`; callers import it here)
-
-
-def _pg_bin(name: str) -> str:
-    found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
-    if found:
-        return found[-1]
-    path = shutil.which(name)
-    if path is None:
-        raise RuntimeError(f"PostgreSQL's {name} not found: run `bash tests/db/install.sh`")
-    return path
-
-
-def _which(*names: str) -> str:
-    for name in names:
-        for path in (shutil.which(name), f"/usr/sbin/{name}", f"/usr/bin/{name}"):
-            if path and os.access(path, os.X_OK):
-                return path
-    raise RuntimeError(f"{names[0]} not found: run `bash tests/db/install.sh`")
-
-
-def _run_as(kind: str) -> "tuple[int, int] | None":
-    """(uid, gid) of the system user a server runs as when we are root; None otherwise.
-
-    The Debian packages create `postgres` and `mysql`."""
-    if os.geteuid() != 0:
-        return None
-    name = "postgres" if kind == "postgres" else "mysql"
-    try:
-        entry = pwd.getpwnam(name)
-    except KeyError:
-        raise RuntimeError(f"running as root, but there is no {name} user") from None
-    return entry.pw_uid, entry.pw_gid
-
-
-def _chown_tree(path: str, owner: "tuple[int, int] | None") -> None:
-    if owner is None:
-        return
-    for root, dirs, files in os.walk(path):
-        for name in [root] + [os.path.join(root, n) for n in dirs + files]:
-            os.chown(name, *owner)
+from dbdata import chown_tree, init_data, pg_bin, run_as, which  # noqa: E402
 
 
 def _signal(pid: int, sig: int) -> None:
@@ -182,7 +141,7 @@ class Server:
             tls = ["-c", "ssl=on", "-c", f"ssl_cert_file={cert}", "-c", f"ssl_key_file={key}",
                    "-c", f"ssl_ca_file={ca}"]
             return [
-                _pg_bin("postgres"), "-D", self.data_dir, "-h", "127.0.0.1",
+                pg_bin("postgres"), "-D", self.data_dir, "-h", "127.0.0.1",
                 "-p", str(self.port), "-k", self.socket_dir,
                 # Commits reach the kernel before they are acknowledged (a killed server keeps
                 # them), but are never fsynced: fast, and enough for a test.
@@ -192,7 +151,7 @@ class Server:
                 *(tls if self.tls else []),
             ]
         return [
-            _which("mariadbd", "mysqld"), "--no-defaults", f"--datadir={self.data_dir}",
+            which("mariadbd", "mysqld"), "--no-defaults", f"--datadir={self.data_dir}",
             f"--socket={self.socket_dir}/mysqld.sock", f"--pid-file={self.socket_dir}/mysqld.pid",
             f"--port={self.port}", "--bind-address=127.0.0.1", "--skip-name-resolve",
             "--skip-log-bin", "--innodb-flush-log-at-trx-commit=2",  # see PostgreSQL's fsync
@@ -204,7 +163,7 @@ class Server:
 
     def _spawn(self) -> None:
         # MariaDB is started as root and told --user=mysql: it drops the privileges itself.
-        owner = _run_as(self.kind) if self.kind == "postgres" else None
+        owner = run_as(self.kind) if self.kind == "postgres" else None
         with open(self.log_path, "ab") as log:
             self._proc = subprocess.Popen(
                 self._command(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
@@ -241,11 +200,11 @@ class Server:
     def sql(self, statement: str, timeout: float = 10.0, database: str = DATABASE) -> str:
         """Runs `statement` as the superuser; returns the rows, tab-separated, one a line."""
         if self.kind == "postgres":
-            cmd = [_pg_bin("psql"), "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1",
+            cmd = [pg_bin("psql"), "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1",
                    "-h", self.socket_dir, "-p", str(self.port), "-U", "postgres",
                    "-d", database, "-c", statement]
         else:
-            cmd = [_which("mariadb", "mysql"), "--no-defaults", "-uroot",
+            cmd = [which("mariadb", "mysql"), "--no-defaults", "-uroot",
                    f"--socket={self.socket_dir}/mysqld.sock", "-N", "-B", database,
                    "-e", statement]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
@@ -363,75 +322,6 @@ def _is_our_server(pid: int, dir: str) -> bool:
     return os.path.join(dir, "data") in cmd
 
 
-def _init_postgres(srv: Server) -> None:
-    owner = _run_as("postgres")
-    pwfile = os.path.join(srv.dir, "pwfile")
-    with open(pwfile, "w") as f:
-        f.write("postgres\n")
-    _chown_tree(srv.dir, owner)
-    done = subprocess.run(
-        [_pg_bin("initdb"), "-D", srv.data_dir, "-U", "postgres", "--pwfile", pwfile,
-         "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-sync",
-         "--locale=C"],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL,
-        user=owner[0] if owner else None, group=owner[1] if owner else None,
-        extra_groups=[] if owner else None, cwd=srv.dir,
-    )
-    os.unlink(pwfile)
-    if done.returncode != 0:
-        raise RuntimeError(f"initdb failed: {done.stdout}{done.stderr}")
-
-
-def _init_mariadb(srv: Server) -> None:
-    args = [_which("mariadb-install-db", "mysql_install_db"), "--no-defaults",
-            f"--datadir={srv.data_dir}", "--auth-root-authentication-method=socket",
-            "--skip-test-db", "--skip-name-resolve"]
-    if os.geteuid() == 0:
-        args.append("--user=mysql")
-    done = subprocess.run(args, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                          cwd=srv.dir)
-    if done.returncode != 0:
-        raise RuntimeError(f"mariadb-install-db failed: {done.stdout}{done.stderr}")
-
-
-def _template_dir() -> str:
-    """Where the initialised data directories are kept between servers: beside cargo's build
-    output (a cache, like it; FLAKERY_DB_TEMPLATES overrides)."""
-    if os.environ.get("FLAKERY_DB_TEMPLATES"):
-        return os.environ["FLAKERY_DB_TEMPLATES"]
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    target = os.environ.get("CARGO_TARGET_DIR") or "target"
-    return os.path.join(root, target, "db-templates")
-
-
-def _init_data(srv: Server) -> None:
-    """srv's data directory as initdb / mariadb-install-db make it, copied from one made
-    before with the same program (each takes seconds; a copy, milliseconds). The template is
-    made once, in a directory of its own, under a lock (tests run servers side by side)."""
-    init = _init_postgres if srv.kind == "postgres" else _init_mariadb
-    program = _pg_bin("initdb") if srv.kind == "postgres" else _which("mariadb-install-db", "mysql_install_db")
-    stat = os.stat(os.path.realpath(program))
-    key = f"{srv.kind}-{os.geteuid()}-{stat.st_ino}-{stat.st_mtime_ns}"
-    cache = _template_dir()
-    template = os.path.join(cache, key)
-    os.makedirs(cache, exist_ok=True)
-    with open(os.path.join(cache, key + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not os.path.isdir(template):
-            work = tempfile.mkdtemp(prefix=f"sql-flakery-db-template-{srv.kind}-")
-            try:
-                os.chmod(work, 0o755)
-                made = Server(srv.kind, work, 0, "")
-                init(made)
-                staged = template + ".new"
-                shutil.rmtree(staged, ignore_errors=True)
-                shutil.copytree(made.data_dir, staged, symlinks=True)
-                os.rename(staged, template)
-            finally:
-                shutil.rmtree(work, ignore_errors=True)
-    shutil.copytree(template, srv.data_dir, symlinks=True)
-
-
 def _create_user(srv: Server) -> None:
     pw = srv.password
     if srv.kind == "postgres":
@@ -463,8 +353,8 @@ def start(kind: str, *, timeout: float = START_TIMEOUT_S, detached: bool = False
                 shutil.copy(os.path.join(tls_dir, name), os.path.join(dir, "tls", name))
             os.chmod(os.path.join(dir, "tls", "server.key"), 0o600)
         try:
-            _init_data(srv)
-            _chown_tree(srv.dir, _run_as(kind))
+            init_data(kind, srv.dir, srv.data_dir)
+            chown_tree(srv.dir, run_as(kind))
             srv._spawn()
             srv._wait_ready(timeout)
             _create_user(srv)

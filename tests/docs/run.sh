@@ -4,7 +4,8 @@
 # run and compared (tests/docs/check_docs.py; the rules are in docs/development.md).
 #
 # Runs after tests/python, tests/node and tests/c in tests/run.sh and reuses what they built:
-# the package in target/python-venv, the addon at the root (npm ci), target/release/libflakery.a.
+# the package in target/python-venv, the addon at the root (npm ci), target/release/libflakery.a,
+# and tier 1's debug CLI.
 # Run alone, it builds what is missing the same way.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -59,7 +60,14 @@ echo "--- what the blocks run against"
 # tests/dist made (reused, not linked again with fat LTO); both together would unify their
 # dependencies' features differently and build the core and the library once more.
 cargo build --release --locked -q -p flakery-c
-cargo build --release --locked -q -p flakery-cli
+# The CLI as tier 1 builds it for its own tests (built already in tests/run.sh): `cargo build
+# --release -p flakery-cli` compiled the server's graph once more for the release profile (135
+# units: tokio, hyper, tonic, ...) and linked it with fat LTO, for output no block can tell
+# apart. Taken by its hash-named file in target/debug/deps, which no other build replaces:
+# bench/smoke.sh, beside this area, builds target/debug/flakery with other features.
+quiet cargo test --workspace --locked --test cli --no-run
+cli="$(find "$target/debug/deps" -maxdepth 1 -type f -samefile "$target/debug/flakery" | head -n 1)"
+[ -x "$cli" ] || { echo "FAIL: target/debug/flakery is no hard link into target/debug/deps" >&2; exit 1; }
 rlib="$(cargo build --release --locked -q -p flakery --message-format=json \
   | python3 -c 'import json, sys
 for line in sys.stdin:
@@ -93,7 +101,7 @@ if ! built_this_run "$java_jar"; then
 fi
 
 check_blocks() {
-  python3 tests/docs/check_docs.py --root "$root" --cli "$target/release/flakery" --python "$py" \
+  python3 tests/docs/check_docs.py --root "$root" --cli "$cli" --python "$py" \
     --node-root "$root" --lib-dir "$target/release" --rlib "$rlib" --deps "$target/release/deps" --java-jar "$java_jar" "$@"
 }
 
