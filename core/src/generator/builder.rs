@@ -159,7 +159,7 @@ impl<C: Clock> Builder<C> {
                 0
             },
             tick_origin_ms,
-            ms_since_end: if layout.unit() == TimeUnit::Millis && tick_origin_ms > i64::MIN {
+            ms_since_end: if layout.unit() == TimeUnit::Millis && tick_origin_ms >= -(1 << 61) {
                 (i64::MAX as u64).wrapping_sub(tick_origin_ms as u64) + 1
             } else {
                 0

@@ -82,10 +82,12 @@ pub struct Generator<C: Clock = SystemClock, W: StateWord = OwnWord> {
     fork_generation: AtomicU64,
     layout: Layout,
     tick_origin_ms: i64,
-    /// For a layout whose ticks are milliseconds (and whose origin is above `i64::MIN`): one
-    /// more than the largest `ms - tick_origin_ms` of a reading, `i64::MAX - tick_origin_ms +
-    /// 1` as u64, so that the hot path turns a reading into a tick with one subtraction and
-    /// one comparison. 0 for any other unit.
+    /// For a layout whose ticks are milliseconds: one more than the largest `ms -
+    /// tick_origin_ms` of a reading, `i64::MAX - tick_origin_ms + 1` as u64, so that the hot
+    /// path turns a reading into a tick with one subtraction and one comparison. 0 for any
+    /// other unit. A reading not at hand (an i64 of `1 << 63 | ms`, ms below 2^62:
+    /// `clock::ticker`) fails the comparison for any origin from -2^61 on (epochs start in
+    /// 1970: origins are never negative; the builder checks it all the same).
     ms_since_end: u64,
     seq_bits: u32,
     seq_mask: u64,
@@ -218,21 +220,26 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
     /// against the limit (which never passes the end) before shifting it.
     #[inline(always)]
     fn state_tick_now(&self) -> Option<u64> {
-        let ms = self.clock.now_ms_coarse();
         // `ms - origin` as u64 is below `ms_since_end` exactly when the layout counts
         // milliseconds and `ms >= origin`: one comparison covers the negative and the wrapped
-        // case, and the unit (0 for any other unit, which goes the long way).
-        let since = ms.wrapping_sub(self.tick_origin_ms) as u64;
+        // case, a reading not at hand (negative, far below any origin the field allows), and
+        // the unit (0 for any other unit): each of these goes the long way.
+        let since = self
+            .clock
+            .now_ms_at_hand()
+            .wrapping_sub(self.tick_origin_ms) as u64;
         if since < self.ms_since_end {
             return Some(since + 1);
         }
-        self.state_tick_of_other_unit(ms)
+        self.state_tick_the_long_way()
     }
 
     #[inline(never)]
-    fn state_tick_of_other_unit(&self, ms: i64) -> Option<u64> {
+    fn state_tick_the_long_way(&self) -> Option<u64> {
+        let ms = self.clock.now_ms_coarse();
         if self.ms_since_end != 0 {
-            return None; // a millisecond layout, before its origin
+            let since = ms.wrapping_sub(self.tick_origin_ms) as u64;
+            return (since < self.ms_since_end).then_some(since + 1);
         }
         Some(self.layout.tick_of_ms(ms)?.saturating_add(1))
     }
