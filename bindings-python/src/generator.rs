@@ -116,6 +116,13 @@ pub fn default_generator(py: Python<'_>) -> PyResult<&'static Generator> {
     }
 }
 
+/// The process-wide generator if it was made, for the module-level `next_id()`'s hot path
+/// (`fast.rs`), which leaves its making to the slow path.
+#[inline(always)]
+pub fn default_if_made() -> Option<&'static Generator> {
+    DEFAULT.get().copied()
+}
+
 /// The first use: made without the GIL, as making it may block (leases).
 #[cold]
 #[inline(never)]

@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 mod args;
 mod decoded;
 mod errors;
+mod fast;
 mod generator;
 mod layout;
 mod text;
@@ -18,7 +19,8 @@ use errors::{invalid_argument, type_error, IntoPyResult};
 use generator::PyGenerator;
 use layout::{PyCapacity, PyField, PyLayout};
 
-/// One ID from the process-wide generator (made from the environment on first use).
+/// One ID from the process-wide generator (made from the environment on first use): the
+/// slow path of the module's `next_id` (`fast.rs`), which has no pyo3 trampoline.
 #[pyfunction]
 fn next_id(py: Python<'_>) -> PyResult<i64> {
     generator::next_id(py, generator::default_generator(py)?)
@@ -119,7 +121,7 @@ fn flakery_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyField>()?;
     m.add_class::<PyCapacity>()?;
     m.add_class::<PyDecoded>()?;
-    m.add_function(wrap_pyfunction!(next_id, m)?)?;
+    fast::add_next_id(m, wrap_pyfunction!(next_id, m)?)?;
     m.add_function(wrap_pyfunction!(next_ids, m)?)?;
     m.add_function(wrap_pyfunction!(default_generator, m)?)?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;

@@ -15,6 +15,15 @@ pub trait Clock: Send + Sync + 'static {
         self.now_ms()
     }
 
+    /// The cheap reading if one is at hand with no work at all (a word another thread
+    /// keeps), else any negative number, and the caller asks `now_ms_coarse`. A generator's
+    /// hot path reads this: a negative answer fails its check against the layout's origin
+    /// (`Generator`'s `state_tick_now`), so it costs no test of its own.
+    #[inline(always)]
+    fn now_ms_at_hand(&self) -> i64 {
+        self.now_ms_coarse()
+    }
+
     /// Blocks until `now_ms()` may have reached `target_ms`.
     fn wait_until_ms(&self, target_ms: i64) {
         let left = target_ms.saturating_sub(self.now_ms());
@@ -126,6 +135,12 @@ impl Clock for SystemClock {
     #[inline(always)]
     fn now_ms_coarse(&self) -> i64 {
         ticker::now_ms(read_coarse)
+    }
+
+    #[cfg(target_os = "linux")]
+    #[inline(always)]
+    fn now_ms_at_hand(&self) -> i64 {
+        ticker::at_hand()
     }
 
     /// Sleeps until just before the millisecond starts, then yields the processor until it

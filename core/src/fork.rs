@@ -80,6 +80,7 @@ extern "C" fn child_after_fork() {
 pub fn note_fork_in_child() {
     crate::clock::after_fork_in_child();
     GENERATION.fetch_add(1, Ordering::SeqCst);
+    crate::generator::fence::shut_all_after_fork();
 }
 
 /// How many threads are inside a section now: what a `fork()` would wait for.

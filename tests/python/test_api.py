@@ -31,6 +31,30 @@ def test_module_next_id_and_next_ids():
     assert flakery.next_ids(0) == []
 
 
+def test_module_next_id_slow_path(run_python):
+    """`flakery.next_id()` is a plain C function whose hot path is the core's; its slow path
+    (the first call, which makes the process-wide generator; each used-up tick, waited out
+    without the GIL; errors) goes through the pyo3 function. In a fresh process: the first ID
+    comes from the slow path, then 20,000 IDs cross at least four used-up ticks (4,096 a
+    millisecond), every one larger than the last; and the function takes no arguments."""
+    code = """
+import flakery
+ids = [flakery.next_id() for _ in range(20_000)]
+assert all(a < b for a, b in zip(ids, ids[1:])), "not increasing"
+ticks = len({flakery.decode(i).timestamp_ms for i in ids})
+assert ticks >= 5, ticks
+more = [flakery.next_id() for _ in range(20_000)]
+assert ids[-1] < more[0] and all(a < b for a, b in zip(more, more[1:]))
+try:
+    flakery.next_id(1)
+    refused = "no"
+except TypeError:
+    refused = "TypeError"
+print(ticks >= 5, refused)
+"""
+    assert run_python(code, FLAKERY_WORKER_ID="3").split() == ["True", "TypeError"]
+
+
 def test_default_generator():
     shared = flakery.default_generator()
     assert isinstance(shared, flakery.Generator)

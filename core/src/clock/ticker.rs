@@ -23,13 +23,22 @@ use std::time::Duration;
 /// Parks after this many milliseconds without a reading.
 pub const PARK_AFTER_MS: u32 = 50;
 
-/// `(Unix ms << 1) | read`: the thread's last reading, with bit 0 set by the first caller that
-/// read it (the thread counts the milliseconds nobody did). 0 while no thread publishes (not
-/// started, parked, failed to start, a fork's child): callers read the clock themselves.
+/// The thread's last reading (Unix ms), with `UNREAD` set until the first caller reads it
+/// (the thread counts the milliseconds nobody did). `UNREAD` alone while no thread publishes
+/// (not started, parked, failed to start, a fork's child): callers read the clock themselves.
+/// As an i64 a word with `UNREAD` is negative, below every layout's origin, so a generator's
+/// hot path, which checks the reading against its origin anyway, needs no test of its own
+/// (`at_hand`).
 #[repr(align(64))]
 struct Published(AtomicU64);
 
-static PUBLISHED: Published = Published(AtomicU64::new(0));
+const UNREAD: u64 = 1 << 63;
+
+/// Readings at or past this are never published (the hot path's proof that an unread word
+/// fails its origin check needs the reading below 2^62: some hundred million years).
+const PUBLISHABLE_END_MS: i64 = 1 << 62;
+
+static PUBLISHED: Published = Published(AtomicU64::new(UNREAD));
 
 const NOT_STARTED: u8 = 0;
 const STARTING: u8 = 1;
@@ -47,10 +56,17 @@ static THREAD: Mutex<Option<Thread>> = Mutex::new(None);
 #[inline(always)]
 pub fn now_ms(read_clock: fn() -> i64) -> i64 {
     let word = PUBLISHED.0.load(Relaxed);
-    if word & 1 != 0 {
-        return (word >> 1) as i64;
+    if word & UNREAD == 0 {
+        return word as i64;
     }
     first_reading(read_clock)
+}
+
+/// The published reading as it is: the Unix ms when read before, else negative (unread, or
+/// nothing published): then `now_ms` answers.
+#[inline(always)]
+pub fn at_hand() -> i64 {
+    PUBLISHED.0.load(Relaxed) as i64
 }
 
 /// The first reading of a millisecond's word marks it read; a reading while none is published
@@ -58,13 +74,13 @@ pub fn now_ms(read_clock: fn() -> i64) -> i64 {
 #[cold]
 #[inline(never)]
 fn first_reading(read_clock: fn() -> i64) -> i64 {
-    // Acquire: a 0 seen here was stored after the thread said it parks (see `park`).
+    // Acquire: an empty word seen here was stored after the thread said it parks (see `park`).
     let word = PUBLISHED.0.load(Acquire);
-    if word != 0 {
+    if word != UNREAD {
         let _ = PUBLISHED
             .0
-            .compare_exchange(word, word | 1, Relaxed, Relaxed);
-        return (word >> 1) as i64;
+            .compare_exchange(word, word & !UNREAD, Relaxed, Relaxed);
+        return (word & !UNREAD) as i64;
     }
     wake();
     read_clock()
@@ -121,9 +137,13 @@ fn run() {
     let mut unread = 0;
     loop {
         let (ms, sub_ms_ns) = super::realtime_ms_and_rest();
-        let word = if ms > 0 { (ms as u64) << 1 } else { 0 };
+        let word = if ms > 0 && ms < PUBLISHABLE_END_MS {
+            ms as u64 | UNREAD
+        } else {
+            UNREAD
+        };
         let before = PUBLISHED.0.swap(word, AcqRel);
-        if before & 1 != 0 {
+        if before & UNREAD == 0 {
             unread = 0;
         } else {
             unread += 1;
@@ -140,7 +160,7 @@ fn run() {
 /// Stops publishing until a reading wakes the thread.
 fn park() {
     STATE.store(PARKED, SeqCst);
-    PUBLISHED.0.store(0, SeqCst);
+    PUBLISHED.0.store(UNREAD, SeqCst);
     while STATE.load(SeqCst) == PARKED {
         std::thread::park();
     }
@@ -148,11 +168,11 @@ fn park() {
 
 /// In a fork's child: the thread is the parent's, so nothing publishes here.
 pub fn after_fork_in_child() {
-    PUBLISHED.0.store(0, SeqCst);
+    PUBLISHED.0.store(UNREAD, SeqCst);
     STATE.store(NOT_STARTED, SeqCst);
 }
 
 /// Whether a thread publishes the time now (for tests).
 pub fn publishing() -> bool {
-    PUBLISHED.0.load(SeqCst) != 0
+    PUBLISHED.0.load(SeqCst) != UNREAD
 }

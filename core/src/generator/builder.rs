@@ -9,7 +9,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::codec::constant_bits;
 use crate::error::Result;
 use crate::fork;
-use crate::layout::Layout;
+use crate::layout::{Layout, TimeUnit};
 use crate::lease::node::{Fence, NodeLease};
 use crate::options::{Options, SequencePolicy};
 
@@ -137,10 +137,11 @@ impl<C: Clock> Builder<C> {
         };
         let tolerance_ticks = ticks_up(options.backwards_tolerance_ms);
         let seq = layout.sequence();
+        let tick_origin_ms = layout.tick_origin_ms();
         let generator = Generator {
             state: word,
             node_bits: AtomicU64::new(constant_bits),
-            limit: Fence::default(),
+            limit: Fence::for_generator(),
             fork_generation: AtomicU64::new(fork::generation()),
             seq_bits: seq.bits,
             seq_mask: seq.max(),
@@ -154,6 +155,12 @@ impl<C: Clock> Builder<C> {
             past_end_state_tick: layout.max_tick() + 2,
             random_key: if options.random_sequence_start {
                 random_u64() | 1
+            } else {
+                0
+            },
+            tick_origin_ms,
+            ms_since_end: if layout.unit() == TimeUnit::Millis && tick_origin_ms >= -(1 << 61) {
+                (i64::MAX as u64).wrapping_sub(tick_origin_ms as u64) + 1
             } else {
                 0
             },

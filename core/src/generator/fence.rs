@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -197,7 +197,38 @@ pub struct Published {
     pub closes: u64,
 }
 
+/// The limits of every generator of this process, so that a fork's child closes them all
+/// before it runs anything else: a generator's hot path then needs no fork check of its own
+/// (a forked child's first call finds its limit at 0 and takes the slow path, which leases
+/// anew). Taken only inside a fork section, so no thread holds it at a fork.
+static GENERATOR_FENCES: Mutex<Vec<Weak<FenceState>>> = Mutex::new(Vec::new());
+
+/// In a fork's child (the `pthread_atfork` child handler, one thread): closes every
+/// generator's limit. Only stores: no lock another thread could have held, no allocation.
+pub(crate) fn shut_all_after_fork() {
+    let fences = GENERATOR_FENCES.lock().unwrap_or_else(|e| e.into_inner());
+    for fence in fences.iter() {
+        if let Some(state) = fence.upgrade() {
+            state.limit.store(0, Ordering::SeqCst);
+        }
+    }
+}
+
 impl Fence {
+    /// A generator's own fence, closed in a fork's child (`shut_all_after_fork`).
+    pub(crate) fn for_generator() -> Fence {
+        let fence = Fence::default();
+        let mut fences = crate::fork::lock(&GENERATOR_FENCES);
+        // Dropped generators' entries go when the list would grow: amortized, never a scan
+        // per generator.
+        if fences.len() == fences.capacity() {
+            fences.retain(|f| f.strong_count() > 0);
+        }
+        fences.push(Arc::downgrade(&fence.state));
+        drop(fences);
+        fence
+    }
+
     /// A handle on the same limit with a publication of its own, for a lease attached anew
     /// (the first, or a forked child's).
     pub(crate) fn for_new_lease(&self) -> Fence {

@@ -14,7 +14,6 @@ use std::sync::atomic::{AtomicU64, Ordering::*};
 
 use crate::clock::{Clock, SystemClock};
 use crate::error::Result;
-use crate::fork;
 use crate::layout::Layout;
 
 mod builder;
@@ -78,9 +77,18 @@ pub struct Generator<C: Clock = SystemClock, W: StateWord = OwnWord> {
     /// Ticks below this may be issued under the current identity; 0 sends every call to the
     /// slow path (nothing granted yet, lease lost, layout run out). Shared with the lease.
     limit: Fence,
-    /// The fork generation this generator's identity belongs to.
+    /// The fork generation this generator's identity belongs to (checked on the slow path:
+    /// a fork's child finds `limit` closed).
     fork_generation: AtomicU64,
     layout: Layout,
+    tick_origin_ms: i64,
+    /// For a layout whose ticks are milliseconds: one more than the largest `ms -
+    /// tick_origin_ms` of a reading, `i64::MAX - tick_origin_ms + 1` as u64, so that the hot
+    /// path turns a reading into a tick with one subtraction and one comparison. 0 for any
+    /// other unit. A reading not at hand (an i64 of `1 << 63 | ms`, ms below 2^62:
+    /// `clock::ticker`) fails the comparison for any origin from -2^61 on (epochs start in
+    /// 1970: origins are never negative; the builder checks it all the same).
+    ms_since_end: u64,
     seq_bits: u32,
     seq_mask: u64,
     time_shift: u32,
@@ -164,15 +172,10 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
 
     #[inline(always)]
     fn next_id_fast(&self) -> Option<i64> {
-        if fork::generation() != self.fork_generation.load(Relaxed) {
-            return None;
-        }
-        // Not capped to the layout's end, as `state_tick_of_ms` is: the new-tick branch checks
-        // it against the limit (which never passes the end) before shifting it.
-        let now = self
-            .layout
-            .tick_of_ms(self.clock.now_ms_coarse())?
-            .saturating_add(1);
+        // No fork check here: a fork's child closes every generator's limit before it runs
+        // anything else (`fence::shut_all_after_fork`), so its first call takes the slow
+        // path, which notices the fork.
+        let now = self.state_tick_now()?;
         let mut cur = self.state.word().load(SeqCst);
         loop {
             // The order of these loads (state, node, limit), against the order in which a
@@ -180,7 +183,7 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
             // a new tick: see `change_identity`.
             let node = self.node_bits.load(SeqCst);
             let limit = self.limit.limit();
-            let cur_tick = cur >> self.seq_bits;
+            let cur_tick = cur.wrapping_shr(self.seq_bits);
             // The tick of the next ID must be below the limit (checked before a new tick is
             // shifted into place).
             let next = if now > cur_tick {
@@ -188,8 +191,9 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
                     return None;
                 }
                 (now << self.seq_bits) | self.start_sequence(now)
-            } else if cur & self.seq_mask != self.seq_mask
-                && now.saturating_add(self.ahead_allowance) >= cur_tick
+            } else if (cur + 1) & self.seq_mask != 0
+                // Not ahead of the clock by more than allowed (`now <= cur_tick` here).
+                && cur_tick - now <= self.ahead_allowance
                 && cur_tick < limit
             {
                 cur + 1
@@ -209,6 +213,35 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
                 Err(actual) => cur = actual,
             }
         }
+    }
+
+    /// The state tick of the cheap clock's reading, `None` before the layout's first tick.
+    /// Not capped to the layout's end, as `state_tick_of_ms` is: the new-tick branch checks it
+    /// against the limit (which never passes the end) before shifting it.
+    #[inline(always)]
+    fn state_tick_now(&self) -> Option<u64> {
+        // `ms - origin` as u64 is below `ms_since_end` exactly when the layout counts
+        // milliseconds and `ms >= origin`: one comparison covers the negative and the wrapped
+        // case, a reading not at hand (negative, far below any origin the field allows), and
+        // the unit (0 for any other unit): each of these goes the long way.
+        let since = self
+            .clock
+            .now_ms_at_hand()
+            .wrapping_sub(self.tick_origin_ms) as u64;
+        if since < self.ms_since_end {
+            return Some(since + 1);
+        }
+        self.state_tick_the_long_way()
+    }
+
+    #[inline(never)]
+    fn state_tick_the_long_way(&self) -> Option<u64> {
+        let ms = self.clock.now_ms_coarse();
+        if self.ms_since_end != 0 {
+            let since = ms.wrapping_sub(self.tick_origin_ms) as u64;
+            return (since < self.ms_since_end).then_some(since + 1);
+        }
+        Some(self.layout.tick_of_ms(ms)?.saturating_add(1))
     }
 
     #[cold]
@@ -255,9 +288,10 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
 
     #[inline(always)]
     fn compose(&self, state: u64, node: u64) -> i64 {
-        let tick = (state >> self.seq_bits) - 1;
+        // Shift amounts are below 64 by construction: `wrapping_` spares the masking.
+        let tick = state.wrapping_shr(self.seq_bits) - 1;
         let seq = state & self.seq_mask;
-        ((tick << self.time_shift) | (seq << self.seq_shift) | node) as i64
+        (tick.wrapping_shl(self.time_shift) | seq.wrapping_shl(self.seq_shift) | node) as i64
     }
 
     #[inline(always)]
