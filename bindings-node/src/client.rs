@@ -1,0 +1,205 @@
+//! `Client`: IDs from `flakery serve` instances through the Rust client (`flakery-client`),
+//! with the calls of a `Generator` (`nextId`, `nextIdString`, `nextIds`) plus `decode` under
+//! the servers' layout. Argument and error conversion only: the client's logic (blocks,
+//! prefetch, age, failover, deadlines) is the crate's.
+//!
+//! Every call runs on the JavaScript thread. In the steady state it is a local call (a lock
+//! and a read of the client's stock, which its own thread refills in the background); only
+//! when the stock is empty does a call wait for a block, and never longer than the client's
+//! `timeoutMs` (the crate's deadline, 5 s by default), after which it throws
+//! `servers_unavailable`.
+
+use std::time::Duration;
+
+use flakery_client::Options;
+use napi::bindgen_prelude::{i64n, ClassInstance, FromNapiValue, Object};
+use napi::{Env, JsValue, Unknown, ValueType};
+use napi_derive::napi;
+
+use crate::errors::{client_error, type_error, JsResult, OrThrow};
+use crate::read::{
+    get_property, read_count, read_format, read_id_u64, read_string, type_name, value_type,
+    OptionsObject,
+};
+use crate::results::DecodedId;
+use crate::values::{new_id_array, new_id_text};
+use crate::Raw;
+
+const CLIENT_KEYS: [&str; 11] = [
+    "servers",
+    "token",
+    "layout",
+    "maxAgeMs",
+    "timeoutMs",
+    "requestTimeoutMs",
+    "minBlock",
+    "maxBlock",
+    "prefetch",
+    "preferFirst",
+    "fallback",
+];
+
+/// `servers`: a string of URLs separated by commas, or an array of them.
+fn read_servers(env: &Env, value: &Unknown) -> JsResult<Vec<String>> {
+    if value_type(value)? == ValueType::String {
+        return Ok(flakery_client::split_servers(&read_string(
+            value, "servers",
+        )?));
+    }
+    if !value.is_array().unwrap_or(false) {
+        return Err(type_error(
+            env.raw(),
+            format!(
+                "servers must be a string or an array of strings, not {}",
+                type_name(value)
+            ),
+        ));
+    }
+    let array = Object::from_unknown(*value).map_err(crate::errors::napi_error)?;
+    let length = get_property(env.raw(), &array, "length")?;
+    let length = crate::read::read_u64(&length, "servers.length")?;
+    let mut servers = Vec::new();
+    for i in 0..length {
+        let item = get_property(env.raw(), &array, &i.to_string())?;
+        servers.extend(flakery_client::split_servers(&read_string(
+            &item,
+            &format!("servers[{i}]"),
+        )?));
+    }
+    Ok(servers)
+}
+
+fn client_options(env: &Env, value: &Unknown) -> JsResult<Options> {
+    let o = OptionsObject::read(value, "Client options", &CLIENT_KEYS)?;
+    let mut options = Options {
+        token: o.string("token")?,
+        layout: o.layout()?,
+        ..Options::default()
+    };
+    if let Some(servers) = o.get("servers")? {
+        options.servers = read_servers(env, &servers)?;
+    }
+    let ms = |key: &str, default: Duration| -> JsResult<Duration> {
+        Ok(o.u64(key)?.map_or(default, Duration::from_millis))
+    };
+    options.max_age = ms("maxAgeMs", options.max_age)?;
+    options.timeout = ms("timeoutMs", options.timeout)?;
+    options.request_timeout = ms("requestTimeoutMs", options.request_timeout)?;
+    let block = |key: &str, default: usize| -> JsResult<usize> {
+        Ok(o.u64(key)?
+            .map_or(default, |n| usize::try_from(n).unwrap_or(usize::MAX)))
+    };
+    options.min_block = block("minBlock", options.min_block)?;
+    options.max_block = block("maxBlock", options.max_block)?;
+    options.prefetch = o.bool("prefetch")?.unwrap_or(options.prefetch);
+    options.prefer_first = o.bool("preferFirst")?.unwrap_or(options.prefer_first);
+    if let Some(fallback) = o.get("fallback")? {
+        // SAFETY: `fallback` is a live value of this call's scope.
+        let generator = unsafe {
+            ClassInstance::<crate::Generator>::from_napi_value(env.raw(), fallback.raw())
+        }
+        .map_err(|_| {
+            type_error(
+                env.raw(),
+                format!("fallback must be a Generator, not {}", type_name(&fallback)),
+            )
+        })?;
+        options.fallback = Some(std::sync::Arc::clone(&generator.inner));
+    }
+    Ok(options)
+}
+
+/// A client of one or more `flakery serve` instances, with the calls of a `Generator`: switch
+/// between embedded and central with one line (docs/client.md).
+#[napi]
+pub struct Client {
+    inner: flakery_client::Client,
+}
+
+#[napi]
+impl Client {
+    /// Options not given come from `FLAKERY_SERVERS`, `FLAKERY_SERVER_TOKEN` and
+    /// `FLAKERY_LAYOUT`, then the defaults of docs/client.md#options. Asks no server yet.
+    #[napi(catch_unwind, constructor, ts_args_type = "options?: ClientOptions")]
+    pub fn new(env: Env, options: Unknown) -> napi::Result<Self, &'static str> {
+        let options = client_options(&env, &options)?;
+        let inner = flakery_client::Client::new(options).map_err(|e| client_error(env.raw(), e))?;
+        Ok(Client { inner })
+    }
+
+    /// A new ID: from the client's stock in the steady state; waits for a block at most
+    /// `timeoutMs`.
+    #[napi(catch_unwind, ts_return_type = "bigint")]
+    pub fn next_id(&self, env: Env) -> napi::Result<i64n, &'static str> {
+        match self.inner.next_id() {
+            Ok(id) => Ok(i64n(id)),
+            Err(error) => Err(client_error(env.raw(), error)),
+        }
+    }
+
+    /// A new ID as a string: decimal unless `options.format` says `'base32'` or `'base62'`.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "options?: IdStringOptions",
+        ts_return_type = "string"
+    )]
+    pub fn next_id_string(&self, env: Env, options: Unknown) -> napi::Result<Raw, &'static str> {
+        let format = read_format(&options)?;
+        let id = self
+            .inner
+            .next_id()
+            .map_err(|e| client_error(env.raw(), e))?;
+        Ok(Raw(new_id_text(env.raw(), id, format)?))
+    }
+
+    /// `n` new IDs (`n` up to 2^24), increasing within each block (docs/client.md).
+    #[napi(
+        catch_unwind,
+        ts_args_type = "n: number",
+        ts_return_type = "BigInt64Array"
+    )]
+    pub fn next_ids(&self, env: Env, n: Unknown) -> napi::Result<Raw, &'static str> {
+        let n = read_count(&n)?;
+        let ids = self
+            .inner
+            .next_ids(n)
+            .map_err(|e| client_error(env.raw(), e))?;
+        let array = new_id_array(env.raw(), n, |out| {
+            out.copy_from_slice(&ids);
+            Ok(())
+        })?;
+        Ok(Raw(array))
+    }
+
+    /// Takes an ID apart under the servers' layout, as `decode(id, layout)` does.
+    #[napi(catch_unwind, ts_args_type = "id: bigint | string | number")]
+    pub fn decode<'env>(
+        &self,
+        env: &'env Env,
+        id: Unknown,
+    ) -> napi::Result<DecodedId<'env>, &'static str> {
+        let id = read_id_u64(&id)?;
+        let layout = self.inner.layout();
+        let decoded = flakery::decode_u64(id, layout).or_throw(env.raw())?;
+        DecodedId::new(env, decoded, layout)
+    }
+
+    /// The servers' layout as its canonical spec string.
+    #[napi(catch_unwind, getter)]
+    pub fn layout(&self) -> String {
+        self.inner.layout().to_string()
+    }
+
+    /// The servers' base URLs.
+    #[napi(catch_unwind, getter)]
+    pub fn servers(&self) -> Vec<String> {
+        self.inner.servers().to_vec()
+    }
+
+    /// Stops the client: the IDs it holds are dropped (never given back); every later call
+    /// throws `invalid_argument`. Never waits for a server.
+    #[napi(catch_unwind)]
+    pub fn close(&self) {
+        self.inner.close();
+    }
+}
