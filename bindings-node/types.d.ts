@@ -125,6 +125,19 @@ export interface DecodeOptions {
   layout?: string | LayoutInfo
 }
 
+/**
+ * The generating calls of a `Client`, as a `Generator`'s: own properties of each client, bound
+ * to it.
+ */
+export interface Client {
+  /** A new ID: from the client's stock in the steady state; waits at most `timeoutMs`. */
+  nextId(): bigint
+  /** A new ID as a string: decimal unless `options.format` says `'base32'` or `'base62'`. */
+  nextIdString(options?: IdStringOptions): string
+  /** `n` new IDs (`n` up to 2^24), increasing within each block (docs/client.md). */
+  nextIds(n: number): BigInt64Array
+}
+
 /** The codes of a `Client`'s own errors (plain `Error`s; docs/client.md#errors). */
 export type ClientErrorCode = 'servers_unavailable' | 'unauthorized' | 'bad_answer'
 

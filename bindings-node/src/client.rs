@@ -8,22 +8,29 @@
 //! when the stock is empty does a call wait for a block, and never longer than the client's
 //! `timeoutMs` (the crate's deadline, 5 s by default), after which it throws
 //! `servers_unavailable`.
+//!
+//! The hot calls (`nextId`, `nextIdString`, `nextIds`) are bound to each object as the
+//! `Generator`'s are (`fast`): napi-rs's method call costs several times the client's own
+//! steady-state call. bindings-node/types.d.ts declares them.
 
+use std::ffi::{c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use flakery_client::Options;
-use napi::bindgen_prelude::{i64n, ClassInstance, FromNapiValue, Object};
-use napi::{Env, JsValue, Unknown, ValueType};
+use napi::bindgen_prelude::{i64n, ClassInstance, FromNapiValue, Object, This, ToNapiValue};
+use napi::{sys, Env, JsValue, Unknown, ValueType};
 use napi_derive::napi;
 
-use crate::errors::{client_error, type_error, JsResult, OrThrow};
+use crate::errors::{check, client_error, napi_error, type_error, JsResult, OrThrow};
+use crate::fast::{arg, call_info, finish, id_format, install, Call, Callback};
 use crate::read::{
-    get_property, read_count, read_format, read_id_u64, read_string, type_name, value_type,
-    OptionsObject,
+    get_property, read_count, read_id_u64, read_string, type_name, value_type, OptionsObject,
 };
 use crate::results::DecodedId;
 use crate::values::{new_id_array, new_id_text};
-use crate::Raw;
 
 const CLIENT_KEYS: [&str; 11] = [
     "servers",
@@ -113,7 +120,7 @@ fn client_options(env: &Env, value: &Unknown) -> JsResult<Options> {
 /// between embedded and central with one line (docs/client.md).
 #[napi]
 pub struct Client {
-    inner: flakery_client::Client,
+    inner: Arc<flakery_client::Client>,
 }
 
 #[napi]
@@ -121,54 +128,12 @@ impl Client {
     /// Options not given come from `FLAKERY_SERVERS`, `FLAKERY_SERVER_TOKEN` and
     /// `FLAKERY_LAYOUT`, then the defaults of docs/client.md#options. Asks no server yet.
     #[napi(catch_unwind, constructor, ts_args_type = "options?: ClientOptions")]
-    pub fn new(env: Env, options: Unknown) -> napi::Result<Self, &'static str> {
+    pub fn new(env: Env, this: This, options: Unknown) -> napi::Result<Self, &'static str> {
         let options = client_options(&env, &options)?;
         let inner = flakery_client::Client::new(options).map_err(|e| client_error(env.raw(), e))?;
+        let inner = Arc::new(inner);
+        bind_methods(env.raw(), this.raw(), &inner)?;
         Ok(Client { inner })
-    }
-
-    /// A new ID: from the client's stock in the steady state; waits for a block at most
-    /// `timeoutMs`.
-    #[napi(catch_unwind, ts_return_type = "bigint")]
-    pub fn next_id(&self, env: Env) -> napi::Result<i64n, &'static str> {
-        match self.inner.next_id() {
-            Ok(id) => Ok(i64n(id)),
-            Err(error) => Err(client_error(env.raw(), error)),
-        }
-    }
-
-    /// A new ID as a string: decimal unless `options.format` says `'base32'` or `'base62'`.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "options?: IdStringOptions",
-        ts_return_type = "string"
-    )]
-    pub fn next_id_string(&self, env: Env, options: Unknown) -> napi::Result<Raw, &'static str> {
-        let format = read_format(&options)?;
-        let id = self
-            .inner
-            .next_id()
-            .map_err(|e| client_error(env.raw(), e))?;
-        Ok(Raw(new_id_text(env.raw(), id, format)?))
-    }
-
-    /// `n` new IDs (`n` up to 2^24), increasing within each block (docs/client.md).
-    #[napi(
-        catch_unwind,
-        ts_args_type = "n: number",
-        ts_return_type = "BigInt64Array"
-    )]
-    pub fn next_ids(&self, env: Env, n: Unknown) -> napi::Result<Raw, &'static str> {
-        let n = read_count(&n)?;
-        let ids = self
-            .inner
-            .next_ids(n)
-            .map_err(|e| client_error(env.raw(), e))?;
-        let array = new_id_array(env.raw(), n, |out| {
-            out.copy_from_slice(&ids);
-            Ok(())
-        })?;
-        Ok(Raw(array))
     }
 
     /// Takes an ID apart under the servers' layout, as `decode(id, layout)` does.
@@ -202,4 +167,112 @@ impl Client {
     pub fn close(&self) {
         self.inner.close();
     }
+}
+
+/// The client a method was bound to.
+///
+/// # Safety
+/// `call.data` must be the `Arc` pointer `bind_methods` gave the function, which the
+/// function's finalizer frees only once the function itself is gone.
+unsafe fn bound<'a>(call: &Call) -> &'a flakery_client::Client {
+    unsafe { &*call.data.cast::<flakery_client::Client>().cast_const() }
+}
+
+/// A new ID: from the client's stock in the steady state; waits for a block at most
+/// `timeoutMs`.
+unsafe extern "C" fn client_next_id(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    finish(env, || {
+        let call = call_info(env, info, false)?;
+        // SAFETY: this callback is only ever made by `bind_methods`.
+        let id = unsafe { bound(&call) }
+            .next_id()
+            .map_err(|e| client_error(env, e))?;
+        // SAFETY: env is live.
+        unsafe { i64n::to_napi_value(env, i64n(id)) }.map_err(napi_error)
+    })
+}
+
+/// A new ID as a string: decimal unless `options.format` says `'base32'` or `'base62'`.
+unsafe extern "C" fn client_next_id_string(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    finish(env, || {
+        let call = call_info(env, info, true)?;
+        let format = id_format(env, &call)?;
+        // SAFETY: as above.
+        let id = unsafe { bound(&call) }
+            .next_id()
+            .map_err(|e| client_error(env, e))?;
+        new_id_text(env, id, format)
+    })
+}
+
+/// `n` new IDs (`n` up to 2^24), increasing within each block.
+unsafe extern "C" fn client_next_ids(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    finish(env, || {
+        let call = call_info(env, info, true)?;
+        let n = read_count(&arg(env, &call))?;
+        // SAFETY: as above.
+        let ids = unsafe { bound(&call) }
+            .next_ids(n)
+            .map_err(|e| client_error(env, e))?;
+        new_id_array(env, n, |out| {
+            out.copy_from_slice(&ids);
+            Ok(())
+        })
+    })
+}
+
+unsafe extern "C" fn release_client(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` is the `Arc::into_raw` of `bind_methods`, released once, here.
+    let client = unsafe { Arc::from_raw(data.cast::<flakery_client::Client>().cast_const()) };
+    // Dropping the last reference never waits (the crate's `Drop`); no panic unwinds into Node.
+    let _ = catch_unwind(AssertUnwindSafe(|| drop(client)));
+}
+
+/// Gives a new `Client` object its own `nextId`, `nextIdString` and `nextIds`, each bound to
+/// the client through an `Arc` dropped when the function is collected, as `fast::bind_methods`
+/// does for a `Generator`.
+fn bind_methods(
+    env: sys::napi_env,
+    this: sys::napi_value,
+    client: &Arc<flakery_client::Client>,
+) -> JsResult<()> {
+    let methods: [(&CStr, Callback); 3] = [
+        (c"nextId", client_next_id),
+        (c"nextIdString", client_next_id_string),
+        (c"nextIds", client_next_ids),
+    ];
+    for (name, callback) in methods {
+        let data = Arc::into_raw(Arc::clone(client))
+            .cast_mut()
+            .cast::<c_void>();
+        let function = match install(env, this, name, callback, false, data) {
+            Ok(function) => function,
+            Err(error) => {
+                // SAFETY: the function was not made or not attached: nothing else holds data.
+                unsafe { release_client(env, data, ptr::null_mut()) };
+                return Err(error);
+            }
+        };
+        // SAFETY: function is live; the finalizer runs once, when it is collected.
+        check(unsafe {
+            sys::napi_add_finalizer(
+                env,
+                function,
+                data,
+                Some(release_client),
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        })?;
+    }
+    Ok(())
 }

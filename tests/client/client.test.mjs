@@ -41,6 +41,9 @@ test('a Client has the calls of a Generator and its IDs never repeat', () => {
   const decoded = client.decode(batch[0])
   assert.equal(decoded.id, batch[0])
   assert.equal(client.layout, 'twitter')
+  // The hot calls are bound to the client, as a Generator's are: detached, they still work.
+  const next = client.nextId
+  assert.ok(!seen.has(next()))
   assert.deepEqual(client.servers, servers)
   client.close()
   throwsCode(() => client.nextId(), RangeError, 'invalid_argument', 'closed')
