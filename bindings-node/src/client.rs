@@ -129,6 +129,7 @@ impl Client {
     /// `FLAKERY_LAYOUT`, then the defaults of docs/client.md#options. Asks no server yet.
     #[napi(catch_unwind, constructor, ts_args_type = "options?: ClientOptions")]
     pub fn new(env: Env, this: This, options: Unknown) -> napi::Result<Self, &'static str> {
+        check_constructed(env.raw(), this.raw())?;
         let options = client_options(&env, &options)?;
         let inner = flakery_client::Client::new(options).map_err(|e| client_error(env.raw(), e))?;
         let inner = Arc::new(inner);
@@ -275,4 +276,40 @@ fn bind_methods(
         })?;
     }
     Ok(())
+}
+
+/// Refuses `Client()` called without `new`: napi-rs's constructor would otherwise wrap, and
+/// bind the hot calls onto, whatever `this` is (for `flakery.Client()`, the module's exports,
+/// whose `nextId` it would replace). The object `new` makes has no own property yet.
+fn check_constructed(env: sys::napi_env, this: sys::napi_value) -> JsResult<()> {
+    let mut kind = 0;
+    // SAFETY: env and this are live handles of the current call.
+    check(unsafe { sys::napi_typeof(env, this, &mut kind) })?;
+    let mut fresh = false;
+    if kind == sys::ValueType::napi_object {
+        let mut names = ptr::null_mut();
+        // SAFETY: as above; `this` is an object.
+        check(unsafe {
+            sys::napi_get_all_property_names(
+                env,
+                this,
+                sys::KeyCollectionMode::own_only,
+                sys::KeyFilter::all_properties,
+                sys::KeyConversion::keep_numbers,
+                &mut names,
+            )
+        })?;
+        let mut length = 0;
+        // SAFETY: `names` is the array the call above made.
+        check(unsafe { sys::napi_get_array_length(env, names, &mut length) })?;
+        fresh = length == 0;
+    }
+    if fresh {
+        Ok(())
+    } else {
+        Err(type_error(
+            env,
+            "Class constructor Client cannot be invoked without 'new'".to_string(),
+        ))
+    }
 }

@@ -3,7 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 
-import { Client, Generator } from '../../index.mjs'
+import flakery, { Client, Generator } from '../../index.mjs'
 
 const servers = process.env.FLAKERY_TEST_SERVERS.split(',')
 const tokenServer = process.env.FLAKERY_TEST_TOKEN_SERVER
@@ -68,6 +68,10 @@ test("a Client's errors carry the client's codes and never the token", () => {
   throwsCode(() => new Client({ servers: 'https://127.0.0.1:1' }), RangeError, 'invalid_argument', 'https')
   throwsCode(() => new Client({ server: servers[0] }), TypeError, 'invalid_argument', "unknown key 'server'")
   throwsCode(() => new Client({ servers: [1] }), TypeError, 'invalid_argument', 'servers[0]')
+  // Without `new`, the module's own calls are left as they are.
+  const before = flakery.nextId
+  throwsCode(() => flakery.Client({ servers }), TypeError, 'invalid_argument', "without 'new'")
+  assert.equal(flakery.nextId, before)
 })
 
 test('with every server down, the fallback generator gives the IDs', () => {
