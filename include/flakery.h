@@ -520,7 +520,7 @@ flakery_status flakery_client_next_id(const struct flakery_client *client, int64
 
 /**
  * `n` new IDs into `out[0]` to `out[n-1]`, as `flakery_client_next_id` gives them. `out`
- * must not be NULL (even when `n` is 0). On failure `out` may be partly written.
+ * must not be NULL (even when `n` is 0). On failure `out` is left unchanged.
  */
 flakery_status flakery_client_next_ids(const struct flakery_client *client, int64_t *out, size_t n);
 

@@ -253,7 +253,7 @@ pub unsafe extern "C" fn flakery_client_next_id(
 }
 
 /// `n` new IDs into `out[0]` to `out[n-1]`, as `flakery_client_next_id` gives them. `out`
-/// must not be NULL (even when `n` is 0). On failure `out` may be partly written.
+/// must not be NULL (even when `n` is 0). On failure `out` is left unchanged.
 #[no_mangle]
 pub unsafe extern "C" fn flakery_client_next_ids(
     client: *const flakery_client,
@@ -265,7 +265,10 @@ pub unsafe extern "C" fn flakery_client_next_ids(
         let client = unsafe { client_ref(client)? };
         // SAFETY: the header requires `out` to hold `n` writable int64_t.
         let out = unsafe { out_slice(out, n)? };
-        client.fill(out)
+        // Into a buffer of the client's, copied when every ID came: a failure leaves `out`
+        // as it was, as `flakery_next_ids` does.
+        out.copy_from_slice(&client.next_ids(n)?);
+        Ok(())
     })
 }
 

@@ -157,6 +157,9 @@ static void no_server_is_a_clear_error(const char *dead) {
     flakery_client *client = make_client(dead, NULL, 300);
     int64_t id = 0;
     CHECK_FAILS(flakery_client_next_id(client, &id), FLAKERY_STATUS_SERVERS_UNAVAILABLE, dead);
+    int64_t ids[3] = {7, 7, 7};
+    CHECK(flakery_client_next_ids(client, ids, 3) == FLAKERY_STATUS_SERVERS_UNAVAILABLE);
+    CHECK(ids[0] == 7 && ids[1] == 7 && ids[2] == 7); /* left as they were */
     CHECK(strcmp(flakery_status_message(FLAKERY_STATUS_SERVERS_UNAVAILABLE),
                  "servers_unavailable") == 0);
     flakery_client_free(client);
