@@ -126,12 +126,79 @@ export interface DecodeOptions {
 }
 
 /**
+ * The generating calls of a `Client`, as a `Generator`'s: own properties of each client, bound
+ * to it.
+ */
+export interface Client {
+  /** A new ID: from the client's stock in the steady state; waits at most `timeoutMs`. */
+  nextId(): bigint
+  /** A new ID as a string: decimal unless `options.format` says `'base32'` or `'base62'`. */
+  nextIdString(options?: IdStringOptions): string
+  /** `n` new IDs (`n` up to 2^24), increasing within each block (docs/client.md). */
+  nextIds(n: number): BigInt64Array
+}
+
+/** The codes of a `Client`'s own errors (plain `Error`s; docs/client.md#errors). */
+export type ClientErrorCode = 'servers_unavailable' | 'unauthorized' | 'bad_answer'
+
+/**
+ * Options of `new Client()` (docs/client.md#options). Every key is optional; one not given
+ * comes from `FLAKERY_SERVERS`, `FLAKERY_SERVER_TOKEN`, `FLAKERY_LAYOUT`, then the default.
+ */
+export interface ClientOptions {
+  /** Base URLs, `http://host:port`: an array, or one string separated by commas. */
+  servers?: string | string[]
+  /** The bearer token; never in an error message. */
+  token?: string
+  /** The servers' layout, for `decode` (checked against each server). Default `'twitter'`. */
+  layout?: string | LayoutInfo
+  /** An ID held longer than this is dropped, never handed out. Default 10000. */
+  maxAgeMs?: number
+  /** Every call returns or throws within this. Default 5000. */
+  timeoutMs?: number
+  /** One request may take this long before the next server is asked. Default 1000. */
+  requestTimeoutMs?: number
+  /** The limits of the block size. Default 16 and 10000 (at most 100000). */
+  minBlock?: number
+  maxBlock?: number
+  /** Ask for the next block before the stock runs out. Default true. */
+  prefetch?: boolean
+  /** Ask the servers in the order given, the first first. Default false. */
+  preferFirst?: boolean
+  /** A generator with a node ID of its own, used when every server is unavailable. */
+  fallback?: Generator
+}
+
+/**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
  * flavor napi-rs can build is listed, because `NAPI_RS_NATIVE_LIBRARY_PATH`
  * can point the loader at a WASI artifact this package does not build itself.
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
+
+/**
+ * A client of one or more `flakery serve` instances, with the calls of a `Generator`: switch
+ * between embedded and central with one line (docs/client.md).
+ */
+export declare class Client {
+  /**
+   * Options not given come from `FLAKERY_SERVERS`, `FLAKERY_SERVER_TOKEN` and
+   * `FLAKERY_LAYOUT`, then the defaults of docs/client.md#options. Asks no server yet.
+   */
+  constructor(options?: ClientOptions)
+  /** Takes an ID apart under the servers' layout, as `decode(id, layout)` does. */
+  decode(id: bigint | string | number): DecodedId
+  /** The servers' layout as its canonical spec string. */
+  get layout(): string
+  /** The servers' base URLs. */
+  get servers(): Array<string>
+  /**
+   * Stops the client: the IDs it holds are dropped (never given back); every later call
+   * throws `invalid_argument`. Never waits for a server.
+   */
+  close(): void
+}
 
 /**
  * A generator of IDs: one layout, one node identity, its policies. Never returns the same ID

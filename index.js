@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.Client = nativeBinding.Client
 module.exports.Generator = nativeBinding.Generator
 module.exports.compose = nativeBinding.compose
 module.exports.decode = nativeBinding.decode

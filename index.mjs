@@ -7,6 +7,7 @@ const require = createRequire(import.meta.url)
 const binding = require('./index.js')
 
 export const {
+  Client,
   Generator,
   compose,
   decode,

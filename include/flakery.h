@@ -97,6 +97,20 @@ enum flakery_status
      */
     FLAKERY_STATUS_FORKED = 8,
     /**
+     * "servers_unavailable": a `flakery_client`'s servers gave no IDs within its deadline
+     * (each refused, failed, timed out or answered 503); the message names each server.
+     */
+    FLAKERY_STATUS_SERVERS_UNAVAILABLE = 20,
+    /**
+     * "unauthorized": every server of a `flakery_client` refused its token.
+     */
+    FLAKERY_STATUS_UNAUTHORIZED = 21,
+    /**
+     * "bad_answer": every server of a `flakery_client` answered something that is not a
+     * batch of IDs (not a flakery server, or another layout).
+     */
+    FLAKERY_STATUS_BAD_ANSWER = 22,
+    /**
      * "panic": an internal error of flakery, caught at the boundary.
      */
     FLAKERY_STATUS_PANIC = 100,
@@ -134,6 +148,16 @@ typedef enum flakery_sequence_policy flakery_sequence_policy;
 typedef int32_t flakery_sequence_policy;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
+
+/**
+ * A client of one or more `flakery serve` instances: IDs come in blocks that it holds
+ * locally, so `flakery_client_next_id` is a local call in the steady state (docs/client.md).
+ *
+ * Made by `flakery_client_new`, released by `flakery_client_free`. Thread-safe as a
+ * `flakery_generator` is: any number of threads may call it at once; only
+ * `flakery_client_free` must not run while another call on the same client is in progress.
+ */
+typedef struct flakery_client flakery_client;
 
 /**
  * A generator: one layout, one node identity (datacenter and worker) and its policies.
@@ -240,6 +264,59 @@ typedef struct flakery_options {
      */
     const char *database_mode;
 } flakery_options;
+
+/**
+ * The options of `flakery_client_new` (docs/client.md#options). Every member's default is
+ * all-zero bytes: fill it with `flakery_client_options_init(&opts)` first (which sets
+ * `struct_size`, as `flakery_options_init` does), then set what you need. Strings are
+ * borrowed only during `flakery_client_new`; NULL means "not given".
+ */
+typedef struct flakery_client_options {
+    /**
+     * `sizeof(flakery_client_options)` of the header the caller was compiled with; set by
+     * `flakery_client_options_init`. Never change it.
+     */
+    size_t struct_size;
+    /**
+     * The servers' base URLs, `http://host:port`, separated by commas. NULL:
+     * `FLAKERY_SERVERS`.
+     */
+    const char *servers;
+    /**
+     * The bearer token. NULL: `FLAKERY_SERVER_TOKEN`, else none. Never in an error message.
+     */
+    const char *token;
+    /**
+     * The servers' layout spec, for decoding (checked against each server). NULL:
+     * `FLAKERY_LAYOUT`, else "twitter".
+     */
+    const char *layout;
+    /**
+     * An ID held longer than this is dropped, never handed out. 0: 10000.
+     */
+    uint64_t max_age_ms;
+    /**
+     * Every call returns or fails within this. 0: 5000.
+     */
+    uint64_t timeout_ms;
+    /**
+     * One request to one server may take this long before the next is asked. 0: 1000.
+     */
+    uint64_t request_timeout_ms;
+    /**
+     * The limits of the block size (at most 100000). 0: 16 and 10000.
+     */
+    size_t min_block;
+    size_t max_block;
+    /**
+     * Do not ask for the next block before the stock runs out (default false: prefetch).
+     */
+    bool no_prefetch;
+    /**
+     * Ask the servers in the order given, the first first (default false).
+     */
+    bool prefer_first;
+} flakery_client_options;
 
 /**
  * An ID taken apart (`flakery_decode`), or what to build one from (`flakery_compose`).
@@ -403,6 +480,68 @@ flakery_status flakery_generator_layout(const struct flakery_generator *generato
                                         size_t *written);
 
 /**
+ * Fills the caller's `flakery_client_options` of `size` bytes with every default (all zero)
+ * and sets its `struct_size` to `size`. Call it through `flakery_client_options_init(&opts)`.
+ * Errors: `FLAKERY_STATUS_INVALID_ARGUMENT` for NULL or a `size` smaller than the first
+ * version's (nothing is written then).
+ */
+flakery_status flakery_client_options_init_sized(struct flakery_client_options *opts, size_t size);
+
+/**
+ * Makes a client from `opts` (NULL: every option from the environment, `FLAKERY_SERVERS`
+ * and `FLAKERY_SERVER_TOKEN`) and stores it in `*out`. It asks no server yet: a server that
+ * is down is found by the first call. On failure `*out` is left unchanged; errors:
+ * `FLAKERY_STATUS_INVALID_ARGUMENT` (no server, a URL that is not `http://host:port`, a bad
+ * token or limit), `FLAKERY_STATUS_INVALID_LAYOUT`. Free it with `flakery_client_free`.
+ */
+flakery_status flakery_client_new(const struct flakery_client_options *opts,
+                                  struct flakery_client **out);
+
+/**
+ * Releases a client: the IDs it holds are dropped, never given back. Never waits for a
+ * server. NULL is allowed and does nothing; no other thread may be using the client.
+ */
+void flakery_client_free(struct flakery_client *client);
+
+/**
+ * Stops the client while keeping the handle valid: the IDs it holds are dropped, every
+ * later call fails with `FLAKERY_STATUS_INVALID_ARGUMENT`. Closing twice is fine.
+ */
+flakery_status flakery_client_close(const struct flakery_client *client);
+
+/**
+ * One new ID into `*out`: from the client's stock in the steady state; it waits for a block
+ * at most the client's `timeout_ms`. IDs increase within a block; across servers they may
+ * interleave (docs/client.md#what-is-guaranteed). Errors: `FLAKERY_STATUS_SERVERS_UNAVAILABLE`,
+ * `FLAKERY_STATUS_UNAUTHORIZED`, `FLAKERY_STATUS_BAD_ANSWER`,
+ * `FLAKERY_STATUS_INVALID_ARGUMENT` (NULL pointers, a closed client).
+ */
+flakery_status flakery_client_next_id(const struct flakery_client *client, int64_t *out);
+
+/**
+ * `n` new IDs into `out[0]` to `out[n-1]`, as `flakery_client_next_id` gives them. `out`
+ * must not be NULL (even when `n` is 0). On failure `out` is left unchanged.
+ */
+flakery_status flakery_client_next_ids(const struct flakery_client *client, int64_t *out, size_t n);
+
+/**
+ * Takes `id` apart under the servers' layout into `*out`, as `flakery_generator_decode`
+ * does.
+ */
+flakery_status flakery_client_decode(const struct flakery_client *client,
+                                     int64_t id,
+                                     struct flakery_parts *out);
+
+/**
+ * The servers' layout as its canonical spec string, written into `buf` as
+ * `flakery_generator_layout` writes it.
+ */
+flakery_status flakery_client_layout(const struct flakery_client *client,
+                                     char *buf,
+                                     size_t len,
+                                     size_t *written);
+
+/**
  * The code string of a status, such as "invalid_layout" for `FLAKERY_STATUS_INVALID_LAYOUT`
  * and "ok" for `FLAKERY_STATUS_OK`; "unknown" for a value that is no status. A static string:
  * never free it. Takes any integer, so that a value from elsewhere is safe to pass.
@@ -556,3 +695,13 @@ static inline flakery_status flakery_options_init(struct flakery_options *opts) 
     return flakery_options_init_sized(opts, sizeof *opts);
 }
 #endif  /* FLAKERY_H_OPTIONS_INIT */
+#ifndef FLAKERY_H_CLIENT_OPTIONS_INIT
+#define FLAKERY_H_CLIENT_OPTIONS_INIT
+/**
+ * Fills `*opts` with every default (all zero) and sets its `struct_size` to `sizeof *opts`,
+ * as flakery_options_init does. Call it before setting any member.
+ */
+static inline flakery_status flakery_client_options_init(struct flakery_client_options *opts) {
+    return flakery_client_options_init_sized(opts, sizeof *opts);
+}
+#endif  /* FLAKERY_H_CLIENT_OPTIONS_INIT */

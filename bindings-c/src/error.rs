@@ -36,6 +36,14 @@ pub enum flakery_status {
     WorkerIdsExhausted = 7,
     /// "forked": a generator with a fixed node ID was used in a child process after fork().
     Forked = 8,
+    /// "servers_unavailable": a `flakery_client`'s servers gave no IDs within its deadline
+    /// (each refused, failed, timed out or answered 503); the message names each server.
+    ServersUnavailable = 20,
+    /// "unauthorized": every server of a `flakery_client` refused its token.
+    Unauthorized = 21,
+    /// "bad_answer": every server of a `flakery_client` answered something that is not a
+    /// batch of IDs (not a flakery server, or another layout).
+    BadAnswer = 22,
     /// "panic": an internal error of flakery, caught at the boundary.
     Panic = 100,
 }
@@ -68,6 +76,9 @@ pub(crate) fn status_name(status: i32) -> &'static CStr {
         6 => c"coordinator_unavailable",
         7 => c"worker_ids_exhausted",
         8 => c"forked",
+        20 => c"servers_unavailable",
+        21 => c"unauthorized",
+        22 => c"bad_answer",
         100 => c"panic",
         _ => c"unknown",
     }
@@ -96,6 +107,20 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<(), Error>) -> flakery_status 
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => flakery_status::Ok,
         Ok(Err(error)) => record(error),
+        Err(payload) => record_panic(payload),
+    }
+}
+
+/// `guard` for the calls of a `flakery_client`, whose errors have the client's codes too.
+pub(crate) fn guard_client(
+    body: impl FnOnce() -> Result<(), flakery_client_rs::Error>,
+) -> flakery_status {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => flakery_status::Ok,
+        Ok(Err(error)) => {
+            set_last_error(error.message());
+            crate::client::client_status(error.code())
+        }
         Err(payload) => record_panic(payload),
     }
 }
@@ -334,6 +359,15 @@ mod tests {
         for code in ErrorCode::ALL {
             let status = flakery_status::from(code);
             assert_eq!(status as i32, code as i32);
+            assert_eq!(status_name(status as i32).to_str().unwrap(), code.as_str());
+        }
+        use flakery_client_rs::ErrorCode as Client;
+        for code in [
+            Client::ServersUnavailable,
+            Client::Unauthorized,
+            Client::BadAnswer,
+        ] {
+            let status = crate::client::client_status(code);
             assert_eq!(status_name(status as i32).to_str().unwrap(), code.as_str());
         }
         assert_eq!(status_name(0).to_str().unwrap(), "ok");

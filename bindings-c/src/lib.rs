@@ -10,12 +10,19 @@
 // comments, which is where a C programmer reads them.
 #![allow(clippy::missing_safety_doc)]
 
+mod client;
 mod error;
 mod options;
 mod parts;
 mod text;
 
 use std::ffi::c_char;
+
+pub use client::{
+    flakery_client, flakery_client_close, flakery_client_decode, flakery_client_free,
+    flakery_client_layout, flakery_client_new, flakery_client_next_id, flakery_client_next_ids,
+    flakery_client_options, flakery_client_options_init_sized,
+};
 
 use flakery_core::{Error, ErrorCode, Generator};
 

@@ -36,7 +36,10 @@ use crate::values::{new_id_array, new_id_text};
 
 /// Runs a callback's body behind the panic boundary every FFI entry point has; throws its
 /// error unless one is already pending; the value to return to JavaScript.
-fn finish(env: sys::napi_env, body: impl FnOnce() -> JsResult<sys::napi_value>) -> sys::napi_value {
+pub(crate) fn finish(
+    env: sys::napi_env,
+    body: impl FnOnce() -> JsResult<sys::napi_value>,
+) -> sys::napi_value {
     let result = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
         Err(napi::Error::new(
             "internal_error",
@@ -72,13 +75,17 @@ fn id_value(env: sys::napi_env, id: flakery::Result<i64>) -> JsResult<sys::napi_
 
 /// A call's bound data (a generator, for the methods), its first argument (`undefined` when
 /// none was passed) and whether one was passed.
-struct Call {
-    data: *mut c_void,
+pub(crate) struct Call {
+    pub(crate) data: *mut c_void,
     arg: sys::napi_value,
     passed: bool,
 }
 
-fn call_info(env: sys::napi_env, info: sys::napi_callback_info, want_arg: bool) -> JsResult<Call> {
+pub(crate) fn call_info(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+    want_arg: bool,
+) -> JsResult<Call> {
     let mut argc = usize::from(want_arg);
     let mut arg = ptr::null_mut();
     let mut data = ptr::null_mut();
@@ -95,14 +102,14 @@ fn call_info(env: sys::napi_env, info: sys::napi_callback_info, want_arg: bool) 
 }
 
 /// A call's argument as an `Unknown`, for the safe readers of `read`.
-fn arg<'a>(env: sys::napi_env, call: &Call) -> Unknown<'a> {
+pub(crate) fn arg<'a>(env: sys::napi_env, call: &Call) -> Unknown<'a> {
     // SAFETY: env is the live environment of this call and `call.arg` a handle of its scope
     // (`napi_get_cb_info` wrote it, `undefined` when nothing was passed).
     unsafe { Unknown::from_raw_unchecked(env, call.arg) }
 }
 
 /// The format `nextIdString` was asked for; decimal, without looking, when nothing was passed.
-fn id_format(env: sys::napi_env, call: &Call) -> JsResult<IdFormat> {
+pub(crate) fn id_format(env: sys::napi_env, call: &Call) -> JsResult<IdFormat> {
     if call.passed {
         read_format(&arg(env, call))
     } else {
@@ -192,11 +199,12 @@ unsafe extern "C" fn generator_next_ids(
     })
 }
 
-type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
+pub(crate) type Callback =
+    unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
 
 /// Sets `target[name]` to a new function, as writable, configurable and not enumerable as
 /// a class method is.
-fn install(
+pub(crate) fn install(
     env: sys::napi_env,
     target: sys::napi_value,
     name: &CStr,

@@ -21,6 +21,7 @@ use napi::bindgen_prelude::{AsyncTask, BigInt, JavaScriptClassExt, This, TypeNam
 use napi::{sys, Env, JsValue, Task, Unknown, ValueType};
 use napi_derive::napi;
 
+mod client;
 mod errors;
 mod fast;
 mod read;

@@ -36,6 +36,9 @@ export FLAKERY_DEPS="$(target_dir)/debug/deps"
 export FLAKERY_BIN="$(target_dir)/debug/flakery"
 export FLAKERY_HAMMER="$(target_dir)/debug/examples/hammer"
 
+# The Client of the C, Go and Node bindings (tests/client/test_bindings.py).
+source tests/client/bindings.sh
+
 venv="$(target_dir)/client-test-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q pytest

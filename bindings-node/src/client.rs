@@ -1,0 +1,315 @@
+//! `Client`: IDs from `flakery serve` instances through the Rust client (`flakery-client`),
+//! with the calls of a `Generator` (`nextId`, `nextIdString`, `nextIds`) plus `decode` under
+//! the servers' layout. Argument and error conversion only: the client's logic (blocks,
+//! prefetch, age, failover, deadlines) is the crate's.
+//!
+//! Every call runs on the JavaScript thread. In the steady state it is a local call (a lock
+//! and a read of the client's stock, which its own thread refills in the background); only
+//! when the stock is empty does a call wait for a block, and never longer than the client's
+//! `timeoutMs` (the crate's deadline, 5 s by default), after which it throws
+//! `servers_unavailable`.
+//!
+//! The hot calls (`nextId`, `nextIdString`, `nextIds`) are bound to each object as the
+//! `Generator`'s are (`fast`): napi-rs's method call costs several times the client's own
+//! steady-state call. bindings-node/types.d.ts declares them.
+
+use std::ffi::{c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use flakery_client::Options;
+use napi::bindgen_prelude::{i64n, ClassInstance, FromNapiValue, Object, This, ToNapiValue};
+use napi::{sys, Env, JsValue, Unknown, ValueType};
+use napi_derive::napi;
+
+use crate::errors::{check, client_error, napi_error, type_error, JsResult, OrThrow};
+use crate::fast::{arg, call_info, finish, id_format, install, Call, Callback};
+use crate::read::{
+    get_property, read_count, read_id_u64, read_string, type_name, value_type, OptionsObject,
+};
+use crate::results::DecodedId;
+use crate::values::{new_id_array, new_id_text};
+
+const CLIENT_KEYS: [&str; 11] = [
+    "servers",
+    "token",
+    "layout",
+    "maxAgeMs",
+    "timeoutMs",
+    "requestTimeoutMs",
+    "minBlock",
+    "maxBlock",
+    "prefetch",
+    "preferFirst",
+    "fallback",
+];
+
+/// `servers`: a string of URLs separated by commas, or an array of them.
+fn read_servers(env: &Env, value: &Unknown) -> JsResult<Vec<String>> {
+    if value_type(value)? == ValueType::String {
+        return Ok(flakery_client::split_servers(&read_string(
+            value, "servers",
+        )?));
+    }
+    if !value.is_array().unwrap_or(false) {
+        return Err(type_error(
+            env.raw(),
+            format!(
+                "servers must be a string or an array of strings, not {}",
+                type_name(value)
+            ),
+        ));
+    }
+    let array = Object::from_unknown(*value).map_err(crate::errors::napi_error)?;
+    let length = get_property(env.raw(), &array, "length")?;
+    let length = crate::read::read_u64(&length, "servers.length")?;
+    let mut servers = Vec::new();
+    for i in 0..length {
+        let item = get_property(env.raw(), &array, &i.to_string())?;
+        servers.extend(flakery_client::split_servers(&read_string(
+            &item,
+            &format!("servers[{i}]"),
+        )?));
+    }
+    Ok(servers)
+}
+
+fn client_options(env: &Env, value: &Unknown) -> JsResult<Options> {
+    let o = OptionsObject::read(value, "Client options", &CLIENT_KEYS)?;
+    let mut options = Options {
+        token: o.string("token")?,
+        layout: o.layout()?,
+        ..Options::default()
+    };
+    if let Some(servers) = o.get("servers")? {
+        options.servers = read_servers(env, &servers)?;
+    }
+    let ms = |key: &str, default: Duration| -> JsResult<Duration> {
+        Ok(o.u64(key)?.map_or(default, Duration::from_millis))
+    };
+    options.max_age = ms("maxAgeMs", options.max_age)?;
+    options.timeout = ms("timeoutMs", options.timeout)?;
+    options.request_timeout = ms("requestTimeoutMs", options.request_timeout)?;
+    let block = |key: &str, default: usize| -> JsResult<usize> {
+        Ok(o.u64(key)?
+            .map_or(default, |n| usize::try_from(n).unwrap_or(usize::MAX)))
+    };
+    options.min_block = block("minBlock", options.min_block)?;
+    options.max_block = block("maxBlock", options.max_block)?;
+    options.prefetch = o.bool("prefetch")?.unwrap_or(options.prefetch);
+    options.prefer_first = o.bool("preferFirst")?.unwrap_or(options.prefer_first);
+    if let Some(fallback) = o.get("fallback")? {
+        // SAFETY: `fallback` is a live value of this call's scope.
+        let generator = unsafe {
+            ClassInstance::<crate::Generator>::from_napi_value(env.raw(), fallback.raw())
+        }
+        .map_err(|_| {
+            type_error(
+                env.raw(),
+                format!("fallback must be a Generator, not {}", type_name(&fallback)),
+            )
+        })?;
+        options.fallback = Some(std::sync::Arc::clone(&generator.inner));
+    }
+    Ok(options)
+}
+
+/// A client of one or more `flakery serve` instances, with the calls of a `Generator`: switch
+/// between embedded and central with one line (docs/client.md).
+#[napi]
+pub struct Client {
+    inner: Arc<flakery_client::Client>,
+}
+
+#[napi]
+impl Client {
+    /// Options not given come from `FLAKERY_SERVERS`, `FLAKERY_SERVER_TOKEN` and
+    /// `FLAKERY_LAYOUT`, then the defaults of docs/client.md#options. Asks no server yet.
+    #[napi(catch_unwind, constructor, ts_args_type = "options?: ClientOptions")]
+    pub fn new(env: Env, this: This, options: Unknown) -> napi::Result<Self, &'static str> {
+        check_constructed(env.raw(), this.raw())?;
+        let options = client_options(&env, &options)?;
+        let inner = flakery_client::Client::new(options).map_err(|e| client_error(env.raw(), e))?;
+        let inner = Arc::new(inner);
+        bind_methods(env.raw(), this.raw(), &inner)?;
+        Ok(Client { inner })
+    }
+
+    /// Takes an ID apart under the servers' layout, as `decode(id, layout)` does.
+    #[napi(catch_unwind, ts_args_type = "id: bigint | string | number")]
+    pub fn decode<'env>(
+        &self,
+        env: &'env Env,
+        id: Unknown,
+    ) -> napi::Result<DecodedId<'env>, &'static str> {
+        let id = read_id_u64(&id)?;
+        let layout = self.inner.layout();
+        let decoded = flakery::decode_u64(id, layout).or_throw(env.raw())?;
+        DecodedId::new(env, decoded, layout)
+    }
+
+    /// The servers' layout as its canonical spec string.
+    #[napi(catch_unwind, getter)]
+    pub fn layout(&self) -> String {
+        self.inner.layout().to_string()
+    }
+
+    /// The servers' base URLs.
+    #[napi(catch_unwind, getter)]
+    pub fn servers(&self) -> Vec<String> {
+        self.inner.servers().to_vec()
+    }
+
+    /// Stops the client: the IDs it holds are dropped (never given back); every later call
+    /// throws `invalid_argument`. Never waits for a server.
+    #[napi(catch_unwind)]
+    pub fn close(&self) {
+        self.inner.close();
+    }
+}
+
+/// The client a method was bound to.
+///
+/// # Safety
+/// `call.data` must be the `Arc` pointer `bind_methods` gave the function, which the
+/// function's finalizer frees only once the function itself is gone.
+unsafe fn bound<'a>(call: &Call) -> &'a flakery_client::Client {
+    unsafe { &*call.data.cast::<flakery_client::Client>().cast_const() }
+}
+
+/// A new ID: from the client's stock in the steady state; waits for a block at most
+/// `timeoutMs`.
+unsafe extern "C" fn client_next_id(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    finish(env, || {
+        let call = call_info(env, info, false)?;
+        // SAFETY: this callback is only ever made by `bind_methods`.
+        let id = unsafe { bound(&call) }
+            .next_id()
+            .map_err(|e| client_error(env, e))?;
+        // SAFETY: env is live.
+        unsafe { i64n::to_napi_value(env, i64n(id)) }.map_err(napi_error)
+    })
+}
+
+/// A new ID as a string: decimal unless `options.format` says `'base32'` or `'base62'`.
+unsafe extern "C" fn client_next_id_string(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    finish(env, || {
+        let call = call_info(env, info, true)?;
+        let format = id_format(env, &call)?;
+        // SAFETY: as above.
+        let id = unsafe { bound(&call) }
+            .next_id()
+            .map_err(|e| client_error(env, e))?;
+        new_id_text(env, id, format)
+    })
+}
+
+/// `n` new IDs (`n` up to 2^24), increasing within each block.
+unsafe extern "C" fn client_next_ids(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    finish(env, || {
+        let call = call_info(env, info, true)?;
+        let n = read_count(&arg(env, &call))?;
+        // SAFETY: as above.
+        let ids = unsafe { bound(&call) }
+            .next_ids(n)
+            .map_err(|e| client_error(env, e))?;
+        new_id_array(env, n, |out| {
+            out.copy_from_slice(&ids);
+            Ok(())
+        })
+    })
+}
+
+unsafe extern "C" fn release_client(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` is the `Arc::into_raw` of `bind_methods`, released once, here.
+    let client = unsafe { Arc::from_raw(data.cast::<flakery_client::Client>().cast_const()) };
+    // Dropping the last reference never waits (the crate's `Drop`); no panic unwinds into Node.
+    let _ = catch_unwind(AssertUnwindSafe(|| drop(client)));
+}
+
+/// Gives a new `Client` object its own `nextId`, `nextIdString` and `nextIds`, each bound to
+/// the client through an `Arc` dropped when the function is collected, as `fast::bind_methods`
+/// does for a `Generator`.
+fn bind_methods(
+    env: sys::napi_env,
+    this: sys::napi_value,
+    client: &Arc<flakery_client::Client>,
+) -> JsResult<()> {
+    let methods: [(&CStr, Callback); 3] = [
+        (c"nextId", client_next_id),
+        (c"nextIdString", client_next_id_string),
+        (c"nextIds", client_next_ids),
+    ];
+    for (name, callback) in methods {
+        let data = Arc::into_raw(Arc::clone(client))
+            .cast_mut()
+            .cast::<c_void>();
+        let function = match install(env, this, name, callback, false, data) {
+            Ok(function) => function,
+            Err(error) => {
+                // SAFETY: the function was not made or not attached: nothing else holds data.
+                unsafe { release_client(env, data, ptr::null_mut()) };
+                return Err(error);
+            }
+        };
+        // SAFETY: function is live; the finalizer runs once, when it is collected.
+        check(unsafe {
+            sys::napi_add_finalizer(
+                env,
+                function,
+                data,
+                Some(release_client),
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// Refuses `Client()` called without `new`: napi-rs's constructor would otherwise wrap, and
+/// bind the hot calls onto, whatever `this` is (for `flakery.Client()`, the module's exports,
+/// whose `nextId` it would replace). The object `new` makes has no own property yet.
+fn check_constructed(env: sys::napi_env, this: sys::napi_value) -> JsResult<()> {
+    let mut kind = 0;
+    // SAFETY: env and this are live handles of the current call.
+    check(unsafe { sys::napi_typeof(env, this, &mut kind) })?;
+    let mut fresh = false;
+    if kind == sys::ValueType::napi_object {
+        let mut names = ptr::null_mut();
+        // SAFETY: as above; `this` is an object.
+        check(unsafe {
+            sys::napi_get_all_property_names(
+                env,
+                this,
+                sys::KeyCollectionMode::own_only,
+                sys::KeyFilter::all_properties,
+                sys::KeyConversion::keep_numbers,
+                &mut names,
+            )
+        })?;
+        let mut length = 0;
+        // SAFETY: `names` is the array the call above made.
+        check(unsafe { sys::napi_get_array_length(env, names, &mut length) })?;
+        fresh = length == 0;
+    }
+    if fresh {
+        Ok(())
+    } else {
+        Err(type_error(
+            env,
+            "Class constructor Client cannot be invoked without 'new'".to_string(),
+        ))
+    }
+}

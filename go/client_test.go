@@ -1,0 +1,116 @@
+package flakery
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The Client runs against real flakery serve instances that tests/client/test_bindings.py
+// starts, their URLs in the environment; without them (go test alone) it is skipped.
+func testServers(t *testing.T) []string {
+	servers := os.Getenv("FLAKERY_TEST_SERVERS")
+	if servers == "" {
+		t.Skip("FLAKERY_TEST_SERVERS is not set: tests/client/run.sh runs this test against real servers")
+	}
+	return strings.Split(servers, ",")
+}
+
+func TestClientIDsFromGoroutinesAreUnique(t *testing.T) {
+	c, err := NewClient(ClientOptions{Servers: testServers(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const goroutines, each = 8, 1000
+	results := make([][]int64, goroutines)
+	errs := make([]error, goroutines)
+	var wg sync.WaitGroup
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < each/2; i++ {
+				id, err := c.NextID()
+				if err != nil {
+					errs[g] = err
+					return
+				}
+				results[g] = append(results[g], id)
+			}
+			ids, err := c.NextIDs(each / 2)
+			errs[g] = err
+			results[g] = append(results[g], ids...)
+		}(g)
+	}
+	wg.Wait()
+	seen := make(map[int64]bool)
+	for g := range results {
+		if errs[g] != nil {
+			t.Fatalf("goroutine %d: %v", g, errs[g])
+		}
+		for _, id := range results[g] {
+			if id <= 0 || seen[id] {
+				t.Fatalf("ID %d is not positive or was seen before", id)
+			}
+			seen[id] = true
+		}
+	}
+	if len(seen) != goroutines*each {
+		t.Fatalf("%d distinct IDs, want %d", len(seen), goroutines*each)
+	}
+	if c.Layout() != "twitter" {
+		t.Fatalf("layout %q", c.Layout())
+	}
+	id := results[0][0]
+	p, err := c.Decode(id)
+	want, _ := Decode("twitter", id)
+	if err != nil || p.TimestampMs != want.TimestampMs || p.WorkerID != want.WorkerID ||
+		p.Sequence != want.Sequence || p.TimestampMs < 1700000000000 {
+		t.Fatalf("Decode(%d) = %+v, %v; want %+v", id, p, err, want)
+	}
+}
+
+func TestClientErrorsHaveTheClientCodes(t *testing.T) {
+	testServers(t)
+	dead := os.Getenv("FLAKERY_TEST_DEAD_SERVER")
+	c, err := NewClient(ClientOptions{Servers: []string{dead}, Timeout: 300 * time.Millisecond,
+		RequestTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.NextID()
+	if !errors.Is(err, ErrServersUnavailable) || !strings.Contains(err.Error(), dead) {
+		t.Fatalf("a dead server gave %v", err)
+	}
+
+	tokenServer := os.Getenv("FLAKERY_TEST_TOKEN_SERVER")
+	wrong, err := NewClient(ClientOptions{Servers: []string{tokenServer}, Token: "wrong-token-go-5b2a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = wrong.NextID()
+	if !errors.Is(err, ErrUnauthorized) || strings.Contains(err.Error(), "wrong-token-go-5b2a") {
+		t.Fatalf("a wrong token gave %v", err)
+	}
+	right, err := NewClient(ClientOptions{Servers: []string{tokenServer}, Token: os.Getenv("FLAKERY_TEST_TOKEN")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := right.NextID(); err != nil || id <= 0 {
+		t.Fatalf("the right token gave %d, %v", id, err)
+	}
+	if err := right.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := right.NextID(); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("a closed client gave %v", err)
+	}
+
+	if _, err := NewClient(ClientOptions{Servers: []string{"https://127.0.0.1:1"}}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("an https URL gave %v", err)
+	}
+}
