@@ -46,8 +46,10 @@ lane_release=(tests/dist/run.sh tests/python/run.sh tests/node/run.sh)
 # and two Maven runs in one project directory at once would pack each other's files. At the
 # end of the servers lane (whose areas wait on servers more than they compute), not between
 # dist and python on the release lane, which is the longest.
+# tests/client after tests/node: both run `npm ci` in the repository (which replaces
+# node_modules and builds the addon), and it tests the Node Client of that addon.
 lane_servers=(tests/zookeeper/run.sh tests/partition/run.sh tests/db/run.sh tests/fuzz/run.sh
-  tests/client/run.sh after:tests/dist/run.sh tests/java/run.sh)
+  after:tests/dist/run.sh tests/java/run.sh after:tests/node/run.sh tests/client/run.sh)
 lane_native=(tests/c/run.sh tests/go/run.sh tests/postgres/run.sh)
 # The second phase: two lanes, after the first.
 lane_docs=(tests/docs/run.sh)
