@@ -319,15 +319,28 @@ pub(crate) fn start(
         waiting: Mutex::new(VecDeque::new()),
     });
     let (requests, queue) = mpsc::channel::<Pending>();
-    let writer_shared = Arc::clone(&shared);
+    let writer_breaks = Breaks {
+        shared: Arc::clone(&shared),
+        address: address.clone(),
+        session_id: id,
+        on_broken: Arc::clone(&on_broken),
+    };
     std::thread::Builder::new()
         .name("flakery-zk-writer".into())
-        .spawn(move || write_loop(stream, queue, &writer_shared, ping_every))
+        .spawn(move || write_loop(stream, queue, &writer_breaks, ping_every))
         .map_err(thread_error)?;
     let reader_shared = Arc::clone(&shared);
     std::thread::Builder::new()
         .name("flakery-zk-reader".into())
-        .spawn(move || read_loop(reader_stream, &reader_shared, &address, id, &on_broken))
+        .spawn(move || {
+            let breaks = Breaks {
+                shared: reader_shared,
+                address,
+                session_id: id,
+                on_broken,
+            };
+            read_loop(reader_stream, &breaks)
+        })
         .map_err(thread_error)?;
     Ok(Client {
         requests: Some(requests),
@@ -336,13 +349,34 @@ pub(crate) fn start(
     })
 }
 
+/// What the reader and the writer share to report the connection's end: whichever of them
+/// sees it first records the cause (with the session), logs it once and raises the alarm.
+struct Breaks {
+    shared: Arc<Shared>,
+    address: String,
+    session_id: i64,
+    on_broken: Arc<dyn Fn() + Send + Sync>,
+}
+
+impl Breaks {
+    fn report(&self, cause: String) {
+        let closing = self.shared.closing.load(Ordering::SeqCst);
+        let cause = format!("session 0x{:x}: {cause}", self.session_id);
+        if self.shared.break_with(cause.clone()) && !closing {
+            tracing::warn!("the ZooKeeper connection broke ({cause}); leasing again");
+            (self.on_broken)();
+        }
+    }
+}
+
 /// Sends requests in order, pings when idle, and ends the session when the handle is gone.
 fn write_loop(
     mut stream: TcpStream,
     queue: mpsc::Receiver<Pending>,
-    shared: &Shared,
+    breaks: &Breaks,
     ping_every: Duration,
 ) {
+    let shared = &breaks.shared;
     let mut xid: i32 = 0;
     let mut closed = false;
     loop {
@@ -375,10 +409,11 @@ fn write_loop(
             }
         };
         if let Err(err) = write_frame(&mut stream, &frame) {
-            let address = stream
-                .peer_addr()
-                .map_or_else(|_| "?".into(), |a| a.to_string());
-            shared.break_with(format!("writing to {address} failed: {err}"));
+            // The peer's address as connected: after a reset the socket no longer knows it.
+            breaks.report(format!(
+                "writing to ZooKeeper at {} failed: {err}",
+                breaks.address
+            ));
             // Wakes the reader too.
             let _ = stream.shutdown(Shutdown::Both);
             return;
@@ -390,13 +425,8 @@ fn write_loop(
 
 /// Hands each reply to its request; on the connection's end, answers every waiting request,
 /// records why, and (for a client still in use) logs it once and raises the alarm.
-fn read_loop(
-    mut stream: TcpStream,
-    shared: &Shared,
-    address: &str,
-    session_id: i64,
-    on_broken: &Arc<dyn Fn() + Send + Sync>,
-) {
+fn read_loop(mut stream: TcpStream, breaks: &Breaks) {
+    let (shared, address) = (&breaks.shared, &breaks.address);
     let cause = loop {
         let frame = match read_frame(&mut stream) {
             Ok(frame) => frame,
@@ -439,11 +469,54 @@ fn read_loop(
             break format!("ZooKeeper at {address} ended the session ({err})");
         }
     };
-    let closing = shared.closing.load(Ordering::SeqCst);
-    let cause = format!("session 0x{session_id:x}: {cause}");
-    if shared.break_with(cause.clone()) && !closing {
-        tracing::warn!("the ZooKeeper connection broke ({cause}); leasing again");
-        on_broken();
-    }
+    breaks.report(cause);
     let _ = stream.shutdown(Shutdown::Both);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    fn breaks(closing: bool) -> (Breaks, Arc<AtomicUsize>) {
+        let alarms = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&alarms);
+        let breaks = Breaks {
+            shared: Arc::new(Shared {
+                broken: AtomicBool::new(false),
+                closing: AtomicBool::new(closing),
+                cause: Mutex::new(None),
+                waiting: Mutex::new(VecDeque::new()),
+            }),
+            address: "127.0.0.1:2181".into(),
+            session_id: 0x2a,
+            on_broken: Arc::new(move || {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }),
+        };
+        (breaks, alarms)
+    }
+
+    /// The writer and the reader may each see the end; the first names the cause with the
+    /// session, and the alarm is raised once, whichever it is.
+    #[test]
+    fn the_first_to_see_the_end_records_it_with_the_session_and_raises_one_alarm() {
+        let (breaks, alarms) = breaks(false);
+        breaks.report("writing to ZooKeeper at 127.0.0.1:2181 failed: reset".into());
+        breaks.report("ZooKeeper at 127.0.0.1:2181 closed the connection".into());
+        assert!(breaks.shared.broken.load(Ordering::SeqCst));
+        assert_eq!(
+            breaks.shared.cause.lock().unwrap().as_deref(),
+            Some("session 0x2a: writing to ZooKeeper at 127.0.0.1:2181 failed: reset")
+        );
+        assert_eq!(alarms.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn an_end_while_closing_raises_no_alarm() {
+        let (breaks, alarms) = breaks(true);
+        breaks.report("ZooKeeper at 127.0.0.1:2181 closed the connection".into());
+        assert!(breaks.shared.broken.load(Ordering::SeqCst));
+        assert_eq!(alarms.load(Ordering::SeqCst), 0);
+    }
 }
