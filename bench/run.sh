@@ -4,7 +4,7 @@
 #   bash bench/run.sh                  # full run (about 5 minutes): bench/results/{latest.json,table.md,chart.svg}
 #   bash bench/run.sh --update-docs    # the same, and the results of docs/benchmarks.md and README's headline figures
 #   bash bench/run.sh --smoke          # tiny counts, every language, no timing asserted (CI): bench/results/tmp/smoke/
-#   bash bench/run.sh --only rust,python   # some of rust, python, node, c, java, server, startup
+#   bash bench/run.sh --only rust,python   # some of rust, python, node, c, java, server, startup, postgres
 #
 # java: bench/java's JMH benchmarks (bench/java/run.sh builds the jar and the benchmarks), in
 # short settings: one fork, 3 warm-up and 5 measured iterations of 1 s each (JMH_ARGS; about
@@ -15,6 +15,10 @@
 # unit tests instead (bench/reporting/test_jmh.py).
 #
 # server: `flakery serve` under wrk beside nginx (bench/server/run.sh; bench/results/server.md).
+# postgres: the extension's inserts beside bigserial, gen_random_uuid() and Instagram's
+# function under pgbench, and one call beside nextval() (bench/postgres/run.sh;
+# bench/results/postgres.md). Left out of the smoke run unless asked, as Java is: it builds the
+# extension in release mode, which tests/postgres already runs.
 # startup: `flakery next` from process start to first ID for each node ID source, the
 # databases and ZooKeeper on loopback (bench/startup/run.py; bench/results/startup.md, and
 # with --update-docs the start-up figures of docs/databases.md).
@@ -39,7 +43,7 @@ mkdir -p "$FLAKERY_LEASE_DIR"
 
 smoke=0
 update_docs=0
-langs="rust,python,node,c,java,server,startup"
+langs="rust,python,node,c,java,server,startup,postgres"
 only_given=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -47,20 +51,20 @@ while [ $# -gt 0 ]; do
     --update-docs) update_docs=1 ;;
     --only)
       only_given=1
-      langs="${2:?--only needs a list: rust,python,node,c,java,server,startup}"
+      langs="${2:?--only needs a list: rust,python,node,c,java,server,startup,postgres}"
       shift
       for lang in ${langs//,/ }; do
-        case "$lang" in rust|python|node|c|java|server|startup) ;; *) echo "unknown language: $lang" >&2; exit 2 ;; esac
+        case "$lang" in rust|python|node|c|java|server|startup|postgres) ;; *) echo "unknown language: $lang" >&2; exit 2 ;; esac
       done
       ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
 done
 want() { case ",$langs," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
-# The smoke run's default leaves Java out (see above).
-[ "$smoke" = 1 ] && [ "$only_given" = 0 ] && langs="${langs/,java/}"
+# The smoke run's default leaves Java and PostgreSQL out (see above).
+[ "$smoke" = 1 ] && [ "$only_given" = 0 ] && langs="${langs/,java/}" && langs="${langs/,postgres/}"
 if [ "$smoke" = 1 ] && [ "$update_docs" = 1 ]; then
   echo "--update-docs with --smoke would publish the smoke run's figures: choose one" >&2
   exit 2
@@ -228,6 +232,13 @@ if want java; then bench_java; fi
 # ---- the server: HTTP and gRPC on loopback, beside nginx
 if want server; then
   bash bench/server/run.sh "$raw/server.json" $smoke_flag || { echo "FAIL: the server bench" >&2; failed=1; }
+fi
+
+# ---- the PostgreSQL extension under pgbench
+if want postgres; then
+  postgres_args=(--md "$out/postgres.md")
+  [ "$smoke" = 1 ] && postgres_args+=(1 2)
+  bash bench/postgres/run.sh "${postgres_args[@]}" || { echo "FAIL: the PostgreSQL bench" >&2; failed=1; }
 fi
 
 # ---- start to first ID: every node ID source, the servers of tests/db and tests/zookeeper

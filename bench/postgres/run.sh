@@ -8,12 +8,19 @@
 # - the cost of one call, server-side (no round trip): SELECT count(f()) over N rows of
 #   generate_series, for flakery.next_id() and nextval().
 # A benchmark, never a test: it prints figures and asserts nothing about them.
-#   bash bench/postgres/run.sh [SECONDS] [CLIENTS]
+#   bash bench/postgres/run.sh [--md FILE] [SECONDS] [CLIENTS]
+# --md FILE: the figures also as the markdown table of docs/benchmarks.md#postgresql, with the
+# load and the settings (bench/run.sh writes bench/results/postgres.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
 unset_flakery_env
 ensure_cargo
+md=""
+if [ "${1:-}" = "--md" ]; then
+  md="${2:?--md needs a file}"
+  shift 2
+fi
 SECONDS_EACH="${1:-10}"
 CLIENTS="${2:-8}"
 CALLS=2000000
@@ -65,6 +72,7 @@ python3 -c 'import sys; f, b = map(float, sys.argv[1:]); print(f"flakery / bigse
   "${tps[flakery]}" "${tps[bigserial]}"
 
 echo
+load_inserts="$(cut -d' ' -f1-3 /proc/loadavg)"
 echo "--- one call, server-side: SELECT count(f()) FROM generate_series(1, $CALLS), best of 3"
 per_call() {
   local best="" ms
@@ -76,10 +84,31 @@ per_call() {
   python3 -c 'import sys; print(f"{float(sys.argv[1]) * 1e6 / int(sys.argv[2]):.1f}")' "$best" "$CALLS"
 }
 baseline="$(per_call "1")"
+declare -A call_ns
 for f in "flakery.next_id()" "nextval('plain_seq')"; do
   ns="$(per_call "$f")"
-  printf '%-22s %7s ns a row, %6.1f ns above count(1)\n' "$f" "$ns" "$(python3 -c "print($ns - $baseline)")"
+  call_ns[$f]="$(python3 -c "print(f'{$ns - $baseline:.0f}')")"
+  printf '%-22s %7s ns a row, %6s ns above count(1)\n' "$f" "$ns" "${call_ns[$f]}"
 done
 echo
-echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load after: $load_after"
+if [ -n "$md" ]; then
+  ratio() { python3 -c 'import sys; print(f"{float(sys.argv[1]) / float(sys.argv[2]):.2f}")' "$1" "$2"; }
+  count() { python3 -c 'import sys; print(f"{float(sys.argv[1]):,.0f}")' "$1"; }
+  {
+    echo "PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}'), $CLIENTS pgbench clients," \
+      "$SECONDS_EACH s each, best of $ROUNDS rounds; one call: best of 3 over $CALLS rows, less" \
+      "count(1). $(nproc) cores, load average $load_inserts after the inserts, $load_after at the end" \
+      "(bench/postgres/run.sh)."
+    echo
+    echo "| key | inserts/s | against bigserial | one call |"
+    echo "|---|---|---|---|"
+    echo "| \`flakery.next_id()\` | $(count "${tps[flakery]}") | $(ratio "${tps[flakery]}" "${tps[bigserial]}")× | ${call_ns["flakery.next_id()"]} ns |"
+    echo "| \`bigserial\` (\`nextval\`) | $(count "${tps[bigserial]}") | 1.00× | ${call_ns["nextval('plain_seq')"]} ns |"
+    echo "| \`gen_random_uuid()\` | $(count "${tps[uuid]}") | $(ratio "${tps[uuid]}" "${tps[bigserial]}")× | |"
+    echo "| Instagram's PL/pgSQL \`next_id\` | $(count "${tps[instagram]}") | $(ratio "${tps[instagram]}" "${tps[bigserial]}")× | |"
+  } >"$md"
+  echo "bench/postgres: the table in $md"
+fi
 stop_server
