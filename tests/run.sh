@@ -50,7 +50,9 @@ lane_release=(tests/dist/run.sh tests/python/run.sh tests/node/run.sh)
 # node_modules and builds the addon), and it tests the Node Client of that addon.
 lane_servers=(tests/zookeeper/run.sh tests/partition/run.sh tests/db/run.sh tests/fuzz/run.sh
   after:tests/dist/run.sh tests/java/run.sh after:tests/node/run.sh tests/client/run.sh)
-lane_native=(tests/c/run.sh tests/go/run.sh tests/postgres/run.sh)
+# tests/postgres first: its release build of the extension (postgres/target) is the one that
+# tests/dist's tarball takes; run last, dist waited for it on the critical path.
+lane_native=(tests/postgres/run.sh tests/c/run.sh tests/go/run.sh)
 # The second phase: two lanes, after the first.
 lane_docs=(tests/docs/run.sh)
 lane_bench=(bench/smoke.sh)

@@ -62,8 +62,8 @@ def connections(certs: str, pg, maria) -> "list[tuple[str, str, list[str]]]":
     """The database's own client connecting and running `SELECT 1`: the cost of a process
     start and a connection, which each lease row includes too."""
     ca = os.path.join(certs, "ca.pem")
-    psql = dbserver._pg_bin("psql")
-    mariadb = dbserver._which("mariadb", "mysql")
+    psql = dbserver.pg_bin("psql")
+    mariadb = dbserver.which("mariadb", "mysql")
     my = [mariadb, "--no-defaults", "-h", "127.0.0.1", "-P", str(maria.port), "-u",
           dbserver.USER, f"-p{maria.password}", dbserver.DATABASE, "-e", "SELECT 1"]
     return [

@@ -5,6 +5,7 @@ const assert = require('node:assert/strict')
 const flakery = require('flakery')
 
 const API = [
+  'Client',
   'Generator',
   'compose',
   'decode',
