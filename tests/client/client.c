@@ -3,38 +3,11 @@
  * -Wall -Wextra -Werror -pedantic under ASan + UBSan; ends with "N passed, M failed". */
 #define _POSIX_C_SOURCE 200809L
 
-#include "flakery.h"
+/* The CHECK macros of the C area's test program (they name flakery_last_error()). */
+#include "../c/check.h"
 
-#include <inttypes.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-static int passed;
-static int failed;
-
-#define CHECK(cond)                                                                               \
-    do {                                                                                          \
-        if (cond) {                                                                               \
-            passed++;                                                                             \
-        } else {                                                                                  \
-            failed++;                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #cond,       \
-                    flakery_last_error());                                                        \
-        }                                                                                         \
-    } while (0)
-
-#define CHECK_FAILS(call, status, needle)                                                         \
-    do {                                                                                          \
-        flakery_status got_ = (call);                                                             \
-        CHECK(got_ == (status));                                                                  \
-        if (got_ != (status)) {                                                                   \
-            fprintf(stderr, "  %s gave %s, wanted %s\n", #call, flakery_status_message(got_),     \
-                    flakery_status_message(status));                                              \
-        }                                                                                         \
-        CHECK(strstr(flakery_last_error(), (needle)) != NULL);                                    \
-    } while (0)
+int passed;
+int failed;
 
 static const char *env(const char *name) {
     const char *value = getenv(name);
