@@ -72,6 +72,17 @@ impl Identity {
     }
 }
 
+/// A need recorded with a lease that publishes: the publication's epoch when it was first
+/// asked (a refusal published after it answers it), the epoch it was last asked at, and how
+/// long the lease said it answers within.
+#[derive(Clone, Copy)]
+struct Need {
+    first_epoch: u64,
+    last_epoch: u64,
+    within: Duration,
+    give_up: Instant,
+}
+
 fn closed_error() -> Error {
     Error::new(
         ErrorCode::LeaseLost,
@@ -130,17 +141,15 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
             let closes = fence.closes();
             return Ok((lease.grant(want_ms, now_ms)?, closes));
         }
-        // The epoch of the publication when the need was first recorded, how long the lease
-        // said it answers within, and when that passes; and the epoch it was last asked at.
-        let mut asked: Option<(u64, Duration, Instant)> = None;
-        let mut asked_at = None;
+        // Set once the need is recorded: the lease answers through the fence from then on.
+        let mut need: Option<Need> = None;
         loop {
             if self.identity.is_closed() {
                 return Err(closed_error());
             }
             let seen = fence.published();
             if let Some(grant) = seen.grant.filter(|g| want_ms <= g.until_ms) {
-                if asked.is_none() {
+                if need.is_none() {
                     // Taken without a wait: the lease learns that the generator is busy, and
                     // publishes the next grant before this one runs out.
                     let _ = lease.ask(want_ms, now_ms);
@@ -148,27 +157,38 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
                 return Ok((grant, seen.closes));
             }
             // Checked before asking again: an ask may itself publish a refusal.
-            if let (Some((since, ..)), Some((at, error))) = (asked, &seen.refusal) {
-                if *at > since {
+            if let (Some(need), Some((at, error))) = (&need, &seen.refusal) {
+                if *at > need.first_epoch {
                     return Err(error.clone());
                 }
             }
             // Asked again at each change of the publication: a want the lease kept may since
             // have an answer it gives at once (a grant that will not cover it).
-            if asked_at != Some(seen.epoch) {
-                asked_at = Some(seen.epoch);
-                if asked.is_none() {
+            if need.as_ref().map(|need| need.last_epoch) != Some(seen.epoch) {
+                if need.is_none() {
                     fence.count_grant_ask();
                 }
                 match lease.ask(want_ms, self.clock.now_ms()) {
                     // `seen.closes` was read before the ask: a close since voids the grant.
                     Asked::Granted(grant) => return Ok((grant, seen.closes)),
-                    Asked::Within(within) => {
-                        asked.get_or_insert_with(|| (seen.epoch, within, Instant::now() + within));
-                    }
+                    Asked::Within(within) => match &mut need {
+                        Some(need) => need.last_epoch = seen.epoch,
+                        None => {
+                            need = Some(Need {
+                                first_epoch: seen.epoch,
+                                last_epoch: seen.epoch,
+                                within,
+                                give_up: Instant::now() + within,
+                            })
+                        }
+                    },
                 }
             }
-            let (_, within, give_up) = asked.expect("asked above, or returned its grant");
+            let Need {
+                within, give_up, ..
+            } = *need
+                .as_ref()
+                .expect("recorded above, or returned its grant");
             let now = Instant::now();
             if now >= give_up {
                 return Err(Error::new(
