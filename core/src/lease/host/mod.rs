@@ -24,7 +24,8 @@ use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering::SeqCst};
+use std::sync::Mutex;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::fork;
@@ -117,22 +118,18 @@ pub struct HostLease {
     owner_pid: u32,
     /// The high-water mark found when the lease was taken: the previous holder's last time.
     floor_ms: i64,
-    state: Mutex<State>,
-    /// Held while the mark is written (write and fsync), so that writes land in the order
-    /// they were decided and a release never lands under a grant's. It is the only lock held
-    /// across that I/O, and it is taken outside any fork section: a `fork()` during a write
-    /// goes on at once and leaves it held only in the child's copy of this lease, which the
-    /// child never uses (`grant` and `release` check the owner first; `after_fork` takes a
-    /// lease of the child's own).
-    writing: Mutex<()>,
-}
-
-#[derive(Debug)]
-struct State {
-    /// Shared with a write in progress, which runs without the state lock.
-    file: Option<Arc<File>>,
-    /// The high-water mark written to the file.
-    written_ms: i64,
+    /// The high-water mark written to the file: a grant it covers is answered from here,
+    /// with no lock.
+    written_ms: AtomicI64,
+    /// Set by `release`, before it lowers the mark: no grant is answered after it.
+    released: AtomicBool,
+    /// The lock file, held while the mark is written (write and fsync), so that writes land
+    /// in the order they were decided and a release never lands under a grant's; `None` once
+    /// released. It is the lease's only lock, taken outside any fork section: a `fork()`
+    /// during a write goes on at once and leaves it held only in the child's copy of this
+    /// lease, which the child never uses (`grant` and `release` check the owner first;
+    /// `after_fork` takes a lease of the child's own).
+    file: Mutex<Option<File>>,
 }
 
 /// What became of one index.
@@ -185,11 +182,9 @@ impl HostLease {
                         },
                         owner_pid: std::process::id(),
                         floor_ms,
-                        state: Mutex::new(State {
-                            file: Some(Arc::new(file)),
-                            written_ms: floor_ms,
-                        }),
-                        writing: Mutex::new(()),
+                        written_ms: AtomicI64::new(floor_ms),
+                        released: AtomicBool::new(false),
+                        file: Mutex::new(Some(file)),
                     });
                 }
                 Attempt::Held => held += 1,
@@ -200,10 +195,6 @@ impl HostLease {
         Err(exhausted(
             &open, scope, layout, admitted, held, &foreign, &unusable,
         ))
-    }
-
-    fn lock_state(&self) -> fork::Locked<'_, State> {
-        fork::lock(&self.state)
     }
 
     /// The lock file this lease holds.
@@ -400,14 +391,14 @@ impl NodeLease for HostLease {
         if let Some(grant) = self.covered(want_ms)? {
             return Ok(grant);
         }
-        let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
+        let file = self.file.lock().unwrap_or_else(|e| e.into_inner());
         // Another thread's write, finished while this one waited, may cover the tick.
         if let Some(grant) = self.covered(want_ms)? {
             return Ok(grant);
         }
-        let file = self.lock_state().file.clone().ok_or_else(released)?;
+        let file = file.as_ref().ok_or_else(released)?;
         let high_water = want_ms.max(now_ms).saturating_add(LOOKAHEAD_MS);
-        write_high_water(&file, high_water).map_err(|e| {
+        write_high_water(file, high_water).map_err(|e| {
             Error::new(
                 ErrorCode::LeaseLost,
                 format!(
@@ -416,13 +407,16 @@ impl NodeLease for HostLease {
                 ),
             )
         })?;
-        let mut state = self.lock_state();
-        // A release waits for this write (it takes `writing` first), so the file is still here.
-        state.written_ms = state.written_ms.max(high_water);
+        // Raised only once the mark is on disk, and under the file's lock: a release lowers
+        // the mark after it, never under it.
+        let until_ms = self
+            .written_ms
+            .fetch_max(high_water, SeqCst)
+            .max(high_water);
         Ok(Grant {
             node: self.node,
             floor_ms: self.floor_ms,
-            until_ms: state.written_ms,
+            until_ms,
         })
     }
 
@@ -438,27 +432,28 @@ impl NodeLease for HostLease {
         if std::process::id() != self.owner_pid {
             return; // a forked child: the lock and the mark are the parent's
         }
-        let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(file) = self.lock_state().file.take() else {
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        self.released.store(true, SeqCst);
+        let Some(file) = file.take() else {
             return;
         };
         // Down from the look-ahead to what was used, never below the previous holder's.
         let _ = write_high_water(&file, last_used_ms.max(self.floor_ms));
-        // Dropping the last reference closes the file, which drops the lock.
+        // Dropping the file closes it, which drops the lock.
     }
 }
 
 impl HostLease {
     /// The grant for `want_ms` if the mark already written covers it, with no I/O.
     fn covered(&self, want_ms: i64) -> Result<Option<Grant>> {
-        let state = self.lock_state();
-        if state.file.is_none() {
+        if self.released.load(SeqCst) {
             return Err(released());
         }
-        Ok((want_ms <= state.written_ms).then_some(Grant {
+        let written_ms = self.written_ms.load(SeqCst);
+        Ok((want_ms <= written_ms).then_some(Grant {
             node: self.node,
             floor_ms: self.floor_ms,
-            until_ms: state.written_ms,
+            until_ms: written_ms,
         }))
     }
 }

@@ -1,6 +1,6 @@
-//! The host lease's I/O holds no fork section and no state lock: a grant that waits for
-//! another thread's write, or a scan of the lease directory, leaves `fork()` free to go on
-//! (docs/spec.md, "The generator's slow path").
+//! The host lease's I/O holds no fork section: a grant that waits for another thread's
+//! write, or a scan of the lease directory, leaves `fork()` free to go on (docs/spec.md,
+//! "The generator's slow path").
 
 use std::sync::{mpsc, Arc};
 
@@ -51,7 +51,7 @@ fn a_grant_waits_for_a_write() {
     let covered = lease.grant(now_ms, now_ms).unwrap().until_ms;
 
     // Another thread's write in progress.
-    let in_progress = lease.writing.lock().unwrap();
+    let in_progress = lease.file.lock().unwrap();
     let (tid_sender, tid) = mpsc::channel();
     let waiter = std::thread::spawn({
         let lease = Arc::clone(&lease);
