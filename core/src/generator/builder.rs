@@ -4,12 +4,13 @@
 use std::sync::atomic::AtomicU64;
 
 use super::identity::{check_node_may_change, Identity};
+use super::ticks::Ticks;
 use super::{random_u64, Generator, OwnWord, StateWord};
 use crate::clock::{Clock, SystemClock};
 use crate::codec::constant_bits;
 use crate::error::Result;
 use crate::fork;
-use crate::layout::{Layout, TimeUnit};
+use crate::layout::Layout;
 use crate::lease::node::{Fence, NodeLease};
 use crate::options::{Options, SequencePolicy};
 
@@ -136,31 +137,20 @@ impl<C: Clock> Builder<C> {
             SequencePolicy::Borrow => ticks_up(options.max_borrow_ms),
         };
         let tolerance_ticks = ticks_up(options.backwards_tolerance_ms);
-        let seq = layout.sequence();
-        let tick_origin_ms = layout.tick_origin_ms();
-        let generator = Generator {
+        let ahead_allowance = tolerance_ticks.saturating_add(max_borrow_ticks);
+        let mut generator = Generator {
             state: word,
             node_bits: AtomicU64::new(constant_bits),
             limit: Fence::for_generator(),
             fork_generation: AtomicU64::new(fork::generation()),
-            seq_bits: seq.bits,
-            seq_mask: seq.max(),
-            time_shift: layout.time().shift,
-            seq_shift: seq.shift,
+            ticks: Ticks::new(&layout, ahead_allowance),
             constant_bits,
             policy: options.sequence_policy,
             max_borrow_ticks,
             tolerance_ticks,
-            ahead_allowance: tolerance_ticks.saturating_add(max_borrow_ticks),
-            past_end_state_tick: layout.max_tick() + 2,
+            ahead_allowance,
             random_key: if options.random_sequence_start {
                 random_u64() | 1
-            } else {
-                0
-            },
-            tick_origin_ms,
-            ms_since_end: if layout.unit() == TimeUnit::Millis && tick_origin_ms >= -(1 << 61) {
-                (i64::MAX as u64).wrapping_sub(tick_origin_ms as u64) + 1
             } else {
                 0
             },

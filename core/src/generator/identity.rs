@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering::*};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::ticks::above_time_mask;
 use super::{Generator, StateWord};
 use crate::clock::Clock;
 use crate::codec::node_bits;
@@ -103,7 +104,7 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
 
     /// Attaches the lease to the fence and takes the node ID and floor of its first grant.
     /// Nothing else holds the generator yet, so this waits, if it must, without any lock.
-    pub(super) fn adopt_first_grant(&self) -> Result<()> {
+    pub(super) fn adopt_first_grant(&mut self) -> Result<()> {
         let fence = self.limit.for_new_lease();
         let lease = {
             let mut current = self.identity.current();
@@ -114,10 +115,14 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
         lease.attach(fence.clone());
         let now_ms = self.clock.now_ms();
         let (grant, _) = self.obtain_grant(lease.as_ref(), &fence, now_ms, now_ms)?;
-        self.node_bits.store(
-            self.constant_bits | node_bits(&self.layout, grant.node)?,
-            SeqCst,
-        );
+        let bits = self.constant_bits | node_bits(&self.layout, grant.node)?;
+        self.node_bits.store(bits, SeqCst);
+        self.ticks.set_node_bits(bits, &self.layout);
+        if !W::SHARED {
+            // A word others share is zeroed before its first ID (docs: `SharedWord`), and
+            // taken as ID 0 issued: the next is sequence 1 of tick 0, or a later tick.
+            self.state.word().store(self.ticks.empty(), SeqCst);
+        }
         self.raise_floor(grant.floor_ms, false);
         // The limit stays 0: the first call asks for a tick, so that a layout that has run
         // out (baidu) still builds and only fails to generate.
@@ -208,7 +213,7 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
     /// Asks the lease for more time once the generator reaches the end of what it holds. The
     /// caller (`reserve`) loops: `Ok` means "look again", not "granted".
     pub(super) fn refresh_grant(&self, tick: u64, now_ms: i64) -> Result<()> {
-        if tick >= self.past_end_state_tick {
+        if tick >= self.ticks.past_end {
             return Err(Error::new(
                 ErrorCode::TimeExhausted,
                 format!(
@@ -229,11 +234,11 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
         if self.identity.is_closed() {
             return Err(closed_error());
         }
-        if tick < self.limit.limit() {
+        if tick < self.limit_tick() {
             return Ok(()); // another thread's grant already covers it: no need to ask
         }
         let (lease, fence) = self.identity.lease();
-        let want_ms = self.ms_of_state_tick(tick);
+        let want_ms = self.ms_of_t(tick);
         // The wait, if any, happens here: no lock, no fork section.
         let (grant, closes_before) = self.obtain_grant(lease.as_ref(), &fence, want_ms, now_ms)?;
 
@@ -245,7 +250,7 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
             // A fork replaced the lease, or the lease may have been lost since it answered.
             return Ok(());
         }
-        if tick < self.limit.limit() {
+        if tick < self.limit_tick() {
             return Ok(()); // another thread applied a grant meanwhile
         }
         let old = self.node_of_bits(self.node_bits.load(SeqCst));
@@ -255,8 +260,8 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
         } else {
             self.raise_floor(grant.floor_ms, false);
         }
-        let limit = match self.state_tick_of_ms(grant.until_ms) {
-            Some(t) => t.saturating_add(1).min(self.past_end_state_tick),
+        let limit = match self.t_of_ms(grant.until_ms) {
+            Some(t) => (t + 1).min(self.ticks.past_end),
             None => 0,
         };
         if limit <= tick {
@@ -270,8 +275,15 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
                 ),
             ));
         }
-        self.limit.open(limit, closes_before);
+        // The first ID of the limit's tick: every ID of an earlier tick is below it.
+        self.limit
+            .open(limit << self.ticks.time_shift, closes_before);
         Ok(())
+    }
+
+    /// The first tick the limit does not cover.
+    fn limit_tick(&self) -> u64 {
+        self.ticks.of_id(self.limit.limit())
     }
 
     /// Switches to another node ID (docs/spec.md#node-changes). The next ID must be larger
@@ -280,12 +292,13 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
     /// smaller ID), so the next ID goes to a later tick than any issued, and a layout with a
     /// node field above the time field is refused.
     ///
-    /// A call on another thread may have loaded the old node bits and be about to commit a
-    /// state with them. The stores go limit (closed), node bits, state (raised), and every
-    /// call loads the node bits again after its compare-and-swap succeeds and gives its
-    /// state up if they changed: so an ID is returned with the old node bits only if its
-    /// state was committed before the node bits changed, and then it is below the raised state.
-    /// Called with the identity locked.
+    /// A call on another thread may have loaded the old node bits (or a state that carries
+    /// them) and be about to commit an ID with them. The stores go limit (closed), node bits,
+    /// state (raised, with the new node bits: the word changes), and every call loads state,
+    /// node bits and limit in that order: one that loaded the new node bits finds the limit
+    /// closed, and one that loaded the old state fails its compare-and-swap. So an ID is
+    /// returned with the old node bits only if it was committed before the state was raised,
+    /// and then the next ID is in a later tick. Called with the identity locked.
     fn change_identity(&self, old: NodeId, node: NodeId, floor_ms: i64) -> Result<()> {
         let bits = self.constant_bits | node_bits(&self.layout, node)?;
         let old_bits = self.node_bits.load(SeqCst);
@@ -305,15 +318,25 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
     }
 
     /// Moves the state past `floor_ms`; with `whole_tick`, also past every sequence number
-    /// of the last tick issued, so that the next ID lands in a later tick.
+    /// of the last tick issued, with the node bits now stamped, so that the next ID lands in
+    /// a later tick.
     fn raise_floor(&self, floor_ms: i64, whole_tick: bool) {
-        let floor_state = match self.state_tick_of_ms(floor_ms) {
-            // The last state of the floor's tick: the next ID lands in a later tick.
-            Some(tick) => (tick << self.seq_bits) | self.seq_mask,
-            None => 0,
-        };
+        let ticks = &self.ticks;
+        let node = self.node_bits.load(SeqCst);
+        // The last ID of the floor's tick: the next ID lands in a later tick.
+        let floor_state = self
+            .t_of_ms(floor_ms)
+            .map_or(0, |t| ticks.id(t, ticks.seq_mask, node));
         let _ = self.state.word().fetch_update(SeqCst, SeqCst, |cur| {
-            let tick_end = if whole_tick { cur | self.seq_mask } else { cur };
+            if ticks.nothing_issued(cur) {
+                // Nothing to move past but the floor.
+                return (floor_state != 0).then_some(floor_state);
+            }
+            let tick_end = if whole_tick {
+                ticks.id(ticks.of_id(cur), ticks.seq_mask, node)
+            } else {
+                cur
+            };
             let raised = tick_end.max(floor_state);
             (raised != cur).then_some(raised)
         });
@@ -361,18 +384,25 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
             }
             self.limit.shut();
             // Change the state, so a call that passed the limit before it was closed fails its
-            // compare-and-swap instead of issuing an ID later than `last_used_ms`.
-            let previous = match self
-                .state
-                .word()
-                .fetch_update(SeqCst, SeqCst, |cur| Some(cur + 1))
-            {
+            // compare-and-swap instead of issuing an ID later than `last_used_ms`: one
+            // sequence number on, or the next tick's first (a word others share stays theirs);
+            // an empty state stays empty.
+            let ticks = &self.ticks;
+            let previous = match self.state.word().fetch_update(SeqCst, SeqCst, |cur| {
+                Some(if ticks.nothing_issued(cur) {
+                    cur.wrapping_add(ticks.unit)
+                } else if cur & ticks.seq_field != ticks.seq_field {
+                    cur + ticks.seq_unit
+                } else {
+                    ticks.id(ticks.of_id(cur) + 1, 0, cur)
+                })
+            }) {
                 Ok(previous) | Err(previous) => previous,
             };
-            let last_used_ms = if previous == 0 {
-                i64::MIN // nothing issued
+            let last_used_ms = if ticks.nothing_issued(previous) {
+                i64::MIN
             } else {
-                self.ms_of_state_tick((previous + 1) >> self.seq_bits)
+                self.ms_of_t(ticks.of_id(previous))
             };
             (Arc::clone(&current.lease), last_used_ms)
         };
@@ -382,16 +412,6 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
         self.limit
             .status()
             .set_state(crate::lease::status::LeaseState::Released, false);
-    }
-}
-
-/// The bits of an ID above its time field.
-fn above_time_mask(layout: &Layout) -> u64 {
-    let top = layout.time().shift + layout.time().bits;
-    if top >= 64 {
-        0
-    } else {
-        !0 << top
     }
 }
 

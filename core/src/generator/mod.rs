@@ -1,14 +1,16 @@
-//! The generator: one atomic word of packed state (tick and sequence), advanced by
-//! compare-and-swap, as Vesta's atomic populator does; no mutex on the hot path.
+//! The generator: one atomic word of state, the last ID issued, advanced by compare-and-swap,
+//! as Vesta's atomic populator does; no mutex on the hot path.
 //!
-//! The hot path reads the cheap clock and does one CAS. Everything else (a new tick when the
-//! cheap clock lags, waiting or borrowing when a tick is used up, a clock step backwards, the
-//! end of what the node lease granted, a fork) is the slow path, which reads the precise
-//! clock and may ask the lease for more.
+//! The hot path reads the cheap clock and does one CAS: in the state's tick, the next ID is
+//! the state plus one sequence step. Everything else (a new tick when the cheap clock lags,
+//! waiting or borrowing when a tick is used up, a clock step backwards, the end of what the
+//! node lease granted, a fork) is the slow path, which reads the precise clock and may ask the
+//! lease for more.
 //!
-//! Here: the state and the hot path. `reserve.rs`: the sequence's slow path. `identity.rs`:
-//! the lease, asked with no lock held, and what its grants change. `fence.rs`: the types a
-//! generator shares with its lease. `builder.rs`: options to a generator.
+//! Here: the state and the hot path. `ticks.rs`: ticks and where they sit in an ID.
+//! `reserve.rs`: the sequence's slow path. `identity.rs`: the lease, asked with no lock held,
+//! and what its grants change. `fence.rs`: the types a generator shares with its lease.
+//! `builder.rs`: options to a generator.
 
 use std::sync::atomic::{AtomicU64, Ordering::*};
 
@@ -20,15 +22,21 @@ mod builder;
 pub mod fence;
 mod identity;
 mod reserve;
+mod ticks;
 
 use crate::options::SequencePolicy;
 pub use builder::Builder;
 use fence::{Fence, NodeId, NodeSource};
 use identity::Identity;
+use ticks::Ticks;
 
 /// Where a generator keeps its state word. Monomorphized, so an ordinary generator's hot path
 /// reads its own word directly, with no indirection.
 pub trait StateWord: Send + Sync {
+    /// Whether generators of other node IDs may advance the word too: the hot path then
+    /// checks that the state it builds on carries this generator's node bits.
+    const SHARED: bool = false;
+
     fn word(&self) -> &AtomicU64;
 }
 
@@ -62,6 +70,8 @@ impl SharedWord {
 }
 
 impl StateWord for SharedWord {
+    const SHARED: bool = true;
+
     #[inline(always)]
     fn word(&self) -> &AtomicU64 {
         self.0
@@ -69,40 +79,26 @@ impl StateWord for SharedWord {
 }
 
 pub struct Generator<C: Clock = SystemClock, W: StateWord = OwnWord> {
-    /// `(state tick << seq_bits) | sequence` of the last ID handed out. State ticks are the
-    /// layout's ticks plus one, so that 0 means "nothing issued yet" even at the epoch's tick.
+    /// The last ID handed out, node and constant bits included (`ticks.rs`); before the
+    /// first, an empty state (`Ticks::empty`; a shared word starts zeroed).
     state: W,
     /// Datacenter, worker and constant fields, already in place.
     node_bits: AtomicU64,
-    /// Ticks below this may be issued under the current identity; 0 sends every call to the
-    /// slow path (nothing granted yet, lease lost, layout run out). Shared with the lease.
+    /// IDs below this may be issued under the current identity: the first ID of the first
+    /// tick the lease did not grant. 0 sends every call to the slow path (nothing granted
+    /// yet, lease lost, layout run out). Shared with the lease.
     limit: Fence,
     /// The fork generation this generator's identity belongs to (checked on the slow path:
     /// a fork's child finds `limit` closed).
     fork_generation: AtomicU64,
     layout: Layout,
-    tick_origin_ms: i64,
-    /// For a layout whose ticks are milliseconds: one more than the largest `ms -
-    /// tick_origin_ms` of a reading, `i64::MAX - tick_origin_ms + 1` as u64, so that the hot
-    /// path turns a reading into a tick with one subtraction and one comparison. 0 for any
-    /// other unit. A reading not at hand (an i64 of `1 << 63 | ms`, ms below 2^62:
-    /// `clock::ticker`) fails the comparison for any origin from -2^61 on (epochs start in
-    /// 1970: origins are never negative; the builder checks it all the same).
-    ms_since_end: u64,
-    seq_bits: u32,
-    seq_mask: u64,
-    time_shift: u32,
-    seq_shift: u32,
+    ticks: Ticks,
     constant_bits: u64,
     policy: SequencePolicy,
     max_borrow_ticks: u64,
     tolerance_ticks: u64,
     /// How far the last tick may be ahead of the clock before a call takes the slow path.
     ahead_allowance: u64,
-    /// The first state tick past the layout's end: the limit never passes it, and the slow
-    /// path caps clock readings to it, so that a tick too large for the state's bits is never
-    /// shifted into it (the hot path checks a new tick against the limit before shifting).
-    past_end_state_tick: u64,
     random_key: u64,
     clock: C,
     /// The lease and what is published of it; asked on the slow path with no lock held.
@@ -175,80 +171,105 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
         // No fork check here: a fork's child closes every generator's limit before it runs
         // anything else (`fence::shut_all_after_fork`), so its first call takes the slow
         // path, which notices the fork.
-        let now = self.state_tick_now()?;
-        let mut cur = self.state.word().load(SeqCst);
+        let t = self.t_now()?;
+        // The first ID of the clock's tick (no node bits, no sequence): `t_now` is never past
+        // the layout's last tick, so this does not wrap.
+        let tick_start = t.wrapping_mul(self.ticks.unit);
+        let cur = self.state.word().load(SeqCst);
+        let next = self.successor(cur, tick_start)?;
+        // A change of node ID or a close changes the state word, so a swap from a state read
+        // before it fails: an ID is returned only if it was issued before.
+        match self
+            .state
+            .word()
+            .compare_exchange(cur, next, SeqCst, SeqCst)
+        {
+            Ok(_) => Some(next as i64),
+            Err(actual) => self.next_id_fast_contended(actual, tick_start),
+        }
+    }
+
+    /// The hot path after another thread's swap came first: the same steps on the state it
+    /// left, until one swap succeeds.
+    #[cold]
+    #[inline(never)]
+    fn next_id_fast_contended(&self, mut cur: u64, tick_start: u64) -> Option<i64> {
         loop {
-            // The order of these loads (state, node, limit), against the order in which a
-            // change of identity stores them, is what keeps an old node ID from pairing with
-            // a new tick: see `change_identity`.
-            let node = self.node_bits.load(SeqCst);
-            let limit = self.limit.limit();
-            let cur_tick = cur.wrapping_shr(self.seq_bits);
-            // The tick of the next ID must be below the limit (checked before a new tick is
-            // shifted into place).
-            let next = if now > cur_tick {
-                if now >= limit {
-                    return None;
-                }
-                (now << self.seq_bits) | self.start_sequence(now)
-            } else if (cur + 1) & self.seq_mask != 0
-                // Not ahead of the clock by more than allowed (`now <= cur_tick` here).
-                && cur_tick - now <= self.ahead_allowance
-                && cur_tick < limit
-            {
-                cur + 1
-            } else {
-                return None;
-            };
+            let next = self.successor(cur, tick_start)?;
             match self
                 .state
                 .word()
                 .compare_exchange_weak(cur, next, SeqCst, SeqCst)
             {
-                // The node bits loaded above may be a previous node's: see `change_identity`.
-                Ok(_) if self.node_bits.load(SeqCst) == node => {
-                    return Some(self.compose(next, node))
-                }
-                Ok(_) => return None,
+                Ok(_) => return Some(next as i64),
                 Err(actual) => cur = actual,
             }
         }
     }
 
-    /// The state tick of the cheap clock's reading, `None` before the layout's first tick.
-    /// Not capped to the layout's end, as `state_tick_of_ms` is: the new-tick branch checks it
-    /// against the limit (which never passes the end) before shifting it.
+    /// The ID to issue after state `cur` when the clock's tick starts at `tick_start`, if the
+    /// hot path may issue it.
     #[inline(always)]
-    fn state_tick_now(&self) -> Option<u64> {
-        // `ms - origin` as u64 is below `ms_since_end` exactly when the layout counts
-        // milliseconds and `ms >= origin`: one comparison covers the negative and the wrapped
-        // case, a reading not at hand (negative, far below any origin the field allows), and
-        // the unit (0 for any other unit): each of these goes the long way.
-        let since = self
+    fn successor(&self, cur: u64, tick_start: u64) -> Option<u64> {
+        if cur.wrapping_sub(tick_start) < self.ticks.same_tick_span {
+            // The state's tick is the clock's, or ahead of it within the allowance: the next
+            // ID is the state's next sequence number, node bits and all, unless the tick is
+            // used up (the step carries out of the sequence field), the lease did not grant
+            // it (the limit, closed or short), or (a word other node IDs share) the state is
+            // another node's.
+            let next = cur.wrapping_add(self.ticks.seq_unit);
+            if next & self.ticks.seq_field == 0
+                || cur >= self.limit.limit()
+                || (W::SHARED && (cur ^ self.node_bits.load(SeqCst)) & self.ticks.node_field != 0)
+            {
+                return None;
+            }
+            Some(next)
+        } else if tick_start > cur {
+            // A new tick (an empty state, negative, is not below it: the slow path takes it).
+            // The node bits are loaded before the limit: see `change_identity`, which closes
+            // the limit before it changes them.
+            let node = self.node_bits.load(SeqCst);
+            if tick_start >= self.limit.limit() {
+                return None;
+            }
+            Some(
+                self.ticks
+                    .id_in(tick_start, self.start_sequence(tick_start), node),
+            )
+        } else {
+            None // ahead of the clock by more than the hot path takes
+        }
+    }
+
+    /// The cheap clock's `t` (`ticks.rs`), `None` before the layout's first tick or past its
+    /// last.
+    #[inline(always)]
+    fn t_now(&self) -> Option<u64> {
+        // `ms - origin` as u64 is below `hot_bound` exactly when the layout counts
+        // milliseconds and the reading is within the layout: one comparison covers the
+        // negative and the wrapped case, a reading not at hand (negative, far below any
+        // origin the field allows), the layout's end, and the unit (0 for any other unit):
+        // each of these goes the long way.
+        let t = self
             .clock
             .now_ms_at_hand()
-            .wrapping_sub(self.tick_origin_ms) as u64;
-        if since < self.ms_since_end {
-            return Some(since + 1);
+            .wrapping_sub(self.ticks.hot_origin_ms) as u64;
+        if t < self.ticks.hot_bound {
+            return Some(t);
         }
-        self.state_tick_the_long_way()
+        self.t_the_long_way()
     }
 
     #[inline(never)]
-    fn state_tick_the_long_way(&self) -> Option<u64> {
-        let ms = self.clock.now_ms_coarse();
-        if self.ms_since_end != 0 {
-            let since = ms.wrapping_sub(self.tick_origin_ms) as u64;
-            return (since < self.ms_since_end).then_some(since + 1);
-        }
-        Some(self.layout.tick_of_ms(ms)?.saturating_add(1))
+    fn t_the_long_way(&self) -> Option<u64> {
+        self.ticks
+            .of_ms_uncapped(&self.layout, self.clock.now_ms_coarse())
     }
 
     #[cold]
     fn next_id_slow(&self, may_wait: bool) -> Result<Option<i64>> {
-        Ok(self
-            .reserve(1, may_wait)?
-            .map(|(first, _, node)| self.compose(first, node)))
+        Ok(self.reserve(1, may_wait)?.map(|(first, _)| first as i64))
     }
 
     /// `n` new IDs, in increasing order. Whole runs of a tick's sequence numbers are reserved
@@ -264,43 +285,37 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
         let mut done = 0;
         while done < out.len() {
             let want = (out.len() - done) as u64;
-            let Some((first, count, node)) = self.reserve(want, true)? else {
+            let Some((first, count)) = self.reserve(want, true)? else {
                 continue;
             };
-            for (slot, state) in out[done..].iter_mut().zip(first..first + count) {
-                *slot = self.compose(state, node);
+            let mut id = first;
+            for slot in &mut out[done..done + count as usize] {
+                *slot = id as i64;
+                id += self.ticks.seq_unit;
             }
             done += count as usize;
         }
         Ok(())
     }
 
+    /// The `t` of a Unix millisecond (`ticks.rs`), capped to the layout's end.
     #[inline(always)]
-    fn state_tick_of_ms(&self, ms: i64) -> Option<u64> {
-        self.layout
-            .tick_of_ms(ms)
-            .map(|tick| tick.saturating_add(1).min(self.past_end_state_tick))
+    fn t_of_ms(&self, ms: i64) -> Option<u64> {
+        self.ticks.of_ms(&self.layout, ms)
     }
 
-    fn ms_of_state_tick(&self, tick: u64) -> i64 {
-        self.layout.ms_of_tick(tick.saturating_sub(1))
+    fn ms_of_t(&self, t: u64) -> i64 {
+        self.ticks.ms_of(&self.layout, t)
     }
 
+    /// The first sequence number of the tick that starts at ID `tick_start`.
     #[inline(always)]
-    fn compose(&self, state: u64, node: u64) -> i64 {
-        // Shift amounts are below 64 by construction: `wrapping_` spares the masking.
-        let tick = state.wrapping_shr(self.seq_bits) - 1;
-        let seq = state & self.seq_mask;
-        (tick.wrapping_shl(self.time_shift) | seq.wrapping_shl(self.seq_shift) | node) as i64
-    }
-
-    #[inline(always)]
-    fn start_sequence(&self, tick: u64) -> u64 {
+    fn start_sequence(&self, tick_start: u64) -> u64 {
         if self.random_key == 0 {
             0
         } else {
             // Half the range at most, so a tick always keeps half its capacity.
-            splitmix64(tick ^ self.random_key) & (self.seq_mask >> 1)
+            splitmix64(tick_start ^ self.random_key) & (self.ticks.seq_mask >> 1)
         }
     }
 

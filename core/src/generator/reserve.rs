@@ -12,17 +12,17 @@ use crate::options::SequencePolicy;
 use crate::timestamp::format_rfc3339_ms;
 
 impl<C: Clock, W: StateWord> Generator<C, W> {
-    /// Reserves up to `want` consecutive sequence numbers of one tick: the first state, how
-    /// many, and the node bits to pair them with. `None` when it would have to wait and
-    /// `may_wait` is false.
-    pub(super) fn reserve(&self, want: u64, may_wait: bool) -> Result<Option<(u64, u64, u64)>> {
+    /// Reserves up to `want` consecutive sequence numbers of one tick: the first ID and how
+    /// many (each the one before plus one sequence step). `None` when it would have to wait
+    /// and `may_wait` is false.
+    pub(super) fn reserve(&self, want: u64, may_wait: bool) -> Result<Option<(u64, u64)>> {
         let mut waited = false;
         loop {
             if fork::generation() != self.fork_generation.load(SeqCst) {
                 self.lease_after_fork()?;
             }
             let now_ms = self.clock.now_ms();
-            let now = self.state_tick_of_ms(now_ms).ok_or_else(|| {
+            let now = self.t_of_ms(now_ms).ok_or_else(|| {
                 Error::new(
                     ErrorCode::TimeExhausted,
                     format!(
@@ -33,23 +33,34 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
                     ),
                 )
             })?;
+            // Loaded in this order (state, node, limit): see `change_identity`.
             let cur = self.state.word().load(SeqCst);
             let node = self.node_bits.load(SeqCst);
             let limit = self.limit.limit();
-            let cur_tick = cur >> self.seq_bits;
+            let ticks = &self.ticks;
+            let cur_tick = ticks.of_id(cur);
             let mut borrows = false;
-            let first = if now > cur_tick {
-                (now << self.seq_bits) | self.start_sequence(now)
+            let first = if now > cur_tick || ticks.nothing_issued(cur) {
+                ticks.id(now, self.start_sequence(now << ticks.time_shift), node)
             } else {
                 let ahead = cur_tick - now;
                 if ahead > self.ahead_allowance {
                     return Err(self.moved_backwards(ahead, cur_tick));
                 }
-                if cur & self.seq_mask != self.seq_mask {
-                    cur + 1
+                // A state of other node bits (a word another node's generators share, or
+                // one a change of node ID is about to raise) is used up for this generator:
+                // its next ID goes to a later tick.
+                let used_up = cur & ticks.seq_field == ticks.seq_field
+                    || (cur ^ node) & ticks.node_field != 0;
+                if !used_up {
+                    cur + ticks.seq_unit
                 } else if self.policy == SequencePolicy::Borrow && ahead < self.max_borrow_ticks {
                     borrows = true;
-                    ((cur_tick + 1) << self.seq_bits) | self.start_sequence(cur_tick + 1)
+                    ticks.id(
+                        cur_tick + 1,
+                        self.start_sequence((cur_tick + 1) << ticks.time_shift),
+                        node,
+                    )
                 } else if may_wait {
                     if !waited {
                         waited = true;
@@ -58,31 +69,31 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
                     // Wait only as long as the bound demands: in borrow mode, until taking the
                     // next tick keeps the generator within max_borrow of the clock.
                     let target = (cur_tick + 1).saturating_sub(self.max_borrow_ticks);
-                    self.clock.wait_until_ms(self.ms_of_state_tick(target));
+                    self.clock.wait_until_ms(self.ms_of_t(target));
                     continue;
                 } else {
                     return Ok(None);
                 }
             };
-            let tick = first >> self.seq_bits;
-            if tick >= limit {
-                self.refresh_grant(tick, now_ms)?;
+            // The limit is the first ID of a tick: `first` is below it exactly when its tick is.
+            if first >= limit {
+                self.refresh_grant(ticks.of_id(first), now_ms)?;
                 continue;
             }
-            let count = want.min(self.seq_mask - (first & self.seq_mask) + 1);
-            let last = first + count - 1;
+            let count = want.min(ticks.seq_mask - ticks.seq_of(first) + 1);
+            let last = first + (count - 1) * ticks.seq_unit;
+            // A change of node ID changes the state word: a swap from a state read before it
+            // fails, so the node bits loaded above are still this generator's.
             if self
                 .state
                 .word()
                 .compare_exchange(cur, last, SeqCst, SeqCst)
                 .is_ok()
-                // Else the node changed since `node` was loaded: give these up and start over.
-                && self.node_bits.load(SeqCst) == node
             {
                 if borrows {
                     self.ticks_borrowed.fetch_add(1, Relaxed);
                 }
-                return Ok(Some((first, count, node)));
+                return Ok(Some((first, count)));
             }
         }
     }
@@ -97,7 +108,7 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
                  no IDs until it reaches {} again (the time of the last ID issued)",
                 (ahead_ticks - borrowed) * unit,
                 self.tolerance_ticks * unit,
-                format_rfc3339_ms(self.ms_of_state_tick(last_tick))
+                format_rfc3339_ms(self.ms_of_t(last_tick))
             ),
         )
     }

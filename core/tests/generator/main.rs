@@ -3,6 +3,7 @@
 mod clock_steps;
 mod closing;
 mod layout_limits;
+mod state_word;
 
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
