@@ -9,17 +9,19 @@
 # tests/docs and bench/smoke.sh the Python package and Node addon of tests/python and
 # tests/node (docs/development.md, "The tiers").
 #
-# The areas run in lanes, side by side: a lane runs its areas in turn, and the lanes of a phase
-# run at once, so that one area's waits on servers and single-threaded links leave the cores
-# to the others (docs/development.md, "The tiers"). What decides the lanes:
+# The areas run in lanes, side by side: a lane runs its areas in turn, and the lanes run at
+# once, so that one area's waits on servers and single-threaded links leave the cores to the
+# others (docs/development.md, "The tiers"). What decides the lanes:
 #   - an area after the one whose artifacts it uses (tests/python installs tests/dist's wheel;
-#     tests/docs uses the package and addon of python and node, and runs after java): in the
-#     same lane, or in a later phase;
+#     tests/docs uses the package and addon of python and node, and runs after java): later in
+#     the same lane, or after an "after:AREA" entry;
 #   - cargo replaces a file it puts at the top of target/ (target/debug/flakery,
 #     target/release/libflakery_node.so) when another feature unification builds it again:
 #     every area builds such a file with the same command as the others that use it (then
-#     cargo finds it fresh and leaves it), or runs alone (bench/smoke.sh, which builds the CLI
-#     with `-p flakery-cli`), or beside no area that uses it (tests/node, after tests/dist).
+#     cargo finds it fresh and leaves it), or runs once no area that uses it is running
+#     (bench/smoke.sh, which builds the CLI with `-p flakery-cli`; tests/node, after tests/dist).
+# The run ends when the last lane has: the lanes are balanced so that the cores stay busy to
+# the end, not one lane alone for the last minutes.
 # An area's output is kept apart and printed whole when it ends, with its wall and CPU time.
 # FLAKERY_TEST_LANES=1 runs every area in one lane, in the order of the table at the end.
 set -uo pipefail
@@ -39,23 +41,27 @@ stop_lanes() { # each lane is a process group of its own (set -m below): end it 
 trap stop_lanes INT TERM
 trap 'rm -rf "$FLAKERY_RUN_MARK" "$run_dir"' EXIT
 
-# The first phase: four lanes. An entry "after:AREA" waits there until AREA has ended.
+# Four lanes, side by side. An entry "after:AREA" waits there until AREA has ended.
 lane_debug=(tests/rust/run.sh tests/security/run.sh tests/server/run.sh)
-lane_release=(tests/dist/run.sh tests/python/run.sh tests/node/run.sh)
-# tests/java after tests/dist: both run Maven in java/ (dist packages the release jar there),
-# and two Maven runs in one project directory at once would pack each other's files. At the
-# end of the servers lane (whose areas wait on servers more than they compute), not between
-# dist and python on the release lane, which is the longest.
+# tests/docs last: it runs its blocks against the package of tests/python, the addon of
+# tests/node and the jar of tests/java (which has run Maven in java/ by then), and not beside
+# tests/client, whose `npm ci` replaces node_modules and the addon under its Node blocks.
+lane_release=(tests/dist/run.sh tests/python/run.sh tests/node/run.sh
+  after:tests/java/run.sh after:tests/client/run.sh tests/docs/run.sh)
 # tests/client after tests/node: both run `npm ci` in the repository (which replaces
 # node_modules and builds the addon), and it tests the Node Client of that addon.
+# bench/smoke.sh once no other area runs target/debug/flakery (tests/security, tests/server,
+# tests/db, tests/client): it builds that file with `-p flakery-cli`, another feature
+# unification, which replaces it. It installs the wheel of tests/dist and uses the addon of
+# tests/node, both ended by then.
 lane_servers=(tests/zookeeper/run.sh tests/partition/run.sh tests/db/run.sh tests/fuzz/run.sh
-  after:tests/dist/run.sh tests/java/run.sh after:tests/node/run.sh tests/client/run.sh)
+  after:tests/node/run.sh tests/client/run.sh after:tests/server/run.sh bench/smoke.sh)
 # tests/postgres first: its release build of the extension (postgres/target) is the one that
 # tests/dist's tarball takes; run last, dist waited for it on the critical path.
-lane_native=(tests/postgres/run.sh tests/c/run.sh tests/go/run.sh)
-# The second phase: two lanes, after the first.
-lane_docs=(tests/docs/run.sh)
-lane_bench=(bench/smoke.sh)
+# tests/java after tests/dist: both run Maven in java/ (dist packages the release jar there),
+# and two Maven runs in one project directory at once would pack each other's files.
+lane_native=(tests/postgres/run.sh tests/c/run.sh tests/go/run.sh
+  after:tests/dist/run.sh tests/java/run.sh)
 # The order of the table (and of FLAKERY_TEST_LANES=1).
 areas=(
   tests/rust/run.sh
@@ -80,7 +86,7 @@ areas=(
 # Every area in exactly one lane.
 if [ "$(printf '%s\n' "${areas[@]}" | sort)" != \
   "$(printf '%s\n' "${lane_debug[@]}" "${lane_release[@]}" "${lane_servers[@]}" "${lane_native[@]}" \
-    "${lane_docs[@]}" "${lane_bench[@]}" | grep -v '^after:' | sort)" ]; then
+    | grep -v '^after:' | sort)" ]; then
   echo "FAIL: tests/run.sh: the lanes do not hold each area of the table exactly once" >&2
   exit 1
 fi
@@ -144,9 +150,6 @@ else
   start_lane "${lane_release[@]}"
   start_lane "${lane_servers[@]}"
   start_lane "${lane_native[@]}"
-  wait_lanes
-  start_lane "${lane_docs[@]}"
-  start_lane "${lane_bench[@]}"
   wait_lanes
   set +m
 fi

@@ -57,12 +57,12 @@ rm -rf "$site"
 
 echo "--- what the blocks run against"
 # One package a command: `-p flakery-c` alone is the very build tests/c, tests/go and
-# tests/dist made (reused, not linked again with fat LTO); both together would unify their
+# tests/dist made (reused, not linked again); both together would unify their
 # dependencies' features differently and build the core and the library once more.
 cargo build --release --locked -q -p flakery-c
 # The CLI as tier 1 builds it for its own tests (built already in tests/run.sh): `cargo build
 # --release -p flakery-cli` compiled the server's graph once more for the release profile (135
-# units: tokio, hyper, tonic, ...) and linked it with fat LTO, for output no block can tell
+# units: tokio, hyper, tonic, ...) and linked it, for output no block can tell
 # apart. Taken by its hash-named file in target/debug/deps, which no other build replaces:
 # bench/smoke.sh, beside this area, builds target/debug/flakery with other features.
 quiet cargo test --workspace --locked --test cli --no-run

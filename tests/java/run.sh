@@ -10,9 +10,9 @@
 # the local Maven repository; the Hibernate test persists entities to a throw-away PostgreSQL
 # (tests/db/dbserver.py, on 127.0.0.1, its data removed when it stops).
 #
-# The library is cargo's debug build, stripped of its debug info: a release build (fat LTO,
-# one codegen unit) costs minutes of CPU on every run for no behaviour the tests can see, and
-# the debug build of the core is the one the other areas' tests build too. The jar a user gets
+# The library is cargo's debug build, stripped of its debug info: a release build costs CPU on
+# every run for no behaviour the tests can see, and the debug build of the core is the one the
+# other areas' tests build too. The jar a user gets
 # is built with --release (docs/java.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -36,7 +36,9 @@ check "tsc: tests/node/typecheck.ts against index.d.ts" npx --no-install tsc -p 
 
 echo "--- index.js and index.d.ts are as napi build generates them"
 generated="$(mktemp -d)"
-npx --no-install napi build --platform --release --manifest-path bindings-node/Cargo.toml \
+# With the cargo of tests/node/host-cargo.sh: the addon's release build of target/release/
+# (only flakery-node is built again), not a second one of its whole graph for `--target HOST`.
+CARGO="$PWD/tests/node/host-cargo.sh" npx --no-install napi build --platform --release --manifest-path bindings-node/Cargo.toml \
   --package-json-path package.json --output-dir "$generated" --js index.js --dts index.d.ts \
   >/dev/null 2>&1 || { echo "napi build failed" >&2; exit 1; }
 if diff -u index.d.ts "$generated/index.d.ts" && diff -u index.js "$generated/index.js"; then
