@@ -12,23 +12,6 @@ import (
 	"time"
 )
 
-// The codes of a Client's own errors (docs/client.md#errors).
-const (
-	// CodeServersUnavailable: no server gave IDs within the call's deadline.
-	CodeServersUnavailable Code = "servers_unavailable"
-	// CodeUnauthorized: every server refused the token.
-	CodeUnauthorized Code = "unauthorized"
-	// CodeBadAnswer: every server answered something that is not a batch of IDs.
-	CodeBadAnswer Code = "bad_answer"
-)
-
-// Sentinel errors of a Client, for errors.Is.
-var (
-	ErrServersUnavailable error = &Error{Code: CodeServersUnavailable}
-	ErrUnauthorized       error = &Error{Code: CodeUnauthorized}
-	ErrBadAnswer          error = &Error{Code: CodeBadAnswer}
-)
-
 // ClientOptions configure NewClient. The zero value is every default: the servers from
 // FLAKERY_SERVERS, the token from FLAKERY_SERVER_TOKEN, the layout from FLAKERY_LAYOUT (else
 // "twitter"), and the defaults of docs/client.md#options for a zero duration or size.

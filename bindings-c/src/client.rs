@@ -4,10 +4,10 @@
 use std::ffi::c_char;
 use std::time::Duration;
 
-use flakery_client_rs::{Client, Error, ErrorCode, Options};
-use flakery_core::Layout;
+use flakery_client_rs::{Client, Options};
+use flakery_core::{Error, Layout};
 
-use crate::error::{flakery_status, guard_client, out_slice, str_arg, write_string};
+use crate::error::{flakery_status, guard, null, out_slice, str_arg, write_string};
 use crate::parts::flakery_parts;
 
 /// A client of one or more `flakery serve` instances: IDs come in blocks that it holds
@@ -95,7 +95,7 @@ pub unsafe extern "C" fn flakery_client_options_init_sized(
     opts: *mut flakery_client_options,
     size: usize,
 ) -> flakery_status {
-    guard_client(|| {
+    guard(|| {
         if opts.is_null() {
             return Err(null("opts"));
         }
@@ -111,10 +111,6 @@ pub unsafe extern "C" fn flakery_client_options_init_sized(
         }
         Ok(())
     })
-}
-
-fn null(name: &str) -> Error {
-    Error::invalid_argument(format!("{name} is NULL; it must point to valid memory"))
 }
 
 /// A string member: NULL is "not given".
@@ -190,7 +186,7 @@ pub unsafe extern "C" fn flakery_client_new(
     opts: *const flakery_client_options,
     out: *mut *mut flakery_client,
 ) -> flakery_status {
-    guard_client(|| {
+    guard(|| {
         if out.is_null() {
             return Err(null("out"));
         }
@@ -211,7 +207,7 @@ pub unsafe extern "C" fn flakery_client_free(client: *mut flakery_client) {
     if client.is_null() {
         return;
     }
-    let _ = guard_client(|| {
+    let _ = guard(|| {
         // SAFETY: the header requires a pointer from `flakery_client_new`, not yet freed.
         drop(unsafe { Box::from_raw(client) });
         Ok(())
@@ -222,7 +218,7 @@ pub unsafe extern "C" fn flakery_client_free(client: *mut flakery_client) {
 /// later call fails with `FLAKERY_STATUS_INVALID_ARGUMENT`. Closing twice is fine.
 #[no_mangle]
 pub unsafe extern "C" fn flakery_client_close(client: *const flakery_client) -> flakery_status {
-    guard_client(|| {
+    guard(|| {
         // SAFETY: the header requires NULL or a live client.
         unsafe { client_ref(client)? }.close();
         Ok(())
@@ -239,7 +235,7 @@ pub unsafe extern "C" fn flakery_client_next_id(
     client: *const flakery_client,
     out: *mut i64,
 ) -> flakery_status {
-    guard_client(|| {
+    guard(|| {
         // SAFETY: the header requires NULL or a live client.
         let client = unsafe { client_ref(client)? };
         if out.is_null() {
@@ -260,7 +256,7 @@ pub unsafe extern "C" fn flakery_client_next_ids(
     out: *mut i64,
     n: usize,
 ) -> flakery_status {
-    guard_client(|| {
+    guard(|| {
         // SAFETY: the header requires NULL or a live client.
         let client = unsafe { client_ref(client)? };
         // SAFETY: the header requires `out` to hold `n` writable int64_t.
@@ -280,7 +276,7 @@ pub unsafe extern "C" fn flakery_client_decode(
     id: i64,
     out: *mut flakery_parts,
 ) -> flakery_status {
-    guard_client(|| {
+    guard(|| {
         // SAFETY: the header requires NULL or a live client.
         let decoded = unsafe { client_ref(client)? }.decode(id)?;
         if out.is_null() {
@@ -301,7 +297,7 @@ pub unsafe extern "C" fn flakery_client_layout(
     len: usize,
     written: *mut usize,
 ) -> flakery_status {
-    guard_client(|| {
+    guard(|| {
         // SAFETY: the header requires NULL or a live client.
         let layout = unsafe { client_ref(client)? }.layout().to_string();
         // SAFETY: the header requires `buf` of `len` writable bytes and a writable `written`.
@@ -318,15 +314,5 @@ unsafe fn client_ref<'a>(client: *const flakery_client) -> Result<&'a Client, Er
     match unsafe { client.as_ref() } {
         Some(client) => Ok(&client.inner),
         None => Err(null("client")),
-    }
-}
-
-/// The status of a client's error code.
-pub(crate) fn client_status(code: ErrorCode) -> flakery_status {
-    match code {
-        ErrorCode::Core(code) => code.into(),
-        ErrorCode::ServersUnavailable => flakery_status::ServersUnavailable,
-        ErrorCode::Unauthorized => flakery_status::Unauthorized,
-        ErrorCode::BadAnswer => flakery_status::BadAnswer,
     }
 }

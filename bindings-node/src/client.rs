@@ -24,7 +24,7 @@ use napi::bindgen_prelude::{i64n, ClassInstance, FromNapiValue, Object, This, To
 use napi::{sys, Env, JsValue, Unknown, ValueType};
 use napi_derive::napi;
 
-use crate::errors::{check, client_error, napi_error, type_error, JsResult, OrThrow};
+use crate::errors::{check, napi_error, type_error, JsResult, OrThrow};
 use crate::fast::{arg, call_info, finish, id_format, install, Call, Callback};
 use crate::read::{
     get_property, read_count, read_id_u64, read_string, type_name, value_type, OptionsObject,
@@ -131,7 +131,7 @@ impl Client {
     pub fn new(env: Env, this: This, options: Unknown) -> napi::Result<Self, &'static str> {
         check_constructed(env.raw(), this.raw())?;
         let options = client_options(&env, &options)?;
-        let inner = flakery_client::Client::new(options).map_err(|e| client_error(env.raw(), e))?;
+        let inner = flakery_client::Client::new(options).or_throw(env.raw())?;
         let inner = Arc::new(inner);
         bind_methods(env.raw(), this.raw(), &inner)?;
         Ok(Client { inner })
@@ -188,9 +188,7 @@ unsafe extern "C" fn client_next_id(
     finish(env, || {
         let call = call_info(env, info, false)?;
         // SAFETY: this callback is only ever made by `bind_methods`.
-        let id = unsafe { bound(&call) }
-            .next_id()
-            .map_err(|e| client_error(env, e))?;
+        let id = unsafe { bound(&call) }.next_id().or_throw(env)?;
         // SAFETY: env is live.
         unsafe { i64n::to_napi_value(env, i64n(id)) }.map_err(napi_error)
     })
@@ -205,9 +203,7 @@ unsafe extern "C" fn client_next_id_string(
         let call = call_info(env, info, true)?;
         let format = id_format(env, &call)?;
         // SAFETY: as above.
-        let id = unsafe { bound(&call) }
-            .next_id()
-            .map_err(|e| client_error(env, e))?;
+        let id = unsafe { bound(&call) }.next_id().or_throw(env)?;
         new_id_text(env, id, format)
     })
 }
@@ -221,9 +217,7 @@ unsafe extern "C" fn client_next_ids(
         let call = call_info(env, info, true)?;
         let n = read_count(&arg(env, &call))?;
         // SAFETY: as above.
-        let ids = unsafe { bound(&call) }
-            .next_ids(n)
-            .map_err(|e| client_error(env, e))?;
+        let ids = unsafe { bound(&call) }.next_ids(n).or_throw(env)?;
         new_id_array(env, n, |out| {
             out.copy_from_slice(&ids);
             Ok(())

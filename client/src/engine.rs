@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use crate::error::{Error, Result};
 use crate::failover::Failover;
 use crate::failure;
 use crate::options::Settings;
@@ -18,6 +17,7 @@ use crate::sizing::Sizing;
 use crate::stock::{Block, Stock};
 use crate::ticks::Ticks;
 use crate::transport::Transport;
+use flakery::{Error, Result};
 
 /// How long the refiller sleeps when nothing is asked of it (it is woken when something is).
 const IDLE: Duration = Duration::from_secs(1);

@@ -6,9 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use flakery::{Generator, Layout};
-
-use crate::error::{Error, Result};
+use flakery::{Error, Generator, Layout, Result};
 
 /// The variable of the servers' URLs (comma-separated) when none are given.
 pub const SERVERS_ENV: &str = "FLAKERY_SERVERS";
