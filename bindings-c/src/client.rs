@@ -301,7 +301,7 @@ pub unsafe extern "C" fn flakery_client_layout(
         // SAFETY: the header requires NULL or a live client.
         let layout = unsafe { client_ref(client)? }.layout().to_string();
         // SAFETY: the header requires `buf` of `len` writable bytes and a writable `written`.
-        Ok(unsafe { write_string(&layout, buf, len, written) }?)
+        unsafe { write_string(&layout, buf, len, written) }
     })
 }
 
