@@ -159,8 +159,9 @@ export interface ClientOptions {
   timeoutMs?: number
   /** One request may take this long before the next server is asked. Default 1000. */
   requestTimeoutMs?: number
-  /** The limits of the block size. Default 16 and 10000 (at most 100000). */
+  /** The smallest block of IDs asked for (the size adapts to the rate of use). Default 16. */
   minBlock?: number
+  /** The largest block of IDs asked for (at most 100000). Default 10000. */
   maxBlock?: number
   /** Ask for the next block before the stock runs out. Default true. */
   prefetch?: boolean

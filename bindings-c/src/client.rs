@@ -2,12 +2,14 @@
 //! (`flakery-client`), with the calls of a generator. Argument and error conversion only.
 
 use std::ffi::c_char;
+use std::sync::Arc;
 use std::time::Duration;
 
 use flakery_client_rs::{Client, Options};
-use flakery_core::{Error, Layout};
+use flakery_core::{Error, Generator, Layout};
 
 use crate::error::{flakery_status, guard, null, out_slice, str_arg, write_string};
+use crate::options::flakery_options;
 use crate::parts::flakery_parts;
 
 /// A client of one or more `flakery serve` instances: IDs come in blocks that it holds
@@ -44,13 +46,20 @@ pub struct flakery_client_options {
     pub timeout_ms: u64,
     /// One request to one server may take this long before the next is asked. 0: 1000.
     pub request_timeout_ms: u64,
-    /// The limits of the block size (at most 100000). 0: 16 and 10000.
+    /// The smallest block of IDs asked for (the size adapts to the rate of use). 0: 16.
     pub min_block: usize,
+    /// The largest block of IDs asked for (at most 100000). 0: 10000.
     pub max_block: usize,
     /// Do not ask for the next block before the stock runs out (default false: prefetch).
     pub no_prefetch: bool,
     /// Ask the servers in the order given, the first first (default false).
     pub prefer_first: bool,
+    /// The options of a generator used when every server is unavailable
+    /// (`FLAKERY_STATUS_SERVERS_UNAVAILABLE`), filled by `flakery_options_init`; NULL: none.
+    /// `flakery_client_new` makes the generator, which the client owns. Give it a node ID no
+    /// server ever holds (its own datacenter ID, or a worker ID kept for fallbacks): only then
+    /// are its IDs unique against the servers'.
+    pub fallback: *const flakery_options,
     // A member added later goes here, at the end, with all-zero bytes as its default.
 }
 
@@ -173,6 +182,12 @@ unsafe fn read(opts: *const flakery_client_options) -> Result<Options, Error> {
     }
     options.prefetch = !c.no_prefetch;
     options.prefer_first = c.prefer_first;
+    if !c.fallback.is_null() {
+        // SAFETY: the header requires a `flakery_options` filled by `flakery_options_init`.
+        let generator = unsafe { crate::options::read(c.fallback)? };
+        crate::install_coordinators();
+        options.fallback = Some(Arc::new(Generator::new(generator)?));
+    }
     Ok(options)
 }
 

@@ -181,7 +181,7 @@ impl Client {
         error: Error,
         make: impl FnOnce(&Generator) -> flakery::Result<T>,
     ) -> Result<T> {
-        match &self.settings.fallback {
+        match &self.settings.given.fallback {
             Some(generator) if error.code() == ErrorCode::ServersUnavailable => make(generator),
             _ => Err(error),
         }
