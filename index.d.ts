@@ -10,7 +10,8 @@
 // `invalid_argument`); a `RangeError` for any other `invalid_argument` or `invalid_layout`,
 // from an argument or from a `FLAKERY_*` variable; a plain `Error` for every other code
 // (`time_exhausted`, `clock_moved_backwards`, `lease_lost`, `coordinator_unavailable`,
-// `worker_ids_exhausted`, `forked`). Each has the code as `.code`.
+// `worker_ids_exhausted`, `forked`, and a `Client`'s `servers_unavailable`, `unauthorized`,
+// `bad_answer`). Each has the code as `.code`.
 
 /** The stable code of every error flakery throws (its `.code`). */
 export type ErrorCode =
@@ -22,6 +23,9 @@ export type ErrorCode =
   | 'coordinator_unavailable'
   | 'worker_ids_exhausted'
   | 'forked'
+  | 'servers_unavailable'
+  | 'unauthorized'
+  | 'bad_answer'
 
 /**
  * A new ID from the process-wide generator, which is made on first use from the `FLAKERY_*`
@@ -138,9 +142,6 @@ export interface Client {
   nextIds(n: number): BigInt64Array
 }
 
-/** The codes of a `Client`'s own errors (plain `Error`s; docs/client.md#errors). */
-export type ClientErrorCode = 'servers_unavailable' | 'unauthorized' | 'bad_answer'
-
 /**
  * Options of `new Client()` (docs/client.md#options). Every key is optional; one not given
  * comes from `FLAKERY_SERVERS`, `FLAKERY_SERVER_TOKEN`, `FLAKERY_LAYOUT`, then the default.
@@ -158,8 +159,9 @@ export interface ClientOptions {
   timeoutMs?: number
   /** One request may take this long before the next server is asked. Default 1000. */
   requestTimeoutMs?: number
-  /** The limits of the block size. Default 16 and 10000 (at most 100000). */
+  /** The smallest block of IDs asked for (the size adapts to the rate of use). Default 16. */
   minBlock?: number
+  /** The largest block of IDs asked for (at most 100000). Default 10000. */
   maxBlock?: number
   /** Ask for the next block before the stock runs out. Default true. */
   prefetch?: boolean

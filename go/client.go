@@ -10,23 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"time"
-)
-
-// The codes of a Client's own errors (docs/client.md#errors).
-const (
-	// CodeServersUnavailable: no server gave IDs within the call's deadline.
-	CodeServersUnavailable Code = "servers_unavailable"
-	// CodeUnauthorized: every server refused the token.
-	CodeUnauthorized Code = "unauthorized"
-	// CodeBadAnswer: every server answered something that is not a batch of IDs.
-	CodeBadAnswer Code = "bad_answer"
-)
-
-// Sentinel errors of a Client, for errors.Is.
-var (
-	ErrServersUnavailable error = &Error{Code: CodeServersUnavailable}
-	ErrUnauthorized       error = &Error{Code: CodeUnauthorized}
-	ErrBadAnswer          error = &Error{Code: CodeBadAnswer}
+	"unsafe"
 )
 
 // ClientOptions configure NewClient. The zero value is every default: the servers from
@@ -46,12 +30,19 @@ type ClientOptions struct {
 	// RequestTimeout: one request may take this long before the next server is asked
 	// (default 1 s).
 	RequestTimeout time.Duration
-	// MinBlock and MaxBlock limit the block size (default 16 and 10000; at most 100000).
-	MinBlock, MaxBlock int
+	// MinBlock is the smallest block of IDs asked for (default 16).
+	MinBlock int
+	// MaxBlock is the largest block of IDs asked for (default 10000, at most 100000).
+	MaxBlock int
 	// NoPrefetch asks for a block only when the stock is empty.
 	NoPrefetch bool
 	// PreferFirst asks the servers in the order given, the first first.
 	PreferFirst bool
+	// Fallback, if set, are the options of a generator that NewClient makes and the client
+	// uses when every server is unavailable (ErrServersUnavailable). Give it a node ID no
+	// server ever holds (a datacenter ID of its own, or a worker ID kept for fallbacks): only
+	// then are its IDs unique against the servers'.
+	Fallback *Options
 }
 
 // Client takes IDs from flakery serve instances, with the calls of a Generator: NextID is a
@@ -98,6 +89,15 @@ func NewClient(o ClientOptions) (*Client, error) {
 	opts.max_block = C.size_t(o.MaxBlock)
 	opts.no_prefetch = C.bool(o.NoPrefetch)
 	opts.prefer_first = C.bool(o.PreferFirst)
+	if o.Fallback != nil {
+		// In C memory: cgo forbids handing C a Go pointer to memory that holds Go pointers.
+		fallback := (*C.flakery_options)(C.malloc(C.sizeof_flakery_options))
+		strs = append(strs, unsafe.Pointer(fallback))
+		if err := o.Fallback.fill(fallback, &strs); err != nil {
+			return nil, err
+		}
+		opts.fallback = fallback
+	}
 
 	var ptr *C.flakery_client
 	if err := call(func() C.flakery_status { return C.flakery_client_new(&opts, &ptr) }); err != nil {

@@ -74,6 +74,45 @@ func TestClientIDsFromGoroutinesAreUnique(t *testing.T) {
 	}
 }
 
+// With every server down, the generator made from Fallback answers, and its IDs are its own
+// node's (datacenter 31, worker 29: no server leases that node).
+func TestClientFallbackAnswersWhenEveryServerIsDown(t *testing.T) {
+	testServers(t)
+	dead := os.Getenv("FLAKERY_TEST_DEAD_SERVER")
+	options := ClientOptions{Servers: []string{dead}, Timeout: 300 * time.Millisecond,
+		RequestTimeout: 300 * time.Millisecond,
+		Fallback:       &Options{DatacenterID: Uint64(31), WorkerID: Uint64(29)}}
+	c, err := NewClient(options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ids, err := c.NextIDs(100)
+	if err != nil {
+		t.Fatalf("the fallback gave no IDs: %v", err)
+	}
+	id, err := c.NextID()
+	if err != nil {
+		t.Fatalf("the fallback gave no ID: %v", err)
+	}
+	ids = append(ids, id)
+	for i, id := range ids {
+		p, err := c.Decode(id)
+		if err != nil || p.DatacenterID != 31 || p.WorkerID != 29 {
+			t.Fatalf("ID %d is not the fallback's node's: %+v, %v", id, p, err)
+		}
+		if i > 0 && id <= ids[i-1] {
+			t.Fatalf("ID %d after %d", id, ids[i-1])
+		}
+	}
+
+	options.Fallback.WorkerID = Uint64(1 << 20)
+	if _, err := NewClient(options); !errors.Is(err, ErrInvalidArgument) ||
+		!strings.Contains(err.Error(), "worker_id") {
+		t.Fatalf("a fallback's bad worker ID gave %v", err)
+	}
+}
+
 func TestClientErrorsHaveTheClientCodes(t *testing.T) {
 	testServers(t)
 	dead := os.Getenv("FLAKERY_TEST_DEAD_SERVER")

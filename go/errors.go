@@ -13,6 +13,12 @@ const (
 	CodeCoordinatorUnavailable Code = "coordinator_unavailable"
 	CodeWorkerIDsExhausted     Code = "worker_ids_exhausted"
 	CodeForked                 Code = "forked"
+	// The codes of a Client (docs/client.md#errors): no server gave IDs within the call's
+	// deadline; every server refused the token; every server answered something that is not
+	// a batch of IDs.
+	CodeServersUnavailable Code = "servers_unavailable"
+	CodeUnauthorized       Code = "unauthorized"
+	CodeBadAnswer          Code = "bad_answer"
 	// CodePanic is a bug inside flakery, caught before it could cross into Go.
 	CodePanic Code = "panic"
 )
@@ -48,6 +54,9 @@ var (
 	ErrCoordinatorUnavailable error = &Error{Code: CodeCoordinatorUnavailable}
 	ErrWorkerIDsExhausted     error = &Error{Code: CodeWorkerIDsExhausted}
 	ErrForked                 error = &Error{Code: CodeForked}
+	ErrServersUnavailable     error = &Error{Code: CodeServersUnavailable}
+	ErrUnauthorized           error = &Error{Code: CodeUnauthorized}
+	ErrBadAnswer              error = &Error{Code: CodeBadAnswer}
 	ErrPanic                  error = &Error{Code: CodePanic}
 )
 

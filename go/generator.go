@@ -66,6 +66,53 @@ type Options struct {
 // Uint64 returns a pointer to v, for the optional fields of Options.
 func Uint64(v uint64) *uint64 { return &v }
 
+// fill writes o into opts, its strings copied into strs (for C, until strs is freed).
+func (o Options) fill(opts *C.flakery_options, strs *cStrings) error {
+	if len(o.Fields) > 1<<16 {
+		return invalidArgument("too many constant fields")
+	}
+	if err := call(func() C.flakery_status { return C.flakery_options_init(opts) }); err != nil {
+		return err
+	}
+	if o.Layout != "" {
+		opts.layout = strs.add(o.Layout)
+	}
+	if o.DatacenterID != nil {
+		opts.has_datacenter_id = true
+		opts.datacenter_id = C.uint64_t(*o.DatacenterID)
+	}
+	if o.WorkerID != nil {
+		opts.has_worker_id = true
+		opts.worker_id = C.uint64_t(*o.WorkerID)
+	}
+	opts.sequence_policy = C.int32_t(o.SequencePolicy)
+	if o.MaxBorrowMs != nil {
+		opts.max_borrow_ms = C.uint64_t(*o.MaxBorrowMs)
+	}
+	if o.BackwardsToleranceMs != nil {
+		opts.backwards_tolerance_ms = C.uint64_t(*o.BackwardsToleranceMs)
+	}
+	opts.random_sequence_start = C.bool(o.RandomSequenceStart)
+	opts.field_names, opts.field_values, opts.field_count = strs.fields(o.Fields)
+	if o.ZooKeeper != "" {
+		opts.zookeeper = strs.add(o.ZooKeeper)
+	}
+	if o.Namespace != "" {
+		opts.namespace_ = strs.add(o.Namespace)
+	}
+	opts.session_timeout_ms = C.uint64_t(o.SessionTimeoutMs)
+	if o.LeaseDir != "" {
+		opts.lease_dir = strs.add(o.LeaseDir)
+	}
+	if o.DatabaseURL != "" {
+		opts.database_url = strs.add(o.DatabaseURL)
+	}
+	if o.DatabaseMode != "" {
+		opts.database_mode = strs.add(o.DatabaseMode)
+	}
+	return nil
+}
+
 // cStrings holds C copies of strings for the duration of one call.
 type cStrings []unsafe.Pointer
 
@@ -112,50 +159,11 @@ type Generator struct {
 // New makes a generator. Close it when done, to give its node ID lease back at once; the
 // memory is released when the generator is garbage collected.
 func New(o Options) (*Generator, error) {
-	if len(o.Fields) > 1<<16 {
-		return nil, invalidArgument("too many constant fields")
-	}
 	var opts C.flakery_options
-	if err := call(func() C.flakery_status { return C.flakery_options_init(&opts) }); err != nil {
-		return nil, err
-	}
 	var strs cStrings
 	defer strs.free()
-	if o.Layout != "" {
-		opts.layout = strs.add(o.Layout)
-	}
-	if o.DatacenterID != nil {
-		opts.has_datacenter_id = true
-		opts.datacenter_id = C.uint64_t(*o.DatacenterID)
-	}
-	if o.WorkerID != nil {
-		opts.has_worker_id = true
-		opts.worker_id = C.uint64_t(*o.WorkerID)
-	}
-	opts.sequence_policy = C.int32_t(o.SequencePolicy)
-	if o.MaxBorrowMs != nil {
-		opts.max_borrow_ms = C.uint64_t(*o.MaxBorrowMs)
-	}
-	if o.BackwardsToleranceMs != nil {
-		opts.backwards_tolerance_ms = C.uint64_t(*o.BackwardsToleranceMs)
-	}
-	opts.random_sequence_start = C.bool(o.RandomSequenceStart)
-	opts.field_names, opts.field_values, opts.field_count = strs.fields(o.Fields)
-	if o.ZooKeeper != "" {
-		opts.zookeeper = strs.add(o.ZooKeeper)
-	}
-	if o.Namespace != "" {
-		opts.namespace_ = strs.add(o.Namespace)
-	}
-	opts.session_timeout_ms = C.uint64_t(o.SessionTimeoutMs)
-	if o.LeaseDir != "" {
-		opts.lease_dir = strs.add(o.LeaseDir)
-	}
-	if o.DatabaseURL != "" {
-		opts.database_url = strs.add(o.DatabaseURL)
-	}
-	if o.DatabaseMode != "" {
-		opts.database_mode = strs.add(o.DatabaseMode)
+	if err := o.fill(&opts, &strs); err != nil {
+		return nil, err
 	}
 
 	var ptr *C.flakery_generator

@@ -304,9 +304,12 @@ typedef struct flakery_client_options {
      */
     uint64_t request_timeout_ms;
     /**
-     * The limits of the block size (at most 100000). 0: 16 and 10000.
+     * The smallest block of IDs asked for (the size adapts to the rate of use). 0: 16.
      */
     size_t min_block;
+    /**
+     * The largest block of IDs asked for (at most 100000). 0: 10000.
+     */
     size_t max_block;
     /**
      * Do not ask for the next block before the stock runs out (default false: prefetch).
@@ -316,6 +319,14 @@ typedef struct flakery_client_options {
      * Ask the servers in the order given, the first first (default false).
      */
     bool prefer_first;
+    /**
+     * The options of a generator used when every server is unavailable
+     * (`FLAKERY_STATUS_SERVERS_UNAVAILABLE`), filled by `flakery_options_init`; NULL: none.
+     * `flakery_client_new` makes the generator, which the client owns. Give it a node ID no
+     * server ever holds (its own datacenter ID, or a worker ID kept for fallbacks): only then
+     * are its IDs unique against the servers'.
+     */
+    const struct flakery_options *fallback;
 } flakery_client_options;
 
 /**

@@ -2,12 +2,14 @@
 //! (`flakery-client`), with the calls of a generator. Argument and error conversion only.
 
 use std::ffi::c_char;
+use std::sync::Arc;
 use std::time::Duration;
 
-use flakery_client_rs::{Client, Error, ErrorCode, Options};
-use flakery_core::Layout;
+use flakery_client_rs::{Client, Options};
+use flakery_core::{Error, Generator, Layout};
 
-use crate::error::{flakery_status, guard_client, out_slice, str_arg, write_string};
+use crate::error::{flakery_status, guard, null, out_slice, str_arg, write_string};
+use crate::options::flakery_options;
 use crate::parts::flakery_parts;
 
 /// A client of one or more `flakery serve` instances: IDs come in blocks that it holds
@@ -44,13 +46,20 @@ pub struct flakery_client_options {
     pub timeout_ms: u64,
     /// One request to one server may take this long before the next is asked. 0: 1000.
     pub request_timeout_ms: u64,
-    /// The limits of the block size (at most 100000). 0: 16 and 10000.
+    /// The smallest block of IDs asked for (the size adapts to the rate of use). 0: 16.
     pub min_block: usize,
+    /// The largest block of IDs asked for (at most 100000). 0: 10000.
     pub max_block: usize,
     /// Do not ask for the next block before the stock runs out (default false: prefetch).
     pub no_prefetch: bool,
     /// Ask the servers in the order given, the first first (default false).
     pub prefer_first: bool,
+    /// The options of a generator used when every server is unavailable
+    /// (`FLAKERY_STATUS_SERVERS_UNAVAILABLE`), filled by `flakery_options_init`; NULL: none.
+    /// `flakery_client_new` makes the generator, which the client owns. Give it a node ID no
+    /// server ever holds (its own datacenter ID, or a worker ID kept for fallbacks): only then
+    /// are its IDs unique against the servers'.
+    pub fallback: *const flakery_options,
     // A member added later goes here, at the end, with all-zero bytes as its default.
 }
 
@@ -95,7 +104,7 @@ pub unsafe extern "C" fn flakery_client_options_init_sized(
     opts: *mut flakery_client_options,
     size: usize,
 ) -> flakery_status {
-    guard_client(|| {
+    guard(|| {
         if opts.is_null() {
             return Err(null("opts"));
         }
@@ -111,10 +120,6 @@ pub unsafe extern "C" fn flakery_client_options_init_sized(
         }
         Ok(())
     })
-}
-
-fn null(name: &str) -> Error {
-    Error::invalid_argument(format!("{name} is NULL; it must point to valid memory"))
 }
 
 /// A string member: NULL is "not given".
@@ -177,6 +182,12 @@ unsafe fn read(opts: *const flakery_client_options) -> Result<Options, Error> {
     }
     options.prefetch = !c.no_prefetch;
     options.prefer_first = c.prefer_first;
+    if !c.fallback.is_null() {
+        // SAFETY: the header requires a `flakery_options` filled by `flakery_options_init`.
+        let generator = unsafe { crate::options::read(c.fallback)? };
+        crate::install_coordinators();
+        options.fallback = Some(Arc::new(Generator::new(generator)?));
+    }
     Ok(options)
 }
 
@@ -190,7 +201,7 @@ pub unsafe extern "C" fn flakery_client_new(
     opts: *const flakery_client_options,
     out: *mut *mut flakery_client,
 ) -> flakery_status {
-    guard_client(|| {
+    guard(|| {
         if out.is_null() {
             return Err(null("out"));
         }
@@ -211,7 +222,7 @@ pub unsafe extern "C" fn flakery_client_free(client: *mut flakery_client) {
     if client.is_null() {
         return;
     }
-    let _ = guard_client(|| {
+    let _ = guard(|| {
         // SAFETY: the header requires a pointer from `flakery_client_new`, not yet freed.
         drop(unsafe { Box::from_raw(client) });
         Ok(())
@@ -222,7 +233,7 @@ pub unsafe extern "C" fn flakery_client_free(client: *mut flakery_client) {
 /// later call fails with `FLAKERY_STATUS_INVALID_ARGUMENT`. Closing twice is fine.
 #[no_mangle]
 pub unsafe extern "C" fn flakery_client_close(client: *const flakery_client) -> flakery_status {
-    guard_client(|| {
+    guard(|| {
         // SAFETY: the header requires NULL or a live client.
         unsafe { client_ref(client)? }.close();
         Ok(())
@@ -239,7 +250,7 @@ pub unsafe extern "C" fn flakery_client_next_id(
     client: *const flakery_client,
     out: *mut i64,
 ) -> flakery_status {
-    guard_client(|| {
+    guard(|| {
         // SAFETY: the header requires NULL or a live client.
         let client = unsafe { client_ref(client)? };
         if out.is_null() {
@@ -260,7 +271,7 @@ pub unsafe extern "C" fn flakery_client_next_ids(
     out: *mut i64,
     n: usize,
 ) -> flakery_status {
-    guard_client(|| {
+    guard(|| {
         // SAFETY: the header requires NULL or a live client.
         let client = unsafe { client_ref(client)? };
         // SAFETY: the header requires `out` to hold `n` writable int64_t.
@@ -280,7 +291,7 @@ pub unsafe extern "C" fn flakery_client_decode(
     id: i64,
     out: *mut flakery_parts,
 ) -> flakery_status {
-    guard_client(|| {
+    guard(|| {
         // SAFETY: the header requires NULL or a live client.
         let decoded = unsafe { client_ref(client)? }.decode(id)?;
         if out.is_null() {
@@ -301,11 +312,11 @@ pub unsafe extern "C" fn flakery_client_layout(
     len: usize,
     written: *mut usize,
 ) -> flakery_status {
-    guard_client(|| {
+    guard(|| {
         // SAFETY: the header requires NULL or a live client.
         let layout = unsafe { client_ref(client)? }.layout().to_string();
         // SAFETY: the header requires `buf` of `len` writable bytes and a writable `written`.
-        Ok(unsafe { write_string(&layout, buf, len, written) }?)
+        unsafe { write_string(&layout, buf, len, written) }
     })
 }
 
@@ -318,15 +329,5 @@ unsafe fn client_ref<'a>(client: *const flakery_client) -> Result<&'a Client, Er
     match unsafe { client.as_ref() } {
         Some(client) => Ok(&client.inner),
         None => Err(null("client")),
-    }
-}
-
-/// The status of a client's error code.
-pub(crate) fn client_status(code: ErrorCode) -> flakery_status {
-    match code {
-        ErrorCode::Core(code) => code.into(),
-        ErrorCode::ServersUnavailable => flakery_status::ServersUnavailable,
-        ErrorCode::Unauthorized => flakery_status::Unauthorized,
-        ErrorCode::BadAnswer => flakery_status::BadAnswer,
     }
 }

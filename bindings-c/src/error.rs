@@ -59,6 +59,9 @@ impl From<ErrorCode> for flakery_status {
             ErrorCode::CoordinatorUnavailable => flakery_status::CoordinatorUnavailable,
             ErrorCode::WorkerIdsExhausted => flakery_status::WorkerIdsExhausted,
             ErrorCode::Forked => flakery_status::Forked,
+            ErrorCode::ServersUnavailable => flakery_status::ServersUnavailable,
+            ErrorCode::Unauthorized => flakery_status::Unauthorized,
+            ErrorCode::BadAnswer => flakery_status::BadAnswer,
         }
     }
 }
@@ -107,20 +110,6 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<(), Error>) -> flakery_status 
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => flakery_status::Ok,
         Ok(Err(error)) => record(error),
-        Err(payload) => record_panic(payload),
-    }
-}
-
-/// `guard` for the calls of a `flakery_client`, whose errors have the client's codes too.
-pub(crate) fn guard_client(
-    body: impl FnOnce() -> Result<(), flakery_client_rs::Error>,
-) -> flakery_status {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => flakery_status::Ok,
-        Ok(Err(error)) => {
-            set_last_error(error.message());
-            crate::client::client_status(error.code())
-        }
         Err(payload) => record_panic(payload),
     }
 }
@@ -359,15 +348,6 @@ mod tests {
         for code in ErrorCode::ALL {
             let status = flakery_status::from(code);
             assert_eq!(status as i32, code as i32);
-            assert_eq!(status_name(status as i32).to_str().unwrap(), code.as_str());
-        }
-        use flakery_client_rs::ErrorCode as Client;
-        for code in [
-            Client::ServersUnavailable,
-            Client::Unauthorized,
-            Client::BadAnswer,
-        ] {
-            let status = crate::client::client_status(code);
             assert_eq!(status_name(status as i32).to_str().unwrap(), code.as_str());
         }
         assert_eq!(status_name(0).to_str().unwrap(), "ok");

@@ -13,38 +13,31 @@
 //! `Generator`'s are (`fast`): napi-rs's method call costs several times the client's own
 //! steady-state call. bindings-node/types.d.ts declares them.
 
-use std::ffi::{c_void, CStr};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use flakery::option_table::{
+    CLIENT_OPTIONS, FALLBACK, MAX_AGE, MAX_BLOCK, MIN_BLOCK, PREFER_FIRST, PREFETCH,
+    REQUEST_TIMEOUT, SERVERS, TIMEOUT, TOKEN,
+};
 use flakery_client::Options;
 use napi::bindgen_prelude::{i64n, ClassInstance, FromNapiValue, Object, This, ToNapiValue};
 use napi::{sys, Env, JsValue, Unknown, ValueType};
 use napi_derive::napi;
 
-use crate::errors::{check, client_error, napi_error, type_error, JsResult, OrThrow};
-use crate::fast::{arg, call_info, finish, id_format, install, Call, Callback};
+use crate::errors::{check, napi_error, type_error, JsResult, OrThrow};
+use crate::fast::{arg, bind_arc_methods, call_info, finish, id_format, Call};
 use crate::read::{
     get_property, read_count, read_id_u64, read_string, type_name, value_type, OptionsObject,
 };
 use crate::results::DecodedId;
 use crate::values::{new_id_array, new_id_text};
 
-const CLIENT_KEYS: [&str; 11] = [
-    "servers",
-    "token",
-    "layout",
-    "maxAgeMs",
-    "timeoutMs",
-    "requestTimeoutMs",
-    "minBlock",
-    "maxBlock",
-    "prefetch",
-    "preferFirst",
-    "fallback",
-];
+/// The keys of `ClientOptions`: the core's table of a client's options.
+fn client_keys() -> Vec<&'static str> {
+    CLIENT_OPTIONS.iter().map(|o| o.js).collect()
+}
 
 /// `servers`: a string of URLs separated by commas, or an array of them.
 fn read_servers(env: &Env, value: &Unknown) -> JsResult<Vec<String>> {
@@ -77,30 +70,30 @@ fn read_servers(env: &Env, value: &Unknown) -> JsResult<Vec<String>> {
 }
 
 fn client_options(env: &Env, value: &Unknown) -> JsResult<Options> {
-    let o = OptionsObject::read(value, "Client options", &CLIENT_KEYS)?;
+    let o = OptionsObject::read(value, "Client options", &client_keys())?;
     let mut options = Options {
-        token: o.string("token")?,
+        token: o.string(TOKEN.js)?,
         layout: o.layout()?,
         ..Options::default()
     };
-    if let Some(servers) = o.get("servers")? {
+    if let Some(servers) = o.get(SERVERS.js)? {
         options.servers = read_servers(env, &servers)?;
     }
     let ms = |key: &str, default: Duration| -> JsResult<Duration> {
         Ok(o.u64(key)?.map_or(default, Duration::from_millis))
     };
-    options.max_age = ms("maxAgeMs", options.max_age)?;
-    options.timeout = ms("timeoutMs", options.timeout)?;
-    options.request_timeout = ms("requestTimeoutMs", options.request_timeout)?;
+    options.max_age = ms(MAX_AGE.js, options.max_age)?;
+    options.timeout = ms(TIMEOUT.js, options.timeout)?;
+    options.request_timeout = ms(REQUEST_TIMEOUT.js, options.request_timeout)?;
     let block = |key: &str, default: usize| -> JsResult<usize> {
         Ok(o.u64(key)?
             .map_or(default, |n| usize::try_from(n).unwrap_or(usize::MAX)))
     };
-    options.min_block = block("minBlock", options.min_block)?;
-    options.max_block = block("maxBlock", options.max_block)?;
-    options.prefetch = o.bool("prefetch")?.unwrap_or(options.prefetch);
-    options.prefer_first = o.bool("preferFirst")?.unwrap_or(options.prefer_first);
-    if let Some(fallback) = o.get("fallback")? {
+    options.min_block = block(MIN_BLOCK.js, options.min_block)?;
+    options.max_block = block(MAX_BLOCK.js, options.max_block)?;
+    options.prefetch = o.bool(PREFETCH.js)?.unwrap_or(options.prefetch);
+    options.prefer_first = o.bool(PREFER_FIRST.js)?.unwrap_or(options.prefer_first);
+    if let Some(fallback) = o.get(FALLBACK.js)? {
         // SAFETY: `fallback` is a live value of this call's scope.
         let generator = unsafe {
             ClassInstance::<crate::Generator>::from_napi_value(env.raw(), fallback.raw())
@@ -131,7 +124,7 @@ impl Client {
     pub fn new(env: Env, this: This, options: Unknown) -> napi::Result<Self, &'static str> {
         check_constructed(env.raw(), this.raw())?;
         let options = client_options(&env, &options)?;
-        let inner = flakery_client::Client::new(options).map_err(|e| client_error(env.raw(), e))?;
+        let inner = flakery_client::Client::new(options).or_throw(env.raw())?;
         let inner = Arc::new(inner);
         bind_methods(env.raw(), this.raw(), &inner)?;
         Ok(Client { inner })
@@ -188,9 +181,7 @@ unsafe extern "C" fn client_next_id(
     finish(env, || {
         let call = call_info(env, info, false)?;
         // SAFETY: this callback is only ever made by `bind_methods`.
-        let id = unsafe { bound(&call) }
-            .next_id()
-            .map_err(|e| client_error(env, e))?;
+        let id = unsafe { bound(&call) }.next_id().or_throw(env)?;
         // SAFETY: env is live.
         unsafe { i64n::to_napi_value(env, i64n(id)) }.map_err(napi_error)
     })
@@ -205,9 +196,7 @@ unsafe extern "C" fn client_next_id_string(
         let call = call_info(env, info, true)?;
         let format = id_format(env, &call)?;
         // SAFETY: as above.
-        let id = unsafe { bound(&call) }
-            .next_id()
-            .map_err(|e| client_error(env, e))?;
+        let id = unsafe { bound(&call) }.next_id().or_throw(env)?;
         new_id_text(env, id, format)
     })
 }
@@ -221,9 +210,7 @@ unsafe extern "C" fn client_next_ids(
         let call = call_info(env, info, true)?;
         let n = read_count(&arg(env, &call))?;
         // SAFETY: as above.
-        let ids = unsafe { bound(&call) }
-            .next_ids(n)
-            .map_err(|e| client_error(env, e))?;
+        let ids = unsafe { bound(&call) }.next_ids(n).or_throw(env)?;
         new_id_array(env, n, |out| {
             out.copy_from_slice(&ids);
             Ok(())
@@ -231,51 +218,23 @@ unsafe extern "C" fn client_next_ids(
     })
 }
 
-unsafe extern "C" fn release_client(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
-    // SAFETY: `data` is the `Arc::into_raw` of `bind_methods`, released once, here.
-    let client = unsafe { Arc::from_raw(data.cast::<flakery_client::Client>().cast_const()) };
-    // Dropping the last reference never waits (the crate's `Drop`); no panic unwinds into Node.
-    let _ = catch_unwind(AssertUnwindSafe(|| drop(client)));
-}
-
 /// Gives a new `Client` object its own `nextId`, `nextIdString` and `nextIds`, each bound to
-/// the client through an `Arc` dropped when the function is collected, as `fast::bind_methods`
-/// does for a `Generator`.
+/// the client as a `Generator`'s are to it (`fast::bind_arc_methods`).
 fn bind_methods(
     env: sys::napi_env,
     this: sys::napi_value,
     client: &Arc<flakery_client::Client>,
 ) -> JsResult<()> {
-    let methods: [(&CStr, Callback); 3] = [
-        (c"nextId", client_next_id),
-        (c"nextIdString", client_next_id_string),
-        (c"nextIds", client_next_ids),
-    ];
-    for (name, callback) in methods {
-        let data = Arc::into_raw(Arc::clone(client))
-            .cast_mut()
-            .cast::<c_void>();
-        let function = match install(env, this, name, callback, false, data) {
-            Ok(function) => function,
-            Err(error) => {
-                // SAFETY: the function was not made or not attached: nothing else holds data.
-                unsafe { release_client(env, data, ptr::null_mut()) };
-                return Err(error);
-            }
-        };
-        // SAFETY: function is live; the finalizer runs once, when it is collected.
-        check(unsafe {
-            sys::napi_add_finalizer(
-                env,
-                function,
-                data,
-                Some(release_client),
-                ptr::null_mut(),
-                ptr::null_mut(),
-            )
-        })?;
-    }
-    Ok(())
+    bind_arc_methods(
+        env,
+        this,
+        client,
+        [
+            (c"nextId", client_next_id),
+            (c"nextIdString", client_next_id_string),
+            (c"nextIds", client_next_ids),
+        ],
+    )
 }
 
 /// Refuses `Client()` called without `new`: napi-rs's constructor would otherwise wrap, and

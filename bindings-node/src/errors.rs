@@ -29,11 +29,7 @@ enum Class {
 
 /// Throws an error of `class` with `.code` and returns the error that says one is pending.
 fn throw(env: sys::napi_env, class: Class, code: ErrorCode, message: String) -> Fail {
-    throw_code(env, class, code.as_str(), message)
-}
-
-fn throw_code(env: sys::napi_env, class: Class, code: &'static str, message: String) -> Fail {
-    let error = napi::Error::new(code, message);
+    let error = napi::Error::new(code.as_str(), message);
     // SAFETY: `env` is the live environment of the current call.
     // napi-rs's safe throwers do not fit: `Env::throw_type_error`/`throw_range_error` pass the
     // message as a C string, which cannot hold a NUL (a key or text quoted in a message may),
@@ -89,21 +85,6 @@ pub(crate) fn core_error(env: sys::napi_env, error: flakery::Error) -> Fail {
         class,
         code,
         flakery::option_table::message_on(&error, flakery::Surface::Node),
-    )
-}
-
-/// An error of a `Client`: the core's codes as `core_error` throws them, and the client's own
-/// (`servers_unavailable`, `unauthorized`, `bad_answer`) as plain `Error`s.
-pub(crate) fn client_error(env: sys::napi_env, error: flakery_client::Error) -> Fail {
-    let class = match error.code() {
-        flakery_client::ErrorCode::Core(code) if code.is_argument_error() => Class::Range,
-        _ => Class::Plain,
-    };
-    throw_code(
-        env,
-        class,
-        error.code().as_str(),
-        error.message().to_string(),
     )
 }
 

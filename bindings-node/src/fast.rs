@@ -292,36 +292,44 @@ pub(crate) fn check_constructed(env: sys::napi_env, this: sys::napi_value) -> Js
     }
 }
 
-unsafe extern "C" fn release_generator(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
-    // SAFETY: `data` is the `Arc::into_raw` of `bind_methods`, released once, here.
-    let generator = unsafe { Arc::from_raw(data.cast::<flakery::Generator>().cast_const()) };
-    // Dropping the last reference closes the generator: no panic may unwind into Node.
-    let _ = catch_unwind(AssertUnwindSafe(|| drop(generator)));
-}
-
 /// Gives a new `Generator` object its own `nextId`, `nextIdString` and `nextIds`, each a
-/// function bound to the generator (holding an `Arc` of it, dropped when the function is
-/// collected). A call then finds its generator with the one `napi_get_cb_info` it makes
-/// anyway, instead of two private-property lookups (`napi_unwrap` and a type-tag check).
+/// function bound to the generator (`bind_arc_methods`).
 pub(crate) fn bind_methods(
     env: sys::napi_env,
     this: sys::napi_value,
     generator: &Arc<flakery::Generator>,
 ) -> JsResult<()> {
-    let methods: [(&CStr, Callback); 3] = [
-        (c"nextId", generator_next_id),
-        (c"nextIdString", generator_next_id_string),
-        (c"nextIds", generator_next_ids),
-    ];
+    bind_arc_methods(
+        env,
+        this,
+        generator,
+        [
+            (c"nextId", generator_next_id),
+            (c"nextIdString", generator_next_id_string),
+            (c"nextIds", generator_next_ids),
+        ],
+    )
+}
+
+/// Gives a new object (a `Generator`, a `Client`) its own hot calls, each a function bound to
+/// `target` (holding an `Arc` of it, dropped when the function is collected). A call then
+/// finds its target with the one `napi_get_cb_info` it makes anyway, instead of two
+/// private-property lookups (`napi_unwrap` and a type-tag check).
+pub(crate) fn bind_arc_methods<T: Send + Sync + 'static, const N: usize>(
+    env: sys::napi_env,
+    this: sys::napi_value,
+    target: &Arc<T>,
+    methods: [(&CStr, Callback); N],
+) -> JsResult<()> {
     for (name, callback) in methods {
-        let data = Arc::into_raw(Arc::clone(generator))
+        let data = Arc::into_raw(Arc::clone(target))
             .cast_mut()
             .cast::<c_void>();
         let function = match install(env, this, name, callback, false, data) {
             Ok(function) => function,
             Err(error) => {
                 // SAFETY: the function was not made or not attached: nothing else holds data.
-                unsafe { release_generator(env, data, ptr::null_mut()) };
+                unsafe { release::<T>(env, data, ptr::null_mut()) };
                 return Err(error);
             }
         };
@@ -331,7 +339,7 @@ pub(crate) fn bind_methods(
                 env,
                 function,
                 data,
-                Some(release_generator),
+                Some(release::<T>),
                 ptr::null_mut(),
                 ptr::null_mut(),
             )
@@ -344,6 +352,15 @@ pub(crate) fn bind_methods(
         }
     }
     Ok(())
+}
+
+/// The finalizer of a bound function: drops its `Arc`.
+unsafe extern "C" fn release<T>(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` is the `Arc::into_raw` of `bind_arc_methods`, released once, here.
+    let target = unsafe { Arc::from_raw(data.cast::<T>().cast_const()) };
+    // Dropping the last reference closes a generator or stops a client, which never waits;
+    // no panic may unwind into Node.
+    let _ = catch_unwind(AssertUnwindSafe(|| drop(target)));
 }
 
 /// Runs once per module instance (the main thread and each worker thread).

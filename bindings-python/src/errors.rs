@@ -27,6 +27,9 @@ fn class_name(code: ErrorCode) -> &'static str {
         ErrorCode::CoordinatorUnavailable => "CoordinatorUnavailableError",
         ErrorCode::WorkerIdsExhausted => "WorkerIdsExhaustedError",
         ErrorCode::Forked => "ForkedError",
+        ErrorCode::ServersUnavailable => "ServersUnavailableError",
+        ErrorCode::Unauthorized => "UnauthorizedError",
+        ErrorCode::BadAnswer => "BadAnswerError",
     }
 }
 

@@ -343,7 +343,7 @@ fn number(layout: &Layout, option: &'static str, text: &str) -> flakery::Result<
 mod tests {
     use super::*;
     use clap::CommandFactory;
-    use flakery::option_table::OPTIONS;
+    use flakery::option_table::{CLIENT_OPTIONS, OPTIONS};
 
     /// `flakery next`'s generator flags are the table's (core/src/option_table/), and every
     /// option the table gives `next` a flag has one.
@@ -363,11 +363,26 @@ mod tests {
             );
         }
         let table: Vec<_> = OPTIONS.iter().filter_map(|o| o.cli).collect();
+        let client: Vec<_> = CLIENT_OPTIONS
+            .iter()
+            .filter(|o| !OPTIONS.contains(o))
+            .filter_map(|o| o.cli)
+            .collect();
         let flags: Vec<_> = next
             .get_arguments()
             .filter_map(|arg| arg.get_long())
-            .filter(|long| !["count", "format", "server", "token"].contains(long))
+            .filter(|long| !["count", "format"].contains(long))
             .collect();
+        let (client_flags, flags): (Vec<_>, Vec<_>) =
+            flags.into_iter().partition(|long| client.contains(long));
         assert_eq!(flags, table, "flags of next that are not in the table");
+        assert_eq!(client_flags, client, "the client's flags of next");
+        for option in CLIENT_OPTIONS.iter().filter(|o| o.cli.is_some()) {
+            let arg = next
+                .get_arguments()
+                .find(|arg| arg.get_long() == option.cli)
+                .expect("a flag");
+            assert_eq!(arg.get_id().as_str(), option.rust, "{:?}", option.cli);
+        }
     }
 }

@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use crate::error::{Error, Result};
 use crate::failover::Failover;
 use crate::failure;
 use crate::options::Settings;
@@ -18,6 +17,7 @@ use crate::sizing::Sizing;
 use crate::stock::{Block, Stock};
 use crate::ticks::Ticks;
 use crate::transport::Transport;
+use flakery::{Error, Result};
 
 /// How long the refiller sleeps when nothing is asked of it (it is woken when something is).
 const IDLE: Duration = Duration::from_secs(1);
@@ -54,17 +54,24 @@ impl Engine {
     pub fn new(settings: Arc<Settings>, clock: Arc<dyn Ticks>, generation: u64) -> Arc<Self> {
         let servers = settings.servers.len();
         // Processes on one host start on different servers, unless told which comes first.
-        let start = match settings.prefer_first {
+        let start = match settings.given.prefer_first {
             true => 0,
             false => std::process::id() as usize,
         };
         let target_ms = (settings.max_age_ms / 4).max(1);
         Arc::new(Engine {
-            transport: Transport::new(settings.authorization.clone(), settings.request_timeout),
+            transport: Transport::new(
+                settings.authorization.clone(),
+                settings.given.request_timeout,
+            ),
             state: Mutex::new(State {
                 stock: Stock::new(settings.max_age_ms),
                 failover: Failover::new(servers, start),
-                sizing: Sizing::new(settings.min_block, settings.max_block, target_ms),
+                sizing: Sizing::new(
+                    settings.given.min_block,
+                    settings.given.max_block,
+                    target_ms,
+                ),
                 waiting: 0,
                 wanted: 0,
                 used: false,
@@ -149,7 +156,7 @@ impl Engine {
     /// Below it, the next block is asked for: half the current size, so it arrives before the
     /// stock runs out when a block lasts longer than a round trip.
     fn low_watermark(&self, state: &State) -> usize {
-        if self.settings.prefetch {
+        if self.settings.given.prefetch {
             state.sizing.size() / 2
         } else {
             0
@@ -159,7 +166,7 @@ impl Engine {
     /// Wakes the refiller (starting it the first time) when the stock is low or a caller is
     /// short of `short` IDs.
     fn want_more(self: &Arc<Self>, state: &mut State, short: usize) {
-        let low = state.stock.left() <= self.low_watermark(state) && self.settings.prefetch;
+        let low = state.stock.left() <= self.low_watermark(state) && self.settings.given.prefetch;
         if !(low || short > 0) || state.woken {
             return;
         }
@@ -211,7 +218,7 @@ impl Engine {
             // Callers wait for more than is held (not yet woken by the last block), or the
             // stock in use is low.
             let short = state.waiting > 0 && state.stock.left() < state.wanted.max(1);
-            let needed = short || (self.settings.prefetch && low && state.used);
+            let needed = short || (self.settings.given.prefetch && low && state.used);
             let order = state.failover.order(now);
             if !needed || order.is_empty() {
                 state.woken = false;
@@ -230,7 +237,7 @@ impl Engine {
             let size = state
                 .sizing
                 .ask(now)
-                .max(state.wanted.min(self.settings.max_block));
+                .max(state.wanted.min(self.settings.given.max_block));
             let layout_checked = state.layout_checked.clone();
             state.woken = false;
             drop(state);

@@ -1,7 +1,7 @@
 //! Why a server gave no IDs, and the one error a call fails with when none did: it names each
 //! server and what went wrong with it (never the token), under the code they share.
 
-use crate::error::{Error, ErrorCode};
+use flakery::{Error, ErrorCode};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

@@ -38,7 +38,6 @@
 
 mod current;
 mod engine;
-mod error;
 mod failover;
 mod failure;
 mod options;
@@ -52,7 +51,10 @@ use std::time::Duration;
 
 use flakery::{Decoded, Generator, IdFormat, Layout};
 
-pub use error::{Error, ErrorCode, Result};
+/// The core's error: the client's own codes (`servers_unavailable`, `unauthorized`,
+/// `bad_answer`) are in its one table, with the codes of the fallback generator and of bad
+/// arguments.
+pub use flakery::{Error, ErrorCode, Result};
 pub use options::{split_servers, Options, MAX_BLOCK, SERVERS_ENV, TOKEN_ENV};
 
 use current::Current;
@@ -139,12 +141,12 @@ impl Client {
 
     /// One new ID in a text form (decimal, or base32/base62, which sort as the IDs do).
     pub fn next_id_text(&self, format: IdFormat) -> Result<String> {
-        Ok(format.format(self.next_id()?)?)
+        format.format(self.next_id()?)
     }
 
     /// The parts of `id` under the servers' layout.
     pub fn decode(&self, id: i64) -> Result<Decoded> {
-        Ok(flakery::decode(id, &self.settings.layout)?)
+        flakery::decode(id, &self.settings.layout)
     }
 
     /// The layout the servers issue IDs of (checked against each server's `/v1/layout`).
@@ -179,10 +181,8 @@ impl Client {
         error: Error,
         make: impl FnOnce(&Generator) -> flakery::Result<T>,
     ) -> Result<T> {
-        match &self.settings.fallback {
-            Some(generator) if error.code() == ErrorCode::ServersUnavailable => {
-                Ok(make(generator)?)
-            }
+        match &self.settings.given.fallback {
+            Some(generator) if error.code() == ErrorCode::ServersUnavailable => make(generator),
             _ => Err(error),
         }
     }

@@ -1,21 +1,32 @@
 //! A client's settings, each checked once when the client is built: the servers, the token
 //! (from the option, else `FLAKERY_SERVER_TOKEN`, the variable `flakery serve` reads), the
-//! layout, the ages, the deadlines, the block sizes, the fallback generator.
+//! layout, the ages, the deadlines, the block sizes, the fallback generator. Their names,
+//! variables, ranges and defaults are the core's table (`flakery::option_table::client`).
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use flakery::{Generator, Layout};
-
-use crate::error::{Error, Result};
+use flakery::option_table::{self as table, OptionSpec};
+use flakery::{Error, Generator, Layout, Result};
 
 /// The variable of the servers' URLs (comma-separated) when none are given.
-pub const SERVERS_ENV: &str = "FLAKERY_SERVERS";
+pub const SERVERS_ENV: &str = match table::SERVERS.env {
+    Some(env) => env,
+    None => panic!("the servers have a variable"),
+};
 /// The variable of the token when none is given: the one `flakery serve` reads.
-pub const TOKEN_ENV: &str = "FLAKERY_SERVER_TOKEN";
+pub const TOKEN_ENV: &str = match table::TOKEN.env {
+    Some(env) => env,
+    None => panic!("the token has a variable"),
+};
 /// The most IDs one request may ask for: the server's batch limit (`/v1/ids`, 100000).
-pub const MAX_BLOCK: usize = 100_000;
+pub const MAX_BLOCK: usize = table::MAX_BLOCK_SIZE as usize;
+
+/// The table's default of an integer option (a table test holds each to be one).
+fn default_of(spec: &OptionSpec) -> u64 {
+    spec.default_u64().unwrap_or_default()
+}
 
 /// What a `Client` is built from; `Client::builder()` sets it field by field.
 #[derive(Clone)]
@@ -51,14 +62,14 @@ impl Default for Options {
             servers: Vec::new(),
             token: None,
             layout: None,
-            max_age: Duration::from_secs(10),
-            timeout: Duration::from_secs(5),
-            request_timeout: Duration::from_secs(1),
-            min_block: 16,
-            max_block: 10_000,
-            prefetch: true,
+            max_age: Duration::from_millis(default_of(&table::MAX_AGE)),
+            timeout: Duration::from_millis(default_of(&table::TIMEOUT)),
+            request_timeout: Duration::from_millis(default_of(&table::REQUEST_TIMEOUT)),
+            min_block: default_of(&table::MIN_BLOCK) as usize,
+            max_block: default_of(&table::MAX_BLOCK) as usize,
+            prefetch: table::PREFETCH.default == Some("true"),
             fallback: None,
-            prefer_first: false,
+            prefer_first: table::PREFER_FIRST.default == Some("true"),
         }
     }
 }
@@ -82,7 +93,8 @@ impl fmt::Debug for Options {
     }
 }
 
-/// The settings a client runs with, every default resolved.
+/// The settings a client runs with: what the options left to the environment resolved, and
+/// the options themselves, checked.
 pub(crate) struct Settings {
     pub servers: Vec<String>,
     /// `Bearer <token>`.
@@ -90,12 +102,9 @@ pub(crate) struct Settings {
     pub layout: Layout,
     pub max_age_ms: u64,
     pub timeout_ms: u64,
-    pub request_timeout: Duration,
-    pub min_block: usize,
-    pub max_block: usize,
-    pub prefetch: bool,
-    pub fallback: Option<Arc<Generator>>,
-    pub prefer_first: bool,
+    /// The options as given, each in its range; `request_timeout` at most `timeout`, and no
+    /// token (it is in `authorization`).
+    pub given: Options,
 }
 
 impl Settings {
@@ -120,21 +129,23 @@ impl Settings {
             None => flakery::options::env_var(TOKEN_ENV)?,
         };
         let layout = flakery::Options {
-            layout: options.layout,
+            layout: options.layout.clone(),
             ..flakery::Options::default()
         }
         .resolved_layout()?;
-        let ms = |name: &str, d: Duration| -> Result<u64> {
+        let ms = |spec: &OptionSpec, d: Duration| -> Result<u64> {
             match u64::try_from(d.as_millis()) {
                 Ok(ms) if ms > 0 => Ok(ms),
                 _ => Err(Error::invalid_argument(format!(
-                    "{name} must be from 1 ms to 2^64-1 ms, not {d:?}"
-                ))),
+                    "{} must be from {}, not {d:?}",
+                    spec.rust, spec.range
+                ))
+                .about(spec.rust)),
             }
         };
-        let max_age_ms = ms("max_age", options.max_age)?;
-        let timeout_ms = ms("timeout", options.timeout)?;
-        ms("request_timeout", options.request_timeout)?;
+        let max_age_ms = ms(&table::MAX_AGE, options.max_age)?;
+        let timeout_ms = ms(&table::TIMEOUT, options.timeout)?;
+        ms(&table::REQUEST_TIMEOUT, options.request_timeout)?;
         if !(1..=MAX_BLOCK).contains(&options.min_block)
             || !(options.min_block..=MAX_BLOCK).contains(&options.max_block)
         {
@@ -149,12 +160,12 @@ impl Settings {
             layout,
             max_age_ms,
             timeout_ms,
-            request_timeout: options.request_timeout.min(options.timeout),
-            min_block: options.min_block,
-            max_block: options.max_block,
-            prefetch: options.prefetch,
-            fallback: options.fallback,
-            prefer_first: options.prefer_first,
+            given: Options {
+                servers: Vec::new(),
+                token: None,
+                request_timeout: options.request_timeout.min(options.timeout),
+                ..options
+            },
         })
     }
 }
@@ -280,6 +291,52 @@ mod tests {
     }
 
     #[test]
+    fn the_defaults_are_the_tables() {
+        let defaults = Options::default();
+        let ms = |d: Duration| Some(d.as_millis().to_string());
+        assert_eq!(ms(defaults.max_age).as_deref(), table::MAX_AGE.default);
+        assert_eq!(ms(defaults.timeout).as_deref(), table::TIMEOUT.default);
+        assert_eq!(
+            ms(defaults.request_timeout).as_deref(),
+            table::REQUEST_TIMEOUT.default
+        );
+        let n = |n: usize| Some(n.to_string());
+        assert_eq!(n(defaults.min_block).as_deref(), table::MIN_BLOCK.default);
+        assert_eq!(n(defaults.max_block).as_deref(), table::MAX_BLOCK.default);
+        let flag = |b: bool| Some(b.to_string());
+        assert_eq!(flag(defaults.prefetch).as_deref(), table::PREFETCH.default);
+        assert_eq!(
+            flag(defaults.prefer_first).as_deref(),
+            table::PREFER_FIRST.default
+        );
+        assert_eq!(Some(SERVERS_ENV), table::SERVERS.env);
+        assert_eq!(Some(TOKEN_ENV), table::TOKEN.env);
+    }
+
+    #[test]
+    fn messages_name_each_option_as_each_surface_spells_it() {
+        let e = Settings::resolve(Options {
+            servers: vec!["http://a:1".into()],
+            request_timeout: Duration::ZERO,
+            ..Options::default()
+        })
+        .err()
+        .unwrap();
+        assert!(
+            e.message().starts_with("request_timeout must be from 1 ms"),
+            "{e}"
+        );
+        for (surface, name) in [
+            (table::Surface::Node, "requestTimeoutMs "),
+            (table::Surface::C, "request_timeout_ms "),
+            (table::Surface::Go, "RequestTimeout "),
+        ] {
+            let shown = table::message_on(&e, surface);
+            assert!(shown.starts_with(name), "{surface:?}: {shown}");
+        }
+    }
+
+    #[test]
     fn limits_are_checked() {
         let base = Options {
             servers: vec!["http://a:1".into()],
@@ -316,7 +373,7 @@ mod tests {
         })
         .unwrap();
         assert_eq!(
-            s.request_timeout,
+            s.given.request_timeout,
             Duration::from_secs(5),
             "never past the call's deadline"
         );

@@ -15,10 +15,18 @@ pub enum ErrorCode {
     CoordinatorUnavailable = 6,
     WorkerIdsExhausted = 7,
     Forked = 8,
+    /// A client of `flakery serve` got no IDs within its deadline: each server refused, failed,
+    /// timed out or answered 503. The numbers from 20 are the client's (C publishes them).
+    ServersUnavailable = 20,
+    /// Every server a client asked refused its token (401): it is missing or wrong.
+    Unauthorized = 21,
+    /// Every server a client asked answered something that is not a batch of IDs: not a
+    /// flakery server, or a layout other than the client's.
+    BadAnswer = 22,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 8] = [
+    pub const ALL: [ErrorCode; 11] = [
         ErrorCode::InvalidLayout,
         ErrorCode::InvalidArgument,
         ErrorCode::TimeExhausted,
@@ -27,6 +35,9 @@ impl ErrorCode {
         ErrorCode::CoordinatorUnavailable,
         ErrorCode::WorkerIdsExhausted,
         ErrorCode::Forked,
+        ErrorCode::ServersUnavailable,
+        ErrorCode::Unauthorized,
+        ErrorCode::BadAnswer,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -39,6 +50,9 @@ impl ErrorCode {
             ErrorCode::CoordinatorUnavailable => "coordinator_unavailable",
             ErrorCode::WorkerIdsExhausted => "worker_ids_exhausted",
             ErrorCode::Forked => "forked",
+            ErrorCode::ServersUnavailable => "servers_unavailable",
+            ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::BadAnswer => "bad_answer",
         }
     }
 

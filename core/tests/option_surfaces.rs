@@ -2,11 +2,12 @@
 //! against it as text: the C header's `flakery_options`, the Go package's `Options`, the
 //! TypeScript `GeneratorOptions` and the Python stub's `Generator.__new__`. Each must have
 //! every option, in the table's order, under the surface's name, with the surface's type for
-//! its kind, and the table's default where the surface writes one. (The Python runtime is
+//! its kind, and the table's default where the surface writes one; so must the client options
+//! of C, Go and TypeScript against the client's table. (The Python runtime is
 //! checked against the stub by stubtest in tests/python; the Node keys are the table's; the
 //! flags of `flakery next` and `flakery serve` are checked through clap in their crates.)
 
-use flakery::option_table::{Kind, OptionSpec, OPTIONS};
+use flakery::option_table::{Kind, OptionSpec, CLIENT_OPTIONS, OPTIONS};
 
 fn read(path: &str) -> String {
     let path = format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"));
@@ -46,10 +47,22 @@ fn check(
     ty: impl Fn(Kind) -> &'static str,
     default_ok: impl Fn(&OptionSpec, &str, &str) -> bool,
 ) {
+    check_against(&OPTIONS, surface, members, name, ty, default_ok)
+}
+
+/// `check` against `table`.
+fn check_against(
+    table: &[OptionSpec],
+    surface: &str,
+    members: &[(String, String, String)],
+    name: impl Fn(&OptionSpec) -> &'static str,
+    ty: impl Fn(Kind) -> &'static str,
+    default_ok: impl Fn(&OptionSpec, &str, &str) -> bool,
+) {
     let mut at = 0;
     let mut skipped = Vec::new();
-    for option in OPTIONS {
-        let want = name(&option);
+    for option in table {
+        let want = name(option);
         let found = members[at..].iter().position(|(n, _, _)| n == want);
         if let Some(found) = found {
             skipped.extend(members[at..at + found].iter().map(|m| m.0.clone()));
@@ -68,7 +81,7 @@ fn check(
             "{surface}: the type of {want}"
         );
         assert!(
-            default_ok(&option, member_type, comment),
+            default_ok(option, member_type, comment),
             "{surface}: {want} does not say the table's default {:?} ({comment})",
             option.default
         );
@@ -101,10 +114,9 @@ fn says(comment: &str, phrase: &str) -> bool {
     })
 }
 
-#[test]
-fn the_c_header_has_every_option() {
-    let header = read("include/flakery.h");
-    let members: Vec<_> = block(&header, "typedef struct flakery_options {", "}")
+/// The members of the C struct that opens with `open`.
+fn c_members(header: &str, open: &str) -> Vec<(String, String, String)> {
+    block(header, open, "}")
         .into_iter()
         .map(|(line, comment)| {
             let line = line.trim_end_matches(';');
@@ -115,22 +127,89 @@ fn the_c_header_has_every_option() {
                 comment,
             )
         })
-        .collect();
-    // C's defaults are flakery_options_init's (bindings-c checks them against the table).
-    check("flakery.h", &members, |o| o.c, Kind::c_type, |_, _, _| true);
+        .collect()
 }
 
-#[test]
-fn the_go_struct_has_every_option() {
-    let go = read("go/generator.go");
-    let members: Vec<_> = block(&go, "type Options struct {", "}")
+/// The fields of the Go struct that opens with `open`.
+fn go_fields(go: &str, open: &str) -> Vec<(String, String, String)> {
+    block(go, open, "}")
         .into_iter()
         .map(|(line, comment)| {
             let mut words = line.split_whitespace();
             let name = words.next().unwrap_or_default().to_string();
             (name, words.collect::<Vec<_>>().join(" "), comment)
         })
-        .collect();
+        .collect()
+}
+
+/// The keys of the TypeScript interface that opens with `open`.
+fn typescript_keys(types: &str, open: &str) -> Vec<(String, String, String)> {
+    block(types, open, "}")
+        .into_iter()
+        .map(|(line, comment)| {
+            let (name, ty) = line.split_once("?: ").expect("an optional key");
+            (name.to_string(), ty.to_string(), comment)
+        })
+        .collect()
+}
+
+#[test]
+fn the_c_header_has_every_option() {
+    let header = read("include/flakery.h");
+    let members = c_members(&header, "typedef struct flakery_options {");
+    // C's defaults are flakery_options_init's (bindings-c checks them against the table).
+    check("flakery.h", &members, |o| o.c, Kind::c_type, |_, _, _| true);
+}
+
+#[test]
+fn the_client_options_of_every_surface_are_the_client_table() {
+    // A zero (C) or a key not given (TypeScript) is the default, which each member's comment
+    // states.
+    let states_default = |prefix: &'static str| {
+        move |o: &OptionSpec, _: &str, comment: &str| match (o.kind, o.default) {
+            (Kind::Duration | Kind::BlockSize, Some(default)) => {
+                says(comment, &format!("{prefix}{default}"))
+            }
+            _ => true,
+        }
+    };
+    let header = read("include/flakery.h");
+    let members = c_members(&header, "typedef struct flakery_client_options {");
+    check_against(
+        &CLIENT_OPTIONS,
+        "flakery.h's flakery_client_options",
+        &members,
+        |o| o.c,
+        Kind::c_type,
+        states_default("0: "),
+    );
+    let types = read("bindings-node/types.d.ts");
+    let keys = typescript_keys(&types, "export interface ClientOptions {");
+    check_against(
+        &CLIENT_OPTIONS,
+        "types.d.ts's ClientOptions",
+        &keys,
+        |o| o.js,
+        Kind::typescript_type,
+        states_default("Default "),
+    );
+    // Go's zero durations and sizes are the defaults too, its comments say them in seconds.
+    let go = read("go/client.go");
+    let fields = go_fields(&go, "type ClientOptions struct {");
+    check_against(
+        &CLIENT_OPTIONS,
+        "go/client.go's ClientOptions",
+        &fields,
+        |o| o.go,
+        Kind::go_type,
+        |_, _, _| true,
+    );
+}
+
+#[test]
+fn the_go_struct_has_every_option() {
+    let go = read("go/generator.go");
+    let members = go_fields(&go, "type Options struct {");
     // A zero value is "not given"; a default of its own is written in the field's comment.
     check(
         "go/generator.go",
@@ -147,13 +226,7 @@ fn the_go_struct_has_every_option() {
 #[test]
 fn the_typescript_options_have_every_option() {
     let types = read("bindings-node/types.d.ts");
-    let members: Vec<_> = block(&types, "export interface GeneratorOptions {", "}")
-        .into_iter()
-        .map(|(line, comment)| {
-            let (name, ty) = line.split_once("?: ").expect("an optional key");
-            (name.to_string(), ty.to_string(), comment)
-        })
-        .collect();
+    let members = typescript_keys(&types, "export interface GeneratorOptions {");
     check(
         "types.d.ts",
         &members,

@@ -16,6 +16,11 @@ pub fn sqlstate(code: ErrorCode) -> PgSqlErrorCode {
         | ErrorCode::CoordinatorUnavailable
         | ErrorCode::WorkerIdsExhausted
         | ErrorCode::Forked => PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        // The codes of a client of `flakery serve`, which the extension does not use today:
+        // the standard SQLSTATEs of a connection's failures.
+        ErrorCode::ServersUnavailable => PgSqlErrorCode::ERRCODE_CONNECTION_FAILURE,
+        ErrorCode::Unauthorized => PgSqlErrorCode::ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION,
+        ErrorCode::BadAnswer => PgSqlErrorCode::ERRCODE_PROTOCOL_VIOLATION,
     }
 }
 

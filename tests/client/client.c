@@ -138,6 +138,42 @@ static void no_server_is_a_clear_error(const char *dead) {
     flakery_client_free(client);
 }
 
+/* With every server down, the generator made from the options' fallback answers, and its IDs
+ * are its own node's (datacenter 31, worker 29: no server leases that node). */
+static void the_fallback_answers_when_every_server_is_down(const char *dead) {
+    flakery_options fallback;
+    flakery_client_options opts;
+    flakery_client *client = NULL;
+    CHECK(flakery_options_init(&fallback) == FLAKERY_STATUS_OK);
+    fallback.has_datacenter_id = true;
+    fallback.datacenter_id = 31;
+    fallback.has_worker_id = true;
+    fallback.worker_id = 29;
+    CHECK(flakery_client_options_init(&opts) == FLAKERY_STATUS_OK);
+    opts.servers = dead;
+    opts.timeout_ms = 300;
+    opts.request_timeout_ms = 300;
+    opts.fallback = &fallback;
+    CHECK(flakery_client_new(&opts, &client) == FLAKERY_STATUS_OK);
+    if (client == NULL) return;
+    int64_t ids[101];
+    CHECK(flakery_client_next_ids(client, ids, 100) == FLAKERY_STATUS_OK);
+    CHECK(flakery_client_next_id(client, &ids[100]) == FLAKERY_STATUS_OK);
+    for (int i = 0; i < 101; i++) {
+        flakery_parts parts = {0};
+        CHECK(flakery_client_decode(client, ids[i], &parts) == FLAKERY_STATUS_OK);
+        CHECK(parts.datacenter_id == 31 && parts.worker_id == 29);
+        if (i > 0) CHECK(ids[i] > ids[i - 1]);
+    }
+    flakery_client_free(client);
+
+    /* A fallback's bad option fails the making of the client, as the generator's would. */
+    client = NULL;
+    fallback.worker_id = 1 << 20;
+    CHECK_FAILS(flakery_client_new(&opts, &client), FLAKERY_STATUS_INVALID_ARGUMENT, "worker_id");
+    CHECK(client == NULL);
+}
+
 static void bad_arguments(const char *servers) {
     flakery_client_options opts;
     flakery_client *client = NULL;
@@ -169,6 +205,7 @@ int main(void) {
     a_closed_client_fails(servers);
     tokens(env("FLAKERY_TEST_TOKEN_SERVER"), env("FLAKERY_TEST_TOKEN"));
     no_server_is_a_clear_error(env("FLAKERY_TEST_DEAD_SERVER"));
+    the_fallback_answers_when_every_server_is_down(env("FLAKERY_TEST_DEAD_SERVER"));
     bad_arguments(servers);
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

@@ -66,6 +66,7 @@ def test_go_client(binding_env):
               cwd=os.path.join(ROOT, "go"))
     assert "--- PASS: TestClientIDsFromGoroutinesAreUnique" in out
     assert "--- PASS: TestClientErrorsHaveTheClientCodes" in out
+    assert "--- PASS: TestClientFallbackAnswersWhenEveryServerIsDown" in out
 
 
 def test_node_client(binding_env):

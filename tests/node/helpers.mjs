@@ -10,6 +10,9 @@ export const CODES = [
   'coordinator_unavailable',
   'worker_ids_exhausted',
   'forked',
+  'servers_unavailable',
+  'unauthorized',
+  'bad_answer',
 ]
 
 // Asserts that fn throws an instance of `type` (an Error subclass) carrying `code`.

@@ -15,6 +15,9 @@ CODES = {
     flakery.CoordinatorUnavailableError: "coordinator_unavailable",
     flakery.WorkerIdsExhaustedError: "worker_ids_exhausted",
     flakery.ForkedError: "forked",
+    flakery.ServersUnavailableError: "servers_unavailable",
+    flakery.UnauthorizedError: "unauthorized",
+    flakery.BadAnswerError: "bad_answer",
 }
 
 

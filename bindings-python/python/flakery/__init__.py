@@ -13,6 +13,7 @@ See docs/python.md for configuration, errors and fork behaviour.
 import os
 
 from ._errors import (
+    BadAnswerError,
     ClockMovedBackwardsError,
     CoordinatorUnavailableError,
     FlakeryError,
@@ -21,7 +22,9 @@ from ._errors import (
     InvalidArgumentTypeError,
     InvalidLayoutError,
     LeaseLostError,
+    ServersUnavailableError,
     TimeExhaustedError,
+    UnauthorizedError,
     WorkerIdsExhaustedError,
 )
 from ._flakery import (
@@ -50,6 +53,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 __all__ = [
+    "BadAnswerError",
     "Capacity",
     "ClockMovedBackwardsError",
     "CoordinatorUnavailableError",
@@ -63,7 +67,9 @@ __all__ = [
     "InvalidLayoutError",
     "LeaseLostError",
     "Layout",
+    "ServersUnavailableError",
     "TimeExhaustedError",
+    "UnauthorizedError",
     "WorkerIdsExhaustedError",
     "__version__",
     "compose",

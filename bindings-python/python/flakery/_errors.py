@@ -7,6 +7,7 @@ stable string (the same in every binding) and whose message is the Rust core's.
 from typing import ClassVar
 
 __all__ = [
+    "BadAnswerError",
     "ClockMovedBackwardsError",
     "CoordinatorUnavailableError",
     "FlakeryError",
@@ -15,7 +16,9 @@ __all__ = [
     "InvalidArgumentTypeError",
     "InvalidLayoutError",
     "LeaseLostError",
+    "ServersUnavailableError",
     "TimeExhaustedError",
+    "UnauthorizedError",
     "WorkerIdsExhaustedError",
 ]
 
@@ -83,6 +86,24 @@ class ForkedError(FlakeryError):
     code: ClassVar[str] = "forked"
 
 
+class ServersUnavailableError(FlakeryError):
+    """A client got no IDs from any server within its deadline; the message names each."""
+
+    code: ClassVar[str] = "servers_unavailable"
+
+
+class UnauthorizedError(FlakeryError):
+    """Every server a client asked refused its token (missing or wrong)."""
+
+    code: ClassVar[str] = "unauthorized"
+
+
+class BadAnswerError(FlakeryError):
+    """Every server a client asked answered something that is not a batch of IDs."""
+
+    code: ClassVar[str] = "bad_answer"
+
+
 # Shown (and pickled) as flakery.ForkedError, where users import them from.
 for _cls in (
     FlakeryError,
@@ -95,6 +116,9 @@ for _cls in (
     CoordinatorUnavailableError,
     WorkerIdsExhaustedError,
     ForkedError,
+    ServersUnavailableError,
+    UnauthorizedError,
+    BadAnswerError,
 ):
     _cls.__module__ = "flakery"
 del _cls

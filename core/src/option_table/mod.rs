@@ -6,6 +6,7 @@
 //! it with `message_on`); where they cannot (the C header, the Go struct, the `.pyi` stub,
 //! `types.d.ts`, clap's derived flags), a test checks their names, types and defaults against
 //! it (core/tests/option_surfaces.rs, bindings-c's options tests, tests/python and tests/node).
+//! A client of `flakery serve` has a table of its own in the same form (`client`).
 
 //!
 //! How a message names an option as each surface spells it is `messages`'.
@@ -14,9 +15,14 @@ use std::borrow::Cow;
 
 use crate::error::{Error, Result};
 
+mod client;
 mod kind;
 mod messages;
 
+pub use client::{
+    client_markdown, CLIENT_OPTIONS, FALLBACK, MAX_AGE, MAX_BLOCK, MAX_BLOCK_SIZE, MIN_BLOCK,
+    PREFER_FIRST, PREFETCH, REQUEST_TIMEOUT, SERVERS, TIMEOUT, TOKEN,
+};
 pub use kind::Kind;
 pub use messages::{from_environment, message_on};
 
@@ -268,9 +274,12 @@ pub const OPTIONS: [OptionSpec; 14] = [
     DATABASE_MODE,
 ];
 
-/// The option whose Rust name is `rust`.
+/// The option whose Rust name is `rust`: a generator's, else a client's.
 pub fn by_rust_name(rust: &str) -> Option<&'static OptionSpec> {
-    OPTIONS.iter().find(|o| o.rust == rust)
+    OPTIONS
+        .iter()
+        .chain(CLIENT_OPTIONS.iter())
+        .find(|o| o.rust == rust)
 }
 
 impl OptionSpec {
@@ -293,6 +302,11 @@ impl OptionSpec {
                 Cow::Borrowed(self.env.or(self.server_env).unwrap_or(self.rust))
             }
         }
+    }
+
+    /// The default of an integer option, as a number.
+    pub fn default_u64(&self) -> Option<u64> {
+        self.default.and_then(|d| d.parse().ok())
     }
 
     /// An integer option written as text (a flag, a variable) by the core's one decimal
@@ -348,6 +362,23 @@ pub fn markdown() -> String {
         ));
     }
     out
+}
+
+/// The first table after `heading` in the repository's `doc`, as the docs tests compare it.
+#[cfg(test)]
+fn table_in(doc: &str, heading: &str) -> String {
+    let path = format!("{}/../{doc}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let section = text
+        .split(heading)
+        .nth(1)
+        .unwrap_or_else(|| panic!("{doc} has no {heading}"));
+    section
+        .lines()
+        .skip_while(|line| !line.starts_with('|'))
+        .take_while(|line| line.starts_with('|'))
+        .map(|line| format!("{line}\n"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -454,20 +485,8 @@ mod tests {
 
     #[test]
     fn the_docs_table_is_this_table() {
-        let spec = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/spec.md"))
-            .expect("docs/spec.md");
-        let section = spec
-            .split("### Generator options")
-            .nth(1)
-            .expect("docs/spec.md has ### Generator options");
-        let table: String = section
-            .lines()
-            .skip_while(|line| !line.starts_with('|'))
-            .take_while(|line| line.starts_with('|'))
-            .map(|line| format!("{line}\n"))
-            .collect();
         assert_eq!(
-            table,
+            table_in("docs/spec.md", "### Generator options"),
             markdown(),
             "docs/spec.md#generator-options differs from core/src/option_table/: paste the \
              table `option_table::markdown()` renders"
