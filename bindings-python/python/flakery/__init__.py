@@ -6,13 +6,16 @@
     parts = flakery.decode(id)           # .timestamp_ms, .datetime, .worker_id, ...
     with flakery.Generator(worker_id=7, sequence_policy="borrow") as generator:
         ids = generator.next_ids(1000)
+    with flakery.Client(servers="http://10.0.0.5:8080,http://10.0.0.6:8080") as client:
+        id = client.next_id()            # the same calls, IDs from `flakery serve`
 
-See docs/python.md for configuration, errors and fork behaviour.
+See docs/python.md for configuration, errors and fork behaviour, docs/client.md for Client.
 """
 
 import os
 
 from ._errors import (
+    BadAnswerError,
     ClockMovedBackwardsError,
     CoordinatorUnavailableError,
     FlakeryError,
@@ -21,11 +24,14 @@ from ._errors import (
     InvalidArgumentTypeError,
     InvalidLayoutError,
     LeaseLostError,
+    ServersUnavailableError,
     TimeExhaustedError,
+    UnauthorizedError,
     WorkerIdsExhaustedError,
 )
 from ._flakery import (
     Capacity,
+    Client,
     Decoded,
     Field,
     Generator,
@@ -50,7 +56,9 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 __all__ = [
+    "BadAnswerError",
     "Capacity",
+    "Client",
     "ClockMovedBackwardsError",
     "CoordinatorUnavailableError",
     "Decoded",
@@ -63,7 +71,9 @@ __all__ = [
     "InvalidLayoutError",
     "LeaseLostError",
     "Layout",
+    "ServersUnavailableError",
     "TimeExhaustedError",
+    "UnauthorizedError",
     "WorkerIdsExhaustedError",
     "__version__",
     "compose",

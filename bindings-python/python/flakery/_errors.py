@@ -7,6 +7,7 @@ stable string (the same in every binding) and whose message is the Rust core's.
 from typing import ClassVar
 
 __all__ = [
+    "BadAnswerError",
     "ClockMovedBackwardsError",
     "CoordinatorUnavailableError",
     "FlakeryError",
@@ -15,7 +16,9 @@ __all__ = [
     "InvalidArgumentTypeError",
     "InvalidLayoutError",
     "LeaseLostError",
+    "ServersUnavailableError",
     "TimeExhaustedError",
+    "UnauthorizedError",
     "WorkerIdsExhaustedError",
 ]
 
@@ -83,6 +86,26 @@ class ForkedError(FlakeryError):
     code: ClassVar[str] = "forked"
 
 
+class ServersUnavailableError(FlakeryError):
+    """A Client got no IDs from any server within its deadline (each refused, failed, timed
+    out or answered 503); the message names each server and what went wrong with it."""
+
+    code: ClassVar[str] = "servers_unavailable"
+
+
+class UnauthorizedError(FlakeryError):
+    """Every server refused a Client's token (401): it is missing or wrong."""
+
+    code: ClassVar[str] = "unauthorized"
+
+
+class BadAnswerError(FlakeryError):
+    """Every server answered a Client with something that is not a batch of IDs (not a
+    flakery server, or one of another layout)."""
+
+    code: ClassVar[str] = "bad_answer"
+
+
 # Shown (and pickled) as flakery.ForkedError, where users import them from.
 for _cls in (
     FlakeryError,
@@ -95,6 +118,9 @@ for _cls in (
     CoordinatorUnavailableError,
     WorkerIdsExhaustedError,
     ForkedError,
+    ServersUnavailableError,
+    UnauthorizedError,
+    BadAnswerError,
 ):
     _cls.__module__ = "flakery"
 del _cls
