@@ -7,6 +7,7 @@
 //! layouts cross to Java as handles (a `Box` turned into a `long`), freed by the Java object's
 //! `Cleaner` once it is unreachable, so no call can race the free.
 
+mod client;
 mod errors;
 mod native;
 mod options;

@@ -40,11 +40,30 @@ pub fn next_ids<'py>(
     generator: &Generator,
     n: usize,
 ) -> PyResult<Bound<'py, PyList>> {
+    id_list(
+        py,
+        n,
+        || generator.try_next_id(),
+        |chunk| generator.fill(chunk),
+        to_py,
+    )
+}
+
+/// `n` IDs as a list of ints, from a generator or a client: one at a time with the GIL held
+/// (`try_one`) for a small batch as long as none has to wait, else `fill`ed in chunks without
+/// the GIL.
+pub fn id_list<'py, E: Send>(
+    py: Python<'py>,
+    n: usize,
+    mut try_one: impl FnMut() -> Result<Option<i64>, E>,
+    fill: impl Fn(&mut [i64]) -> Result<(), E> + Sync,
+    to_py: impl Fn(E) -> PyErr,
+) -> PyResult<Bound<'py, PyList>> {
     let list = IdList::new(py, n)?;
     let mut done = 0;
     if n <= SMALL_BATCH {
         while done < n {
-            match generator.try_next_id().py()? {
+            match try_one().map_err(&to_py)? {
                 Some(id) => list.set(done, id)?,
                 None => break,
             }
@@ -55,7 +74,7 @@ pub fn next_ids<'py>(
         let mut buffer = vec![0i64; (n - done).min(CHUNK)];
         while done < n {
             let chunk = &mut buffer[..(n - done).min(CHUNK)];
-            py.detach(|| generator.fill(chunk)).py()?;
+            py.detach(|| fill(chunk)).map_err(&to_py)?;
             for &id in chunk.iter() {
                 list.set(done, id)?;
                 done += 1;
@@ -132,9 +151,10 @@ fn make_default_generator(py: Python<'_>) -> PyResult<&'static Generator> {
 }
 
 enum Handle {
-    /// Boxed: the core's generator is aligned to a cache line (64 bytes), more than the
-    /// memory Python allocates objects in guarantees.
-    Owned(Box<Generator>),
+    /// On the heap: the core's generator is aligned to a cache line (64 bytes), more than the
+    /// memory Python allocates objects in guarantees. Shared: a `Client` may hold it as its
+    /// fallback.
+    Owned(Arc<Generator>),
     /// The process-wide generator: `close()` leaves it alone.
     Shared(&'static Generator),
 }
@@ -151,6 +171,15 @@ impl PyGenerator {
         PyGenerator {
             layout: Arc::new(generator.layout().clone()),
             handle: Handle::Shared(generator),
+        }
+    }
+
+    /// The generator, for a `Client`'s fallback; the process-wide one is not given out (a
+    /// fallback needs a node ID no server holds, which the environment's is not made for).
+    pub fn owned(&self) -> Option<Arc<Generator>> {
+        match &self.handle {
+            Handle::Owned(generator) => Some(Arc::clone(generator)),
+            Handle::Shared(_) => None,
         }
     }
 
@@ -233,7 +262,7 @@ impl PyGenerator {
         let generator = py.detach(|| Generator::new(options)).py()?;
         Ok(PyGenerator {
             layout: Arc::new(generator.layout().clone()),
-            handle: Handle::Owned(Box::new(generator)),
+            handle: Handle::Owned(Arc::new(generator)),
         })
     }
 

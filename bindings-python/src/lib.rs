@@ -6,6 +6,7 @@ use flakery::Layout;
 use pyo3::prelude::*;
 
 mod args;
+mod client;
 mod decoded;
 mod errors;
 mod fast;
@@ -121,7 +122,8 @@ fn flakery_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyField>()?;
     m.add_class::<PyCapacity>()?;
     m.add_class::<PyDecoded>()?;
-    fast::add_next_id(m, wrap_pyfunction!(next_id, m)?)?;
+    client::add_class(m)?;
+    fast::add_next_id(m, wrap_pyfunction!(next_id, m)?.into_any())?;
     m.add_function(wrap_pyfunction!(next_ids, m)?)?;
     m.add_function(wrap_pyfunction!(default_generator, m)?)?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;

@@ -138,19 +138,25 @@ impl Engine {
     /// One ID: the steady state is this, a lock and a read of the stock.
     #[inline]
     pub fn next_id(self: &Arc<Self>) -> Result<i64> {
-        let mut state = self.lock();
-        if let Some(id) = state.stock.take(self.clock.now_ms()) {
-            state.used = true;
-            if state.stock.left() > self.low_watermark(&state) {
-                return Ok(id);
-            }
-            self.want_more(&mut state, 0);
+        if let Some(id) = self.try_next_id() {
             return Ok(id);
         }
-        drop(state);
         let mut id = [0];
         self.fill(&mut id)?;
         Ok(id[0])
+    }
+
+    /// One ID from the stock if it holds one now; `None` when a call would have to wait for
+    /// a block (or fail). Never waits on the network: it wakes the refiller at most.
+    #[inline]
+    pub fn try_next_id(self: &Arc<Self>) -> Option<i64> {
+        let mut state = self.lock();
+        let id = state.stock.take(self.clock.now_ms())?;
+        state.used = true;
+        if state.stock.left() <= self.low_watermark(&state) {
+            self.want_more(&mut state, 0);
+        }
+        Some(id)
     }
 
     /// Below it, the next block is asked for: half the current size, so it arrives before the

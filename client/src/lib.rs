@@ -124,6 +124,14 @@ impl Client {
         }
     }
 
+    /// One new ID if the stock holds one now, without waiting; `None` when `next_id` would
+    /// wait for a block or fail (then `next_id` says which). For a binding whose caller holds
+    /// a lock of its own (Python's GIL) only while the call cannot block.
+    #[inline]
+    pub fn try_next_id(&self) -> Option<i64> {
+        self.engine().try_next_id()
+    }
+
     /// `n` new IDs, increasing within each block (see the docs on order).
     pub fn next_ids(&self, n: usize) -> Result<Vec<i64>> {
         let mut ids = vec![0; n];

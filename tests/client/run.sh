@@ -2,7 +2,8 @@
 # flakery-client against real `flakery serve` instances on loopback ports (started by
 # tests/server's harness): many client processes and threads while servers are killed, paused
 # with SIGSTOP and restarted; fork; bad tokens; a fake server that answers garbage; every
-# server down. Every ID any client was handed is counted for duplicates.
+# server down. Every ID any client was handed is counted for duplicates. The Client of each
+# binding too: C, Go and Node (test_bindings.py), Python (test_python_client.py).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
@@ -42,6 +43,22 @@ source tests/client/bindings.sh
 venv="$(target_dir)/client-test-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q pytest
+
+# The Python package, for flakery.Client (tests/client/test_python_client.py): the wheel
+# tests/dist built in this run, as tests/python installs it; else (this area run alone) a
+# debug build of bindings-python, as the other bindings here are debug builds.
+version="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"$/\1/p' Cargo.toml)"
+wheel="$(ls dist/python/flakery-"$version"-*manylinux*.whl 2>/dev/null | head -n 1 || true)"
+if [ -n "$wheel" ] && built_this_run "$wheel"; then
+  echo "--- the Python package: the wheel tests/dist built in this run, ${wheel}"
+  quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q --no-index \
+    --force-reinstall "$wheel"
+else
+  echo "--- the Python package: maturin develop (a debug build of bindings-python)"
+  quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q "maturin>=1.9.4,<2"
+  quiet env VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --locked \
+    --manifest-path bindings-python/Cargo.toml
+fi
 
 check "pytest tests/client" pytest_run "$venv/bin/python" tests/client
 finish client

@@ -4,7 +4,8 @@
 # Java 25 (/usr/lib/jvm/temurin-25-jdk-amd64, or JAVA25_HOME): `mvn verify` runs the unit tests
 # (surefire) and, after `package`, the tests of the jar itself (failsafe, *IT.java: a JVM with
 # only the jar on its classpath); LeaseTest leases node IDs from a throw-away ZooKeeper and
-# PostgreSQL (tests/zookeeper/zkserver.py, tests/db/dbserver.py). Then the integrations
+# PostgreSQL (tests/zookeeper/zkserver.py, tests/db/dbserver.py); ClientTest takes IDs from
+# real `flakery serve` instances (the debug CLI, built here as tests/client builds it). Then the integrations
 # (java/integrations: the Spring Boot starter and the Hibernate generator, each its own
 # artifact) against the jar installed into
 # the local Maven repository; the Hibernate test persists entities to a throw-away PostgreSQL
@@ -39,6 +40,14 @@ mkdir -p "$FLAKERY_LEASE_DIR"
 
 echo "--- cargo build -p flakery-java"
 cargo build --locked -p flakery-java
+# The CLI for ClientTest's servers (flakery serve), as tests/server and tests/client build it
+# (the same command: cargo finds it fresh and leaves it); taken by its hash-named file in
+# target/debug/deps, which no other build replaces.
+echo "--- the CLI for ClientTest (cargo test --workspace --test cli --no-run)"
+quiet cargo test -q --workspace --locked --test cli --no-run
+FLAKERY_BIN="$(find "$target/debug/deps" -maxdepth 1 -type f -samefile "$target/debug/flakery" | head -n 1)"
+[ -x "$FLAKERY_BIN" ] || { echo "FAIL: target/debug/flakery is no hard link into target/debug/deps" >&2; exit 1; }
+export FLAKERY_BIN
 native="$PWD/java/target/native-resources/dev/flakery/native/linux-x86_64"
 mkdir -p "$native"
 strip --strip-debug -o "$native/libflakery_java.so" "$target/debug/libflakery_java.so"

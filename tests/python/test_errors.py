@@ -15,6 +15,7 @@ CODES = {
     flakery.CoordinatorUnavailableError: "coordinator_unavailable",
     flakery.WorkerIdsExhaustedError: "worker_ids_exhausted",
     flakery.ForkedError: "forked",
+    # A Client's (tests/client/test_python_client.py raises them against real servers).
     flakery.ServersUnavailableError: "servers_unavailable",
     flakery.UnauthorizedError: "unauthorized",
     flakery.BadAnswerError: "bad_answer",

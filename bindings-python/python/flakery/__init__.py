@@ -6,8 +6,10 @@
     parts = flakery.decode(id)           # .timestamp_ms, .datetime, .worker_id, ...
     with flakery.Generator(worker_id=7, sequence_policy="borrow") as generator:
         ids = generator.next_ids(1000)
+    with flakery.Client(servers="http://10.0.0.5:8080,http://10.0.0.6:8080") as client:
+        id = client.next_id()            # the same calls, IDs from `flakery serve`
 
-See docs/python.md for configuration, errors and fork behaviour.
+See docs/python.md for configuration, errors and fork behaviour, docs/client.md for Client.
 """
 
 import os
@@ -29,6 +31,7 @@ from ._errors import (
 )
 from ._flakery import (
     Capacity,
+    Client,
     Decoded,
     Field,
     Generator,
@@ -55,6 +58,7 @@ if hasattr(os, "register_at_fork"):
 __all__ = [
     "BadAnswerError",
     "Capacity",
+    "Client",
     "ClockMovedBackwardsError",
     "CoordinatorUnavailableError",
     "Decoded",

@@ -87,19 +87,21 @@ class ForkedError(FlakeryError):
 
 
 class ServersUnavailableError(FlakeryError):
-    """A client got no IDs from any server within its deadline; the message names each."""
+    """A Client got no IDs from any server within its deadline (each refused, failed, timed
+    out or answered 503); the message names each server and what went wrong with it."""
 
     code: ClassVar[str] = "servers_unavailable"
 
 
 class UnauthorizedError(FlakeryError):
-    """Every server a client asked refused its token (missing or wrong)."""
+    """Every server refused a Client's token (401): it is missing or wrong."""
 
     code: ClassVar[str] = "unauthorized"
 
 
 class BadAnswerError(FlakeryError):
-    """Every server a client asked answered something that is not a batch of IDs."""
+    """Every server answered a Client with something that is not a batch of IDs (not a
+    flakery server, or one of another layout)."""
 
     code: ClassVar[str] = "bad_answer"
 

@@ -2,11 +2,12 @@
 
 import datetime
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final, Literal, final, overload
 
 __all__ = [
     "Capacity",
+    "Client",
     "Decoded",
     "Field",
     "Generator",
@@ -180,6 +181,42 @@ class Generator:
     def closed(self) -> bool: ...
     def close(self) -> None: ...
     def __enter__(self) -> Generator: ...
+    def __exit__(self, exc_type: object, exc_value: object, traceback: object) -> None: ...
+
+@final
+class Client:
+    """IDs from `flakery serve` instances, with the calls of a Generator; safe to share
+    between threads.
+
+    Arguments left out take the environment's value (FLAKERY_SERVERS, FLAKERY_SERVER_TOKEN,
+    FLAKERY_LAYOUT) or the default of docs/client.md#options.
+    """
+
+    def __new__(
+        cls,
+        *,
+        servers: str | Sequence[str] | None = None,
+        token: str | None = None,
+        layout: str | Layout | None = None,
+        max_age_ms: int = 10000,
+        timeout_ms: int = 5000,
+        request_timeout_ms: int = 1000,
+        min_block: int = 16,
+        max_block: int = 10000,
+        prefetch: bool = True,
+        prefer_first: bool = False,
+        fallback: Generator | None = None,
+    ) -> Client: ...
+    def next_id(self) -> int: ...
+    def next_ids(self, n: int) -> list[int]: ...
+    def next_id_text(self, format: Literal["decimal", "base32", "base62"] = "decimal") -> str: ...
+    def decode(self, id: int | str) -> Decoded: ...
+    @property
+    def layout(self) -> Layout: ...
+    @property
+    def servers(self) -> list[str]: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Client: ...
     def __exit__(self, exc_type: object, exc_value: object, traceback: object) -> None: ...
 
 def next_id() -> int: ...

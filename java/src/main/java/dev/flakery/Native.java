@@ -1,9 +1,10 @@
 package dev.flakery;
 
 /**
- * The native methods of bindings-java (src/native.rs). Handles are the addresses of the core's
- * generators and layouts; each is freed by its owner's {@code Cleaner} once the owner is
- * unreachable, and every caller keeps its owner reachable across the call.
+ * The native methods of bindings-java (src/native.rs, src/client.rs). Handles are the addresses
+ * of the core's generators and layouts and of clients; each is freed by its owner's
+ * {@code Cleaner} once the owner is unreachable, and every caller keeps its owner reachable
+ * across the call.
  */
 final class Native {
     static {
@@ -57,6 +58,22 @@ final class Native {
 
     static native long compose(long layout, long timestampMs, long datacenterId, long workerId, long sequence,
             String[] fieldNames, long[] fieldValues);
+
+    static native long clientNew(String[] names, String[] values);
+
+    static native void clientFree(long client);
+
+    static native void clientClose(long client);
+
+    static native long clientNextId(long client);
+
+    static native long[] clientNextIds(long client, int n);
+
+    static native String clientNextIdText(long client, String format);
+
+    static native long clientLayout(long client);
+
+    static native String[] clientServers(long client);
 
     static native String toText(long id, boolean base62);
 
