@@ -11,23 +11,7 @@ use jni::objects::{JClass, JObjectArray, JString};
 use jni::sys::{jint, jlong, jlongArray, jobjectArray, jstring};
 use jni::JNIEnv;
 
-use crate::errors::{guard, string, string_array, strings, Failure};
-
-/// The one place this binding converts the client's errors: by the code string, into the
-/// `FlakeryException` every error of the package is (`errors::guard` throws it).
-fn client_error(error: flakery_client::Error) -> Failure {
-    Failure::Coded(error.code().as_str(), error.message().to_string())
-}
-
-trait OrThrow<T> {
-    fn or_throw(self) -> Result<T, Failure>;
-}
-
-impl<T> OrThrow<T> for flakery_client::Result<T> {
-    fn or_throw(self) -> Result<T, Failure> {
-        self.map_err(client_error)
-    }
-}
+use crate::errors::{guard, string, string_array, strings};
 
 /// # Safety
 /// `handle` came from `clientNew` and is not freed: Java frees it only when the `Client` is
@@ -96,7 +80,7 @@ pub extern "system" fn Java_dev_flakery_Native_clientNew(
     guard(&mut env, 0, |env| {
         let names = strings(env, &names, "option names")?;
         let values = strings(env, &values, "option values")?;
-        let client = Client::new(options(&names, &values)?).or_throw()?;
+        let client = Client::new(options(&names, &values)?)?;
         Ok(Box::into_raw(Box::new(client)) as jlong)
     })
 }
@@ -138,7 +122,7 @@ pub extern "system" fn Java_dev_flakery_Native_clientNextId(
 ) -> jlong {
     // SAFETY: see `client`.
     let client = unsafe { client(handle) };
-    guard(&mut env, 0, |_| client.next_id().or_throw())
+    guard(&mut env, 0, |_| Ok(client.next_id()?))
 }
 
 /// `n` IDs into a new `long[]`, filled by the client in one call (its blocks are held in
@@ -160,7 +144,7 @@ pub extern "system" fn Java_dev_flakery_Native_clientNextIds(
             .into());
         };
         let array = env.new_long_array(n)?;
-        let ids = client.next_ids(count).or_throw()?;
+        let ids = client.next_ids(count)?;
         env.set_long_array_region(&array, 0, &ids)?;
         Ok(array.into_raw())
     })
@@ -176,7 +160,7 @@ pub extern "system" fn Java_dev_flakery_Native_clientNextIdText(
     guard(&mut env, std::ptr::null_mut(), |env| {
         let format = string(env, &format, "format")?.parse::<IdFormat>()?;
         // SAFETY: see `client`.
-        let text = unsafe { client(handle) }.next_id_text(format).or_throw()?;
+        let text = unsafe { client(handle) }.next_id_text(format)?;
         Ok(env.new_string(text)?.into_raw())
     })
 }

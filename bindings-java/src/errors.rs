@@ -17,8 +17,6 @@ const PANIC: &str = "panic";
 pub enum Failure {
     /// An error of the core, or of the caller's arguments.
     Core(Error),
-    /// An error of the client (client.rs) by its stable code, with its message.
-    Coded(&'static str, String),
     /// A JNI call failed; when it left a Java exception pending (an `OutOfMemoryError`), that
     /// exception is what Java sees.
     Jni(jni::errors::Error),
@@ -68,7 +66,6 @@ pub fn guard<'local, T>(
             error.code().as_str(),
             &flakery::option_table::message_on(&error, Surface::Node),
         ),
-        Failure::Coded(code, message) => throw(env, code, &message),
         Failure::Jni(error) => {
             if !env.exception_check().unwrap_or(true) {
                 throw(env, "invalid_argument", &error.to_string());

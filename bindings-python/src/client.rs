@@ -14,44 +14,14 @@ use flakery::{IdFormat, Layout};
 use flakery_client::Options;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyType};
+use pyo3::types::{PyList, PyString};
 
 use crate::args;
 use crate::decoded::PyDecoded;
-use crate::errors::{wrong_type, IntoPyResult};
+use crate::errors::{to_py, wrong_type, IntoPyResult};
 use crate::fast::{self, NoArgs};
 use crate::generator::{self, PyGenerator};
 use crate::layout::PyLayout;
-
-/// The exception of an error of the client: the class of `flakery._errors` whose `code` is
-/// the error's. The one place this binding converts the client's errors, by the code string,
-/// so the client's own three codes (`servers_unavailable`, `unauthorized`, `bad_answer`) and
-/// the core's find their class alike.
-fn client_error(error: flakery_client::Error) -> PyErr {
-    let code = error.code().as_str();
-    let message = error.message().to_string();
-    Python::attach(|py| {
-        let class = (|| -> PyResult<Bound<'_, PyType>> {
-            let module = py.import("flakery._errors")?;
-            let type_error = py.get_type::<pyo3::exceptions::PyTypeError>();
-            for name in module.getattr("__all__")?.try_iter()? {
-                let class = module.getattr(name?.cast_into::<PyString>()?)?;
-                let class = class.cast_into::<PyType>()?;
-                // `InvalidArgumentTypeError` shares its code: it is for a wrong type only.
-                if class.getattr("code")?.extract::<String>()? == code
-                    && !class.is_subclass(&type_error)?
-                {
-                    return Ok(class);
-                }
-            }
-            Ok(module.getattr("FlakeryError")?.cast_into::<PyType>()?)
-        })();
-        match class {
-            Ok(class) => PyErr::from_type(class, (message,)),
-            Err(err) => err,
-        }
-    })
-}
 
 /// `servers`: a string of URLs separated by commas, or a sequence of them.
 fn servers(obj: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
@@ -150,7 +120,7 @@ impl PyClient {
         }
         let inner = py
             .detach(|| flakery_client::Client::new(options))
-            .map_err(client_error)?;
+            .map_err(to_py)?;
         Ok(PyClient {
             layout: Arc::new(inner.layout().clone()),
             inner: Arc::new(inner),
@@ -161,7 +131,7 @@ impl PyClient {
     /// answers that without calling this); waits without the GIL for a block otherwise.
     fn next_id(&self, py: Python<'_>) -> PyResult<i64> {
         let client = &self.inner;
-        py.detach(|| client.next_id()).map_err(client_error)
+        py.detach(|| client.next_id()).map_err(to_py)
     }
 
     /// `n` new IDs, increasing within each block (docs/client.md#what-is-guaranteed).
@@ -176,7 +146,7 @@ impl PyClient {
             args::count(n)?,
             || Ok(client.try_next_id()),
             |chunk| client.fill(chunk),
-            client_error,
+            to_py,
         )
     }
 
@@ -189,8 +159,7 @@ impl PyClient {
             None => IdFormat::Decimal,
         };
         let client = &self.inner;
-        py.detach(|| client.next_id_text(format))
-            .map_err(client_error)
+        py.detach(|| client.next_id_text(format)).map_err(to_py)
     }
 
     /// Takes an ID apart under the servers' layout.
