@@ -2,7 +2,8 @@
 # flakery-client against real `flakery serve` instances on loopback ports (started by
 # tests/server's harness): many client processes and threads while servers are killed, paused
 # with SIGSTOP and restarted; fork; bad tokens; a fake server that answers garbage; every
-# server down. Every ID any client was handed is counted for duplicates.
+# server down; servers whose node IDs are leased from a real ZooKeeper (tests/zookeeper's
+# harness) losing their leases. Every ID any client was handed is counted for duplicates.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
@@ -13,6 +14,7 @@ need python3
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   apt_install python3-venv || skip_or_fail "python3-venv is not installed"
 fi
+bash tests/zookeeper/install.sh || skip_or_fail "Debian's zookeeper package could not be installed"
 
 echo "--- unit tests of flakery-client"
 check "cargo test -p flakery-client" quiet cargo test -q --locked -p flakery-client
@@ -41,7 +43,7 @@ source tests/client/bindings.sh
 
 venv="$(target_dir)/client-test-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q pytest
+quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q pytest kazoo
 
 check "pytest tests/client" pytest_run "$venv/bin/python" tests/client
 finish client
