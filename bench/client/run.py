@@ -238,8 +238,9 @@ def main() -> int:
         args.seconds, args.rounds, args.clients = 0.3, 1, "1,2"
     clients = [int(n) for n in args.clients.split(",")]
 
+    here = os.path.dirname(os.path.abspath(__file__))
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+                            text=True, cwd=here).stdout.strip()
     result = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "mode": "smoke" if args.smoke else "full",

@@ -136,7 +136,8 @@ def test_servers_that_lose_their_zookeeper_lease_never_hand_out_a_duplicate(zk, 
     # whatever the servers that lost their leases might still hand out.
     d_port, e_port = free_port(), free_port()
     urls = [url(a), url(b), url(c), f"http://127.0.0.1:{d_port}", f"http://127.0.0.1:{e_port}"]
-    orders = [urls, urls[1:] + urls[:1], urls[2:] + urls[:2], [urls[0], urls[2], urls[1]] + urls[3:]]
+    orders = [urls, urls[1:] + urls[:1], urls[2:] + urls[:2],
+              [urls[0], urls[2], urls[1]] + urls[3:]]
     hammers = [Hammer(order, "--threads", 4, "--seconds", 20, "--calls", 400000,
                       "--pause-us", 50, "--request-timeout-ms", 500, "--timeout-ms", DEADLINE_MS,
                       "--max-age-ms", 2000, "--prefer-first", 1)
@@ -190,13 +191,14 @@ def test_servers_that_lose_their_zookeeper_lease_never_hand_out_a_duplicate(zk, 
     after = [r for r in a_probe.answers if r[1] >= resumed_at]
     refused = [r for r in after if r[2] == 503]
     late = [unix_ms_of(r[3]) - stopped_ms for r in after
-            if r[2] == 200 and node_in(r[3]) == a_node]  # stamped ms past the stop (borrowed)
+            if r[2] == 200 and node_in(r[3]) == a_node]  # ms past `stopped_ms`
     print(f"{len(total)} IDs from 16 client threads in 4 processes and 2 probes; A stopped "
           f"{resumed_at - stopped_at:.2f} s; longest client call {longest} ms; node IDs "
           f"A {a_node} (then D {node_of(d)}), B {nodes[b]} (deleted; B then {node_of(b)}, "
           f"E {node_of(e)}); A after its resume: {len(refused)} refusals, "
-          f"{sum(1 for r in after if r[2] == 200)} IDs, {len(late)} of them under its old node ID, made before "
-          f"the stop and stamped at most {max(late, default=0):.0f} ms past it")
+          f"{sum(1 for r in after if r[2] == 200)} IDs, {len(late)} of them under its old "
+          f"node ID, stamped at most {max(late, default=0):.0f} ms past the clock read after "
+          f"the stop")
     assert ok > 10000
     assert duplicates(total) == 0, f"{duplicates(total)} duplicates"
     # No client call waited on the stopped server (an order of events): the longest call,
@@ -205,8 +207,9 @@ def test_servers_that_lose_their_zookeeper_lease_never_hand_out_a_duplicate(zk, 
 
     # A refused while it had no lease: once resumed, it answered 503s naming the lost lease,
     # and no ID it made after its resume (an ID's time is A's clock, the host's) carries the
-    # node ID that D had taken. (IDs made before the stop, stamped up to the generator's
-    # borrowing ahead of it, may be answered after the resume.)
+    # node ID that D had taken. (IDs made before the stop may be answered after the resume;
+    # `resumed_ms` is read before SIGCONT, `stopped_ms` after the kill, which this loaded
+    # process may read late: IDs made just before the stop can be stamped after it.)
     assert refused, "A answered no 503 after it was resumed without its lease"
     assert {r[3] for r in refused} <= {"lease_lost", "coordinator_unavailable"}, refused
     zombie = [r for r in after if r[2] == 200 and node_in(r[3]) == a_node
