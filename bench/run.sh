@@ -4,7 +4,7 @@
 #   bash bench/run.sh                  # full run (about 5 minutes): bench/results/{latest.json,table.md,chart.svg}
 #   bash bench/run.sh --update-docs    # the same, and the results of docs/benchmarks.md and README's headline figures
 #   bash bench/run.sh --smoke          # tiny counts, every language, no timing asserted (CI): bench/results/tmp/smoke/
-#   bash bench/run.sh --only rust,python   # some of rust, python, node, c, java, server, startup, postgres
+#   bash bench/run.sh --only rust,python   # some of rust, python, node, c, java, server, startup, postgres, client
 #
 # java: bench/java's JMH benchmarks (bench/java/run.sh builds the jar and the benchmarks), in
 # short settings: one fork, 3 warm-up and 5 measured iterations of 1 s each (JMH_ARGS; about
@@ -19,6 +19,12 @@
 # function under pgbench, and one call beside nextval() (bench/postgres/run.sh;
 # bench/results/postgres.md). Left out of the smoke run unless asked, as Java is: it builds the
 # extension in release mode, which tests/postgres already runs.
+# client: the client of `flakery serve` (bench/client/run.py; bench/results/client.md, and with
+# --update-docs the block of docs/benchmarks.md#the-client): one thread's `next_id` from the
+# client's stock beside an embedded generator's (criterion, client/benches/steady.rs, best of
+# 3 runs), and the IDs/s that 1..8 client processes sustain against one and three local
+# servers, against their combined layout ceiling. The smoke run builds it in the dev profile,
+# runs the criterion bench once in its test mode and the throughput for 0.3 s.
 # startup: `flakery next` from process start to first ID for each node ID source, the
 # databases and ZooKeeper on loopback (bench/startup/run.py; bench/results/startup.md, and
 # with --update-docs the start-up figures of docs/databases.md).
@@ -43,7 +49,7 @@ mkdir -p "$FLAKERY_LEASE_DIR"
 
 smoke=0
 update_docs=0
-langs="rust,python,node,c,java,server,startup,postgres"
+langs="rust,python,node,c,java,server,startup,postgres,client"
 only_given=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -51,13 +57,13 @@ while [ $# -gt 0 ]; do
     --update-docs) update_docs=1 ;;
     --only)
       only_given=1
-      langs="${2:?--only needs a list: rust,python,node,c,java,server,startup,postgres}"
+      langs="${2:?--only needs a list: rust,python,node,c,java,server,startup,postgres,client}"
       shift
       for lang in ${langs//,/ }; do
-        case "$lang" in rust|python|node|c|java|server|startup|postgres) ;; *) echo "unknown language: $lang" >&2; exit 2 ;; esac
+        case "$lang" in rust|python|node|c|java|server|startup|postgres|client) ;; *) echo "unknown language: $lang" >&2; exit 2 ;; esac
       done
       ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -257,6 +263,35 @@ bench_startup() {
     || { echo "FAIL: the start-up bench" >&2; failed=1; }
 }
 if want startup; then bench_startup; fi
+
+# ---- the client of `flakery serve`: per call beside the embedded generator, IDs/s of N processes
+bench_client() {
+  has python3 || { skip_lang client "python3 is not installed"; return; }
+  echo "=== client: building flakery and the client's drain"
+  quiet cargo build --locked -p flakery-cli -p flakery-client --bins --examples "${c_profile[@]}" \
+    || { failed=1; return; }
+  local args=(--flakery "$target/$profile_dir/flakery" --drain "$target/$profile_dir/examples/drain"
+    --out "$raw/client.json" --md "$out/client.md")
+  if [ "$smoke" = 1 ]; then
+    echo "=== client: the criterion bench once, in its test mode"
+    quiet cargo bench --locked -p flakery-client --bench steady --profile dev -- --test \
+      || { failed=1; return; }
+    args+=(--smoke)
+  else
+    echo "=== client: building and running the criterion bench (3 runs)"
+    quiet cargo bench --locked -p flakery-client --bench steady --no-run || { failed=1; return; }
+    local run
+    for run in 1 2 3; do
+      cargo bench --locked -q -p flakery-client --bench steady >"$raw/client-criterion-$run.log" 2>&1 \
+        || { cat "$raw/client-criterion-$run.log" >&2; failed=1; return; }
+      args+=(--criterion "$raw/client-criterion-$run.log")
+    done
+  fi
+  [ "$update_docs" = 1 ] && args+=(--page "$root/docs/benchmarks.md")
+  echo "=== client: N client processes against 1 and 3 local servers"
+  python3 bench/client/run.py "${args[@]}" || { echo "FAIL: the client bench" >&2; failed=1; }
+}
+if want client; then bench_client; fi
 
 # ---- the table, the bar, the chart
 load_after="$(loadavg)"

@@ -59,6 +59,16 @@ try:
         check(f"startup {x['key']}", x.get("median_ms", 0) > 0, x.get("error", str(x))[:300])
 except (OSError, ValueError, KeyError) as e:
     check("startup", False, f"no results ({e})")
+try:
+    cl = json.load(open(os.path.join(raw, "client.json")))
+    rows = cl["throughput"]
+    check("client throughput rows", {(r["servers"], r["clients"]) for r in rows}
+          == {(1, 1), (1, 2), (3, 1), (3, 2)}, str(rows)[:300])
+    for r in rows:
+        check(f"client {r['servers']} servers {r['clients']} clients",
+              r["ids_per_s"] > 0 and r["failed"] == 0, str(r)[:300])
+except (OSError, ValueError, KeyError) as e:
+    check("client", False, f"no results ({e})")
 for f in failed:
     print("FAIL:", f)
 print(f"{passed} passed, {len(failed)} failed")

@@ -27,6 +27,8 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "db"))
 import dbserver  # noqa: E402  (puts tests/zookeeper on the path too)
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from reporting.page import write_block  # noqa: E402  (bench/reporting)
 import zkserver  # noqa: E402
 
 TARGET_MS = 50.0
@@ -215,15 +217,7 @@ def main() -> int:
         with open(args.md, "w") as f:
             f.write(text)
     if args.page:
-        page = open(args.page).read()
-        start, end = "<!-- bench:startup -->", "<!-- /bench:startup -->"
-        if start not in page or end not in page:
-            print(f"(no {start} block in {args.page}: not updated)", file=sys.stderr)
-        else:
-            head, rest = page.split(start, 1)
-            with open(args.page, "w") as f:
-                f.write(head + start + "\n" + text + end + rest.split(end, 1)[1])
-            print(f"(updated the start-up figures in {args.page})")
+        write_block(args.page, "startup", text, "the start-up figures")
     return 1 if any("error" in r for r in result["sources"]) else 0
 
 

@@ -7,7 +7,8 @@
 //!
 //! Each thread makes N calls, or as many as it can in S seconds, sleeping US between calls.
 //! Each process writes its IDs to PREFIX.PID (8 bytes each, little-endian) and one JSON line
-//! to stdout: {"pid", "ok", "failed": {code: count}, "errors": [first few messages]}.
+//! to stdout: {"pid", "ok", "failed": {code: count}, "errors": [first few messages],
+//! "longest_ms": the longest call}.
 //! With --forks K, the parent takes one ID first (so it holds a block), forks K children that
 //! each make N calls, then makes its own N calls.
 
@@ -81,6 +82,7 @@ struct Tally {
     ok: usize,
     failed: BTreeMap<String, usize>,
     errors: Vec<String>,
+    longest_ms: u64,
 }
 
 fn hammer(client: &Arc<Client>, args: &Args) -> Tally {
@@ -98,11 +100,13 @@ fn hammer(client: &Arc<Client>, args: &Args) -> Tally {
                     if args.pause_us > 0 {
                         std::thread::sleep(Duration::from_micros(args.pause_us));
                     }
+                    let called = std::time::Instant::now();
                     let result = if args.batch == 1 {
                         client.next_id().map(|id| vec![id])
                     } else {
                         client.next_ids(args.batch)
                     };
+                    mine.longest_ms = mine.longest_ms.max(called.elapsed().as_millis() as u64);
                     match result {
                         Ok(ids) => {
                             mine.ok += 1;
@@ -118,6 +122,7 @@ fn hammer(client: &Arc<Client>, args: &Args) -> Tally {
                 }
                 let mut tally = tally.lock().unwrap();
                 tally.ok += mine.ok;
+                tally.longest_ms = tally.longest_ms.max(mine.longest_ms);
                 tally.ids.extend(mine.ids);
                 for (code, n) in mine.failed {
                     *tally.failed.entry(code).or_default() += n;
@@ -144,6 +149,7 @@ fn report(args: &Args, tally: &Tally) {
         "ids": tally.ids.len(),
         "failed": tally.failed,
         "errors": tally.errors,
+        "longest_ms": tally.longest_ms,
     });
     let mut out = std::io::stdout().lock();
     writeln!(out, "{line}").unwrap();

@@ -2,8 +2,9 @@
 # flakery-client against real `flakery serve` instances on loopback ports (started by
 # tests/server's harness): many client processes and threads while servers are killed, paused
 # with SIGSTOP and restarted; fork; bad tokens; a fake server that answers garbage; every
-# server down. Every ID any client was handed is counted for duplicates. The Client of each
-# binding too: C, Go and Node (test_bindings.py), Python (test_python_client.py).
+# server down; servers whose node IDs are leased from a real ZooKeeper (tests/zookeeper's
+# harness) losing their leases. Every ID any client was handed is counted for duplicates. The
+# Client of each binding too: C, Go and Node (test_bindings.py), Python (test_python_client.py).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
@@ -14,6 +15,7 @@ need python3
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   apt_install python3-venv || skip_or_fail "python3-venv is not installed"
 fi
+bash tests/zookeeper/install.sh || skip_or_fail "Debian's zookeeper package could not be installed"
 
 echo "--- unit tests of flakery-client"
 check "cargo test -p flakery-client" quiet cargo test -q --locked -p flakery-client
@@ -42,7 +44,7 @@ source tests/client/bindings.sh
 
 venv="$(target_dir)/client-test-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q pytest
+quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q pytest kazoo
 
 # The Python package, for flakery.Client (tests/client/test_python_client.py): the wheel
 # tests/dist built in this run, as tests/python installs it; else (this area run alone) a
