@@ -141,26 +141,38 @@ on_cluster 1
 equals "no NULL ID among the rows (every insert had its default)" \
   "SELECT count(*) FROM leased WHERE id IS NULL" "0"
 
-# outage WHAT SETTING PASSWORD STOP... -- RESUME...: the coordinator stopped (STOP): next_id
-# refuses with the core's code once the grant runs out, names SETTING and not PASSWORD;
-# resumed: next_id goes on above every ID before.
+# outage WHAT SETTING PASSWORD STOP... -- RESUME...: a session that calls next_id every 50 ms
+# (as a pooled connection does) while the coordinator is stopped (STOP) is refused with the
+# core's code once its grant runs out, naming SETTING and not PASSWORD; resumed (RESUME), a
+# session's next_id goes on above every ID before.
 outage() {
   local what="$1" setting="$2" password="$3" stop=() resume=() last refusal="" resumed=""
   shift 3
   while [ "$1" != "--" ]; do stop+=("$1"); shift; done
   shift
   resume=("$@")
-  last="$(psql_q "SELECT flakery.next_id()")"
+  psql_q "DO \$\$ DECLARE last bigint; BEGIN
+      FOR i IN 1..1200 LOOP
+        BEGIN
+          last := flakery.next_id();
+        EXCEPTION WHEN others THEN
+          RAISE NOTICE 'last %, refused: %', last, SQLERRM;
+          RETURN;
+        END;
+        IF i = 20 THEN RAISE NOTICE 'running'; END IF;
+        PERFORM pg_sleep(0.05);
+      END LOOP;
+      RAISE NOTICE 'last %, never refused', last;
+    END \$\$" >"$work/outage.log" 2>&1 &
+  local session=$!
+  until grep -qs running "$work/outage.log" || ! kill -0 "$session" 2>/dev/null; do sleep 0.1; done
   "${stop[@]}"
-  for _ in $(seq 1 600); do
-    if ! refusal="$(psql_q "SELECT flakery.next_id()" 2>&1)"; then break; fi
-    last="$refusal"
-    refusal=""
-    sleep 0.05
-  done
-  echo "$what stopped: $refusal"
-  check "$what stopped: next_id refuses with the core's code once the grant runs out" \
-    grep -Eq '^ERROR:  (lease_lost|coordinator_unavailable): ' <<<"$refusal"
+  wait "$session" || true
+  refusal="$(sed -n 's/^NOTICE:  last [0-9]*, refused: //p' "$work/outage.log")"
+  last="$(sed -n 's/^NOTICE:  last \([0-9]*\), .*/\1/p' "$work/outage.log")"
+  echo "$what stopped: $(grep -v running "$work/outage.log")"
+  check "$what stopped: a session's next_id refuses with the core's code once its grant runs out" \
+    grep -Eq '^(lease_lost|coordinator_unavailable): ' <<<"$refusal"
   check "$what stopped: the refusal names the setting ($setting)" grep -qF "$setting" <<<"$refusal"
   check "$what stopped: the refusal does not show the password" \
     bash -c '! grep -qF -- "$1" <<<"$2"' _ "$password" "$refusal"
