@@ -8,25 +8,28 @@
 //! memory (each start, and each reinitialization after a backend crashed): that is the
 //! floor of the run.
 
-use std::ffi::{CStr, CString};
+use std::ffi::CStr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::SeqCst};
 use std::sync::OnceLock;
 
 use flakery::lease::shared_mark::{read_floor, SharedMark};
-use flakery::{CoarseSystemClock, Error, ErrorCode, Generator, Layout, NodeId, SharedWord};
+use flakery::{
+    CoarseSystemClock, CoordinatorKind, Error, ErrorCode, Generator, NodeId, NodeLease, NodeSource,
+    SharedWord,
+};
 use pgrx::prelude::*;
-use pgrx::{pg_shmem_init, GucContext, GucFlags, GucRegistry, GucSetting, PgAtomic};
+use pgrx::{pg_shmem_init, PgAtomic};
 
 use crate::errors::OrRaise;
-
-static LAYOUT: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"twitter"));
-/// -1: not set. No node ID is ever assumed.
-static DATACENTER_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
-static WORKER_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
+use crate::grant_record::GrantRecord;
+use crate::record_lease::RecordLease;
+use crate::settings::Node;
 
 static STATE: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakery.state") };
 static FLOOR_MS: PgAtomic<AtomicI64> = unsafe { PgAtomic::new(c"flakery.floor_ms") };
+/// The lease worker's grant (`worker.rs`), when the node ID is leased.
+static RECORD: PgAtomic<GrantRecord> = unsafe { PgAtomic::new(c"flakery.grant") };
 /// The floor the postmaster could not read: every call reads the file again for the reason.
 const FLOOR_UNREADABLE: i64 = i64::MAX;
 /// Loaded by shared_preload_libraries: only then is there shared memory of ours.
@@ -43,37 +46,18 @@ pub fn init() {
         // the server starts), and next_id refuses without the shared memory anyway.
         return;
     }
-    GucRegistry::define_string_guc(
-        c"flakery.layout",
-        c"The layout of the IDs next_id makes: a preset name or a spec string.",
-        c"Read when the server starts; every backend uses the same layout.",
-        &LAYOUT,
-        GucContext::Postmaster,
-        GucFlags::default(),
-    );
-    GucRegistry::define_int_guc(
-        c"flakery.datacenter_id",
-        c"The datacenter of this cluster's node ID (-1: not set).",
-        c"Required when the layout has a datacenter field.",
-        &DATACENTER_ID,
-        -1,
-        i32::MAX,
-        GucContext::Postmaster,
-        GucFlags::default(),
-    );
-    GucRegistry::define_int_guc(
-        c"flakery.worker_id",
-        c"The worker of this cluster's node ID (-1: not set, and next_id refuses).",
-        c"No other generator of the same IDs may use the same node ID.",
-        &WORKER_ID,
-        -1,
-        i32::MAX,
-        GucContext::Postmaster,
-        GucFlags::default(),
-    );
+    crate::settings::define();
     pg_shmem_init!(STATE);
     pg_shmem_init!(FLOOR_MS = AtomicI64::new(startup_floor()));
+    pg_shmem_init!(RECORD);
+    if crate::settings::lease_configured() {
+        crate::worker::register();
+    }
     PRELOADED.store(true, SeqCst);
+}
+
+pub fn record() -> &'static GrantRecord {
+    RECORD.get()
 }
 
 fn mark_path() -> PathBuf {
@@ -120,17 +104,8 @@ fn build() -> flakery::Result<Generator<CoarseSystemClock, SharedWord>> {
                 .into(),
         ));
     }
-    let spec = LAYOUT
-        .get()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let layout = Layout::parse(&spec).map_err(|e| {
-        refused(
-            e.code(),
-            format!("flakery.layout in postgresql.conf: {}", e.message()),
-        )
-    })?;
-    let node = node_id(&layout)?;
+    let layout = crate::settings::layout()?;
+    let node = crate::settings::node(&layout)?;
     let path = mark_path();
     let floor_ms = match FLOOR_MS.get().load(SeqCst) {
         FLOOR_UNREADABLE => {
@@ -146,13 +121,35 @@ fn build() -> flakery::Result<Generator<CoarseSystemClock, SharedWord>> {
         }
         floor_ms => floor_ms,
     };
+    let lease: Box<dyn NodeLease> = match node {
+        Node::Fixed(node) => Box::new(SharedMark::open(&path, node, floor_ms)?),
+        Node::Leased { plan, describe } => {
+            let source = match plan.kind {
+                CoordinatorKind::ZooKeeper { .. } => NodeSource::ZooKeeper,
+                CoordinatorKind::Database { .. } => NodeSource::Database,
+            };
+            // The local mark bounds the leased grants: its node ID is not used.
+            let mark = SharedMark::open(&path, NodeId::default(), floor_ms)?;
+            Box::new(RecordLease::new(
+                RECORD.get(),
+                mark,
+                source,
+                describe,
+                crate::settings::session_timeout_ms(),
+            ))
+        }
+    };
+    let fixed = lease.source() == NodeSource::Explicit;
     // No clock thread in every backend: CLOCK_REALTIME_COARSE is the cheap reading.
     Generator::builder()
         .clock(CoarseSystemClock)
         .layout(layout)
-        .lease(Box::new(SharedMark::open(&path, node, floor_ms)?))
+        .lease(lease)
         .build_on(SharedWord::new(STATE.get()))
         .map_err(|e| {
+            if !fixed {
+                return e; // the lease's refusals name their setting
+            }
             refused(
                 e.code(),
                 format!(
@@ -162,40 +159,6 @@ fn build() -> flakery::Result<Generator<CoarseSystemClock, SharedWord>> {
                 ),
             )
         })
-}
-
-/// The node ID the settings name, or a refusal that names what to set: none is assumed.
-fn node_id(layout: &Layout) -> flakery::Result<NodeId> {
-    let worker_id = WORKER_ID.get();
-    let datacenter_id = DATACENTER_ID.get();
-    let restart = "in postgresql.conf and restart the server";
-    if worker_id < 0 {
-        return Err(refused(
-            ErrorCode::InvalidArgument,
-            format!(
-                "no node ID: set flakery.worker_id{} {restart}, to a node ID that no other \
-                 generator of these IDs uses (flakery never assumes node 0)",
-                if layout.datacenter().is_some() {
-                    " and flakery.datacenter_id"
-                } else {
-                    ""
-                }
-            ),
-        ));
-    }
-    if datacenter_id < 0 && layout.datacenter().is_some() {
-        return Err(refused(
-            ErrorCode::InvalidArgument,
-            format!(
-                "flakery.worker_id is set but flakery.datacenter_id is not, and layout \
-                 '{layout}' has a datacenter field: set flakery.datacenter_id {restart}"
-            ),
-        ));
-    }
-    Ok(NodeId {
-        datacenter_id: datacenter_id.max(0) as u64,
-        worker_id: worker_id as u64,
-    })
 }
 
 /// A new ID, larger than every ID this cluster made before: usable as a column default.

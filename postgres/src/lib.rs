@@ -12,6 +12,10 @@ use pgrx::prelude::*;
 mod codec;
 mod errors;
 mod generate;
+mod grant_record;
+mod record_lease;
+mod settings;
+mod worker;
 
 pgrx::pg_module_magic!();
 

@@ -2,8 +2,10 @@
 # The PostgreSQL extension (docs/postgres.md) against a real PostgreSQL 15 that this script
 # starts on 127.0.0.1 with temporary data and stops by PID: the SQL surface and its markings,
 # many sessions inserting with DEFAULT flakery.next_id() (duplicates counted), every refusal,
-# pg_dump/pg_restore of a table that uses it, and a kill -9 of the postmaster followed by
-# restarts with the clock set back (faketime).
+# pg_dump/pg_restore of a table that uses it, a kill -9 of the postmaster followed by
+# restarts with the clock set back (faketime), and node IDs leased by the extension's
+# background worker (lease.sh: a lease table in another PostgreSQL server; lease_zookeeper.sh:
+# ZooKeeper).
 #
 # It builds the extension with plain cargo (no cargo-pgrx: PGRX_PG_CONFIG_PATH names
 # pg_config) and generates its SQL script from the schema pgrx embeds in the library
@@ -180,6 +182,10 @@ echo "not a mark" >"$data/flakery.mark"
 refuses_with "${NODE[@]}" -- "a garbled mark file: refuses (lease_lost), naming the file" \
   "^ERROR:  lease_lost: the high-water mark file .*flakery.mark: it is unreadable"
 cp "$work/mark.saved" "$data/flakery.mark"
+
+# ---- Node IDs leased by the background worker: a lease table in another server, ZooKeeper.
+source tests/postgres/lease.sh
+source tests/postgres/lease_zookeeper.sh
 
 # ---- The docs' sql blocks as written: every block of README.md and docs/*.md marked
 # <!-- doctest: tests/postgres --> (the docs tests cannot run them, having no server, and fail

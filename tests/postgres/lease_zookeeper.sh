@@ -1,0 +1,26 @@
+# Sourced by tests/postgres/run.sh after lease.sh (whose helpers it uses): the lease worker
+# with ZooKeeper, started by tests/zookeeper's harness on 127.0.0.1 and stopped by PID. Two
+# clusters take distinct node IDs; ZooKeeper stopped (SIGSTOP): next_id refuses once the grant
+# runs out, and goes on once it runs again; the connect string's password shows nowhere.
+bash tests/zookeeper/install.sh >/dev/null || skip_or_fail "Debian's zookeeper package could not be installed"
+zk_json="$(python3 tests/zookeeper/zkserver.py start)" ||
+  skip_or_fail "tests/zookeeper/zkserver.py cannot start a ZooKeeper server"
+zk_field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$zk_json" "$1"; }
+zk_pid="$(zk_field pid)"
+zk_dir="$(zk_field dir)"
+zk_password=zksecret42
+zk_connect="flakery:$zk_password@$(zk_field connect)"
+trap 'python3 tests/zookeeper/zkserver.py resume "$zk_pid" >/dev/null 2>&1 || true;
+  python3 tests/zookeeper/zkserver.py stop "$zk_pid" "$zk_dir" >/dev/null 2>&1 || true;
+  lease_cleanup; cleanup' EXIT
+
+ZOOKEEPER=(shared_preload_libraries=flakery "flakery.zookeeper='$zk_connect'"
+  flakery.namespace=pgzk "flakery.session_timeout_ms=$TERM_MS")
+two_clusters ZooKeeper "${ZOOKEEPER[@]}"
+stop_server
+on_cluster 1
+outage "ZooKeeper (SIGSTOP)" flakery.zookeeper "$zk_password" \
+  python3 tests/zookeeper/zkserver.py pause "$zk_pid" -- \
+  python3 tests/zookeeper/zkserver.py resume "$zk_pid"
+stop_server
+check "no ZooKeeper password in the server log" bash -c '! grep -qF -- "$1" "$2"' _ "$zk_password" "$work/server.log"
