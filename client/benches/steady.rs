@@ -29,13 +29,7 @@ fn steady(c: &mut Criterion) {
     let (url, _fake) = fake::fake_server();
     // The local call: the stock is filled (untimed), then only calls it serves are timed; no
     // refill runs meanwhile (prefetch off), so this is next_id's own cost.
-    let local = flakery_client::Client::builder()
-        .server(&url)
-        .block_sizes(flakery_client::MAX_BLOCK, flakery_client::MAX_BLOCK)
-        .prefetch(false)
-        .max_age(Duration::from_secs(600))
-        .build()
-        .expect("a client");
+    let local = fake::client_of_stock(&url);
     group.bench_function("flakery_client::Client::next_id (from the stock)", |b| {
         b.iter_custom(|iters| {
             let mut timed = Duration::ZERO;

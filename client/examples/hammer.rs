@@ -9,8 +9,9 @@
 //! Each process writes its IDs to PREFIX.PID (8 bytes each, little-endian) and one JSON line
 //! to stdout: {"pid", "ok", "failed": {code: count}, "errors": [first few messages],
 //! "longest_ms": the longest call}.
-//! With --forks K, the parent takes one ID first (so it holds a block), forks K children that
-//! each make N calls, then makes its own N calls.
+//! With --forks K, the parent takes two IDs first (so it holds a block, and its thread holds
+//! it for lock-free calls), forks K children that each take one ID on that thread and make N
+//! calls, then makes its own N calls.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -177,12 +178,19 @@ fn main() {
     }
     // The parent holds a block before it forks: a child must never hand out one of its IDs.
     let first = client.next_id().expect("the parent's first ID");
+    let held = client
+        .next_id()
+        .expect("the parent's second ID, from its thread's block");
     let mut children = Vec::new();
     for _ in 0..args.forks {
         // SAFETY: the child only uses the client (which is fork-aware) and exits.
         match unsafe { libc::fork() } {
             0 => {
-                report(&args, &hammer(&client, &args));
+                // This thread's block is the parent's: the child's engine must not take it.
+                let own = client.next_id().expect("the child's first ID");
+                let mut tally = hammer(&client, &args);
+                tally.ids.push(own);
+                report(&args, &tally);
                 std::process::exit(0);
             }
             -1 => panic!("fork failed"),
@@ -190,7 +198,7 @@ fn main() {
         }
     }
     let mut tally = hammer(&client, &args);
-    tally.ids.push(first);
+    tally.ids.extend([first, held]);
     for pid in children {
         let mut status = 0;
         // SAFETY: waiting for our own child.

@@ -2,11 +2,15 @@
 //! callers that take from it or wait (bounded by their deadline) for it to be refilled.
 //!
 //! One refiller thread asks the servers, so a block is asked for once and installed once; it
-//! holds no lock while it waits on the network. Callers take from the stock under a plain
-//! mutex: after `fork()` the child makes an engine of its own and never touches this one
-//! (`current`), so a lock held by a thread the child does not have cannot hang it.
+//! holds no lock while it waits on the network. A caller takes from the block it holds (each
+//! thread keeps the stock's front block) without a lock: one `fetch_add` claims an ID (`stock`).
+//! Taking a new block, waiting and refilling are under a plain mutex: after `fork()` the child
+//! makes an engine of its own and never touches this one (`current`), so a lock held by a
+//! thread the child does not have cannot hang it, and a block it inherited is never claimed
+//! from (it belongs to another engine's number).
 
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -22,10 +26,19 @@ use flakery::{Error, Result};
 /// How long the refiller sleeps when nothing is asked of it (it is woken when something is).
 const IDLE: Duration = Duration::from_secs(1);
 
+/// Numbers engines, so that a thread's block is used only by the engine it came from.
+static ENGINES: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The block this thread takes from, and the number of the engine it belongs to.
+    static HELD: RefCell<Option<(u64, Arc<Block>)>> = const { RefCell::new(None) };
+}
+
 pub struct Engine {
     settings: Arc<Settings>,
     clock: Arc<dyn Ticks>,
     pub generation: u64,
+    number: u64,
     transport: Transport,
     state: Mutex<State>,
     /// A block arrived or a round of asking failed: callers look again.
@@ -82,6 +95,7 @@ impl Engine {
             settings,
             clock,
             generation,
+            number: ENGINES.fetch_add(1, Relaxed),
             arrived: Condvar::new(),
             wake: Condvar::new(),
             stop: AtomicBool::new(false),
@@ -104,6 +118,7 @@ impl Engine {
             let taken = state.stock.take_into(now, &mut out[filled..]);
             filled += taken;
             state.used |= taken > 0;
+            state.stock.arm(self.low_watermark(&state));
             self.want_more(&mut state, out.len() - filled);
             if filled == out.len() {
                 return Ok(());
@@ -135,7 +150,7 @@ impl Engine {
         }
     }
 
-    /// One ID: the steady state is this, a lock and a read of the stock.
+    /// One ID: the steady state is this, a claim from the block this thread holds.
     #[inline]
     pub fn next_id(self: &Arc<Self>) -> Result<i64> {
         if let Some(id) = self.try_next_id() {
@@ -150,13 +165,52 @@ impl Engine {
     /// a block (or fail). Never waits on the network: it wakes the refiller at most.
     #[inline]
     pub fn try_next_id(self: &Arc<Self>) -> Option<i64> {
-        let mut state = self.lock();
-        let id = state.stock.take(self.clock.now_ms())?;
-        state.used = true;
-        if state.stock.left() <= self.low_watermark(&state) {
-            self.want_more(&mut state, 0);
+        let claimed = HELD
+            .try_with(|held| match &*held.borrow() {
+                Some((number, block)) if *number == self.number => {
+                    block.claim(self.clock.now_ms(), self.settings.max_age_ms)
+                }
+                _ => None,
+            })
+            .ok()
+            .flatten();
+        match claimed {
+            Some((id, false)) => Some(id),
+            Some((id, true)) => {
+                self.low();
+                Some(id)
+            }
+            None => self.take_locked(),
         }
-        Some(id)
+    }
+
+    /// The held block is used up, too old, another engine's or none: one ID from the stock,
+    /// and its front block to hold.
+    #[cold]
+    fn take_locked(self: &Arc<Self>) -> Option<i64> {
+        let mut state = self.lock();
+        let id = state.stock.take(self.clock.now_ms());
+        if id.is_some() {
+            state.used = true;
+            let watermark = self.low_watermark(&state);
+            state.stock.arm(watermark);
+            if state.stock.left() <= watermark {
+                self.want_more(&mut state, 0);
+            }
+        }
+        let front = state.stock.front().map(|block| (self.number, block));
+        drop(state);
+        // The block let go of may be the last hold on it: freed outside the lock.
+        let _ = HELD.try_with(|held| held.replace(front));
+        id
+    }
+
+    /// The claim just made left the stock at its low watermark.
+    #[cold]
+    fn low(self: &Arc<Self>) {
+        let mut state = self.lock();
+        state.used = true;
+        self.want_more(&mut state, 0);
     }
 
     /// Below it, the next block is asked for: half the current size, so it arrives before the
@@ -282,6 +336,7 @@ impl Engine {
                 state.failover.succeeded(server);
                 state.layout_checked[server] = true;
                 state.stock.add(block);
+                state.stock.arm(self.low_watermark(&state));
                 state.used = false;
             }
             self.arrived.notify_all();

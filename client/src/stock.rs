@@ -2,35 +2,75 @@
 //! before its request was sent, so that an ID whose age may be over `max_age` is dropped
 //! rather than handed out (an ID is made after its request is sent: its real age is at most
 //! the one measured).
+//!
+//! A block is immutable but for its cursor: a caller claims an index with one `fetch_add`, so
+//! each ID goes to one caller, and callers that hold the block (`Arc`) take from it without
+//! the stock's lock. A block leaves the stock only once no index is left to claim (used up,
+//! or closed when too old or the client closes), so a caller still holding it gets nothing
+//! more from it and comes back to the stock.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
 
 #[derive(Debug)]
 pub struct Block {
-    ids: Vec<i64>,
-    next: usize,
+    ids: Box<[i64]>,
+    /// The next index to claim; at or past the end once used up or closed.
+    next: AtomicUsize,
     /// A time at or before the request for this block was sent.
     made_after_ms: u64,
+    /// The claim of this index leaves the stock at its low watermark: its caller wakes the
+    /// refiller (set by `Stock::arm`).
+    low_at: AtomicUsize,
 }
 
 impl Block {
     pub fn new(ids: Vec<i64>, made_after_ms: u64) -> Self {
         Block {
-            ids,
-            next: 0,
+            ids: ids.into_boxed_slice(),
+            next: AtomicUsize::new(0),
             made_after_ms,
+            low_at: AtomicUsize::new(usize::MAX),
         }
     }
 
+    /// One ID, if this block is not older than `max_age_ms` at `now_ms` and one is left; with
+    /// it, whether the stock is now at its low watermark.
+    #[inline]
+    pub fn claim(&self, now_ms: u64, max_age_ms: u64) -> Option<(i64, bool)> {
+        if now_ms.saturating_sub(self.made_after_ms) > max_age_ms {
+            return None;
+        }
+        // Relaxed: the IDs are immutable and published with the `Arc`; only the uniqueness of
+        // the index matters, which the read-modify-write gives.
+        let index = self.next.fetch_add(1, Relaxed);
+        let id = *self.ids.get(index)?;
+        Some((id, index == self.low_at.load(Relaxed)))
+    }
+
+    /// Up to `out.len()` IDs (the age is the caller's to check); answers how many.
+    fn claim_into(&self, out: &mut [i64]) -> usize {
+        let start = self.next.fetch_add(out.len(), Relaxed).min(self.ids.len());
+        let end = (start + out.len()).min(self.ids.len());
+        out[..end - start].copy_from_slice(&self.ids[start..end]);
+        end - start
+    }
+
+    /// No index is claimed after this; answers how many were left.
+    fn close(&self) -> usize {
+        let before = self.next.fetch_max(self.ids.len(), Relaxed);
+        self.ids.len().saturating_sub(before)
+    }
+
     fn left(&self) -> usize {
-        self.ids.len() - self.next
+        self.ids.len().saturating_sub(self.next.load(Relaxed))
     }
 }
 
 #[derive(Debug)]
 pub struct Stock {
-    blocks: VecDeque<Block>,
-    left: usize,
+    blocks: VecDeque<Arc<Block>>,
     max_age_ms: u64,
     /// IDs dropped unused because they grew too old.
     dropped: u64,
@@ -40,15 +80,31 @@ impl Stock {
     pub fn new(max_age_ms: u64) -> Self {
         Stock {
             blocks: VecDeque::new(),
-            left: 0,
             max_age_ms,
             dropped: 0,
         }
     }
 
     pub fn add(&mut self, block: Block) {
-        self.left += block.left();
-        self.blocks.push_back(block);
+        self.blocks.push_back(Arc::new(block));
+    }
+
+    /// The block IDs are taken from now, for a caller to claim from without the lock.
+    pub fn front(&self) -> Option<Arc<Block>> {
+        self.blocks.front().cloned()
+    }
+
+    /// Marks the index of the front block whose claim leaves `watermark` IDs or fewer held
+    /// (after a block is added or the front changes; an index already passed marks nothing:
+    /// whoever holds the lock then sees the stock low).
+    pub fn arm(&self, watermark: usize) {
+        let Some(front) = self.blocks.front() else {
+            return;
+        };
+        let rest: usize = self.blocks.iter().skip(1).map(|b| b.left()).sum();
+        // After index i is claimed, len - i - 1 + rest are held.
+        let at = (front.ids.len() + rest).saturating_sub(watermark + 1);
+        front.low_at.store(at, Relaxed);
     }
 
     /// Drops the blocks that are older than `max_age` at `now_ms` (blocks arrive in order of
@@ -58,40 +114,33 @@ impl Stock {
             if now_ms.saturating_sub(front.made_after_ms) <= self.max_age_ms {
                 break;
             }
-            let front = self.blocks.pop_front().unwrap_or_else(|| unreachable!());
-            self.left -= front.left();
-            self.dropped += front.left() as u64;
-        }
-    }
-
-    /// The next ID, if one young enough is held.
-    #[inline]
-    pub fn take(&mut self, now_ms: u64) -> Option<i64> {
-        self.expire(now_ms);
-        loop {
-            let front = self.blocks.front_mut()?;
-            if let Some(&id) = front.ids.get(front.next) {
-                front.next += 1;
-                self.left -= 1;
-                return Some(id);
-            }
+            self.dropped += front.close() as u64;
             self.blocks.pop_front();
         }
     }
 
-    /// Up to `out.len() - filled` IDs into `out[filled..]`; answers how many were written.
+    /// The next ID, if one young enough is held.
+    pub fn take(&mut self, now_ms: u64) -> Option<i64> {
+        self.expire(now_ms);
+        loop {
+            let front = self.blocks.front()?;
+            if let Some((id, _)) = front.claim(now_ms, self.max_age_ms) {
+                return Some(id);
+            }
+            // Used up (it is young: `expire` kept it).
+            self.blocks.pop_front();
+        }
+    }
+
+    /// Up to `out.len()` IDs into `out`; answers how many were written.
     pub fn take_into(&mut self, now_ms: u64, out: &mut [i64]) -> usize {
         self.expire(now_ms);
         let mut written = 0;
         while written < out.len() {
-            let Some(front) = self.blocks.front_mut() else {
+            let Some(front) = self.blocks.front() else {
                 break;
             };
-            let n = front.left().min(out.len() - written);
-            out[written..written + n].copy_from_slice(&front.ids[front.next..front.next + n]);
-            front.next += n;
-            self.left -= n;
-            written += n;
+            written += front.claim_into(&mut out[written..]);
             if front.left() == 0 {
                 self.blocks.pop_front();
             }
@@ -99,15 +148,16 @@ impl Stock {
         written
     }
 
-    /// Drops every ID held (a closed client's).
+    /// Drops every ID held (a closed client's), from callers holding a block too.
     pub fn clear(&mut self) {
-        self.blocks.clear();
-        self.left = 0;
+        for block in self.blocks.drain(..) {
+            block.close();
+        }
     }
 
     /// IDs held (some may be older than `max_age` until the next `expire`).
     pub fn left(&self) -> usize {
-        self.left
+        self.blocks.iter().map(|b| b.left()).sum()
     }
 
     pub fn dropped(&self) -> u64 {
@@ -158,5 +208,67 @@ mod tests {
         assert_eq!(stock.take_into(150, &mut out), 2);
         assert_eq!(out, [9, 10]);
         assert_eq!(stock.left(), 1);
+    }
+
+    #[test]
+    fn threads_drawing_from_one_block_get_every_id_once() {
+        const IDS: i64 = 2_000_000;
+        const THREADS: usize = 8;
+        let block = Arc::new(Block::new((0..IDS).collect(), 0));
+        let start = Arc::new(std::sync::Barrier::new(THREADS));
+        let threads: Vec<_> = (0..THREADS)
+            .map(|_| {
+                let (block, start) = (Arc::clone(&block), Arc::clone(&start));
+                std::thread::spawn(move || {
+                    start.wait();
+                    std::iter::from_fn(|| block.claim(0, 100).map(|(id, _)| id)).collect()
+                })
+            })
+            .collect();
+        let mut seen = vec![0u32; IDS as usize];
+        let mut handed = Vec::new();
+        for thread in threads {
+            let ids: Vec<i64> = thread.join().unwrap();
+            handed.push(ids.len());
+            for id in ids {
+                seen[id as usize] += 1;
+            }
+        }
+        let twice = seen.iter().filter(|&&n| n > 1).count();
+        let lost = seen.iter().filter(|&&n| n == 0).count();
+        assert_eq!((twice, lost), (0, 0), "per thread: {handed:?}");
+        assert_eq!(block.claim(0, 100), None);
+    }
+
+    #[test]
+    fn a_block_over_max_age_is_never_claimed_from() {
+        let block = Block::new(vec![1, 2, 3], 1000);
+        assert_eq!(
+            block.claim(1100, 100).map(|c| c.0),
+            Some(1),
+            "exactly max_age old"
+        );
+        assert_eq!(block.claim(1101, 100), None, "1 ms over");
+        assert_eq!(block.claim(u64::MAX, 100), None);
+        assert_eq!(block.left(), 2, "nothing claimed by a refused call");
+        // A caller holding a block the stock dropped for its age gets nothing either.
+        let mut stock = Stock::new(100);
+        stock.add(Block::new(vec![4, 5], 0));
+        let held = stock.front().unwrap();
+        stock.expire(101);
+        assert_eq!(held.claim(50, 100), None, "closed when dropped");
+        assert_eq!(stock.dropped(), 2);
+    }
+
+    #[test]
+    fn the_claim_that_leaves_the_stock_low_says_so() {
+        let mut stock = Stock::new(100);
+        stock.add(Block::new(vec![1, 2, 3, 4], 0));
+        stock.add(Block::new(vec![5, 6], 0));
+        stock.arm(3);
+        let front = stock.front().unwrap();
+        let lows: Vec<bool> = std::iter::from_fn(|| front.claim(0, 100).map(|c| c.1)).collect();
+        assert_eq!(lows, [false, false, true, false], "after 3: 1 + 2 held");
+        assert_eq!(stock.left(), 2);
     }
 }

@@ -116,3 +116,26 @@ fn drop_does_not_wait_for_a_request_in_flight() {
     fake.hold.store(false, SeqCst);
     assert!(returned.is_ok(), "drop waited for the request in flight");
 }
+
+/// The calls after the first of a block take from it without the lock: a block held that grew
+/// too old is not taken from.
+#[test]
+fn a_held_block_too_old_is_not_taken_from() {
+    let (url, fake) = fake_server();
+    let client = Client::builder()
+        .server(&url)
+        .block_sizes(100, 100)
+        .max_age(Duration::from_millis(50))
+        .build()
+        .unwrap();
+    // The first waits for the block; the second takes this thread's hold on it.
+    client.next_id().unwrap();
+    client.next_id().unwrap();
+    let asked = fake.next.load(SeqCst);
+    std::thread::sleep(Duration::from_millis(120));
+    let third = client.next_id().unwrap();
+    assert!(
+        third > asked,
+        "{third} is from the block made before {asked}"
+    );
+}

@@ -70,13 +70,14 @@ def test_many_clients_while_servers_are_killed_paused_and_restarted(servers):
 
 
 def test_a_forked_child_never_hands_out_the_parents_block(servers):
-    """The parent takes one ID (so it holds a block), forks four children that each take
-    2000, then takes 2000 itself: nobody's IDs are anybody else's."""
+    """The parent takes two IDs (so it holds a block, and its thread holds it for
+    lock-free calls), forks four children that each take one on that thread and 2000 more,
+    then takes 2000 itself: nobody's IDs are anybody else's."""
     a = servers()
     reports, ids = Hammer([url(a)], "--forks", 4, "--calls", 2000, "--threads", 2).wait()
     assert len(reports) == 5
     assert all(r["failed"] == {} for r in reports), reports
-    assert len(ids) == 5 * 2 * 2000 + 1
+    assert len(ids) == 5 * 2 * 2000 + 2 + 4
     assert duplicates(ids) == 0
 
 

@@ -73,3 +73,15 @@ pub fn fake_server() -> (String, Arc<Fake>) {
     });
     (url, fake)
 }
+
+/// A client whose calls are served from its stock alone (the benchmark's and callgrind's):
+/// blocks of the largest size, no prefetch (no refill runs while a block lasts), no expiry.
+pub fn client_of_stock(url: &str) -> flakery_client::Client {
+    flakery_client::Client::builder()
+        .server(url)
+        .block_sizes(flakery_client::MAX_BLOCK, flakery_client::MAX_BLOCK)
+        .prefetch(false)
+        .max_age(Duration::from_secs(600))
+        .build()
+        .expect("a client")
+}
