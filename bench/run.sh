@@ -15,9 +15,10 @@
 # unit tests instead (bench/reporting/test_jmh.py).
 #
 # server: `flakery serve` under wrk beside nginx (bench/server/run.sh; bench/results/server.md).
-# postgres: the extension's inserts beside bigserial, gen_random_uuid() and Instagram's
-# function under pgbench, and one call beside nextval() (bench/postgres/run.sh;
-# bench/results/postgres.md). Left out of the smoke run unless asked, as Java is: it builds the
+# postgres: the extension's inserts beside bigserial, gen_random_uuid(), Instagram's function
+# and (PGEDGE_SNOWFLAKE_SRC: its source) pgEdge's snowflake under pgbench, and one call beside
+# nextval() (bench/postgres/run.sh; bench/results/postgres.md, and with --update-docs the block
+# of docs/benchmarks.md#postgresql). Left out of the smoke run unless asked, as Java is: it builds the
 # extension in release mode, which tests/postgres already runs.
 # client: the client of `flakery serve` (bench/client/run.py; bench/results/client.md, and with
 # --update-docs the block of docs/benchmarks.md#the-client): one thread's `next_id` from the
@@ -243,6 +244,7 @@ fi
 # ---- the PostgreSQL extension under pgbench
 if want postgres; then
   postgres_args=(--md "$out/postgres.md")
+  [ "$update_docs" = 1 ] && postgres_args+=(--page "$root/docs/benchmarks.md")
   [ "$smoke" = 1 ] && postgres_args+=(1 2)
   bash bench/postgres/run.sh "${postgres_args[@]}" || { echo "FAIL: the PostgreSQL bench" >&2; failed=1; }
 fi

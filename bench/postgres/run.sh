@@ -4,21 +4,32 @@
 # it):
 # - inserts per second with pgbench, CLIENTS connections for SECONDS each, into a table whose
 #   primary key defaults to flakery.next_id(), bigserial, gen_random_uuid(), and Instagram's
-#   PL/pgSQL next_id (its published function: nextval() % 1024 and the clock);
+#   PL/pgSQL next_id (its published function: nextval() % 1024 and the clock), and pgEdge's
+#   snowflake.nextval() when its source is at hand (below);
 # - the cost of one call, server-side (no round trip): SELECT count(f()) over N rows of
-#   generate_series, for flakery.next_id() and nextval().
+#   generate_series, for flakery.next_id(), nextval() and snowflake.nextval().
+# pgEdge's extension (github.com/pgEdge/snowflake) is not a Debian package: PGEDGE_SNOWFLAKE_SRC
+# names a checkout of its source (a directory, or a git directory whose HEAD is taken), which is
+# built here with PGXS and installed beside flakery's files, removed on exit. Without it the
+# table says the row was not measured.
 # A benchmark, never a test: it prints figures and asserts nothing about them.
-#   bash bench/postgres/run.sh [--md FILE] [SECONDS] [CLIENTS]
+#   bash bench/postgres/run.sh [--md FILE [--page PAGE]] [SECONDS] [CLIENTS]
 # --md FILE: the figures also as the markdown table of docs/benchmarks.md#postgresql, with the
-# load and the settings (bench/run.sh writes bench/results/postgres.md).
+# load and the settings (bench/run.sh writes bench/results/postgres.md); --page PAGE: that
+# table also into the page's `<!-- bench:postgres -->` block (bench/run.sh --update-docs).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
 unset_flakery_env
 ensure_cargo
 md=""
+page=""
 if [ "${1:-}" = "--md" ]; then
   md="${2:?--md needs a file}"
+  shift 2
+fi
+if [ "${1:-}" = "--page" ]; then
+  page="${2:?--page needs a file}"
   shift 2
 fi
 SECONDS_EACH="${1:-10}"
@@ -27,7 +38,44 @@ CALLS=2000000
 ROUNDS=2
 
 source tests/postgres/cluster.sh
-configure "${NODE[@]}" "shared_buffers = 256MB" "synchronous_commit = off"
+
+# ---- pgEdge's snowflake, built from its source when PGEDGE_SNOWFLAKE_SRC names it.
+pgedge=""
+pgedge_why="not measured: PGEDGE_SNOWFLAKE_SRC names no source of github.com/pgEdge/snowflake"
+pgedge_installed=()
+if [ -n "${PGEDGE_SNOWFLAKE_SRC:-}" ]; then
+  pgedge_build="$work/pgedge-src"
+  mkdir -p "$pgedge_build"
+  if [ -f "$PGEDGE_SNOWFLAKE_SRC/snowflake.c" ]; then
+    cp -r "$PGEDGE_SNOWFLAKE_SRC/." "$pgedge_build/"
+  else
+    git --git-dir="$PGEDGE_SNOWFLAKE_SRC" archive HEAD | tar -x -C "$pgedge_build"
+  fi
+  pgedge_commit="$(git --git-dir="$PGEDGE_SNOWFLAKE_SRC" rev-parse --short HEAD 2>/dev/null ||
+    git -C "$PGEDGE_SNOWFLAKE_SRC" rev-parse --short HEAD 2>/dev/null || echo "?")"
+  if make -C "$pgedge_build" USE_PGXS=1 PG_CONFIG="$PGBIN/pg_config" >"$work/pgedge-build.log" 2>&1; then
+    pgedge_installed=("$pkglibdir/snowflake.so")
+    for f in "$pgedge_build"/snowflake.control "$pgedge_build"/snowflake--*.sql; do
+      pgedge_installed+=("$extdir/$(basename "$f")")
+    done
+    for f in "${pgedge_installed[@]}"; do
+      [ ! -e "$f" ] || { echo "bench/postgres: $f exists already: not replacing it" >&2; exit 1; }
+    done
+    trap 'rm -f "${pgedge_installed[@]}"; cleanup' EXIT
+    install -m 755 "$pgedge_build/snowflake.so" "$pkglibdir/snowflake.so"
+    install -m 644 "$pgedge_build"/snowflake.control "$pgedge_build"/snowflake--*.sql "$extdir/"
+    pgedge="$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$pgedge_build/snowflake.control")"
+    echo "pgEdge snowflake $pgedge (commit $pgedge_commit) built from $PGEDGE_SNOWFLAKE_SRC"
+  else
+    tail -n 20 "$work/pgedge-build.log" >&2
+    pgedge_why="not measured: its source at $PGEDGE_SNOWFLAKE_SRC did not build here"
+  fi
+fi
+
+settings=("shared_buffers = 256MB" "synchronous_commit = off")
+# pgEdge's node number: a setting of its own, 1 to 1023, refused unset.
+[ -n "$pgedge" ] && settings+=("snowflake.node = 5")
+configure "${NODE[@]}" "${settings[@]}"
 start_server
 
 psql_q "CREATE EXTENSION flakery;
@@ -52,13 +100,19 @@ CREATE TABLE k_bigserial (id bigserial PRIMARY KEY, v int);
 CREATE TABLE k_uuid (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), v int);
 CREATE TABLE k_instagram (id bigint PRIMARY KEY DEFAULT insta_next_id(), v int);
 CREATE SEQUENCE plain_seq;" >/dev/null
+keys=(flakery bigserial uuid instagram)
+if [ -n "$pgedge" ]; then
+  psql_q "CREATE EXTENSION snowflake;
+CREATE TABLE k_pgedge (id bigint PRIMARY KEY DEFAULT snowflake.nextval(), v int);" >/dev/null
+  keys+=(pgedge)
+fi
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
 echo
 echo "--- inserts per second, $CLIENTS clients, $SECONDS_EACH s each (pgbench, prepared), best of $ROUNDS rounds in turn"
 declare -A tps
 for round in $(seq "$ROUNDS"); do
-  for key in flakery bigserial uuid instagram; do
+  for key in "${keys[@]}"; do
     echo "INSERT INTO k_$key (v) VALUES (1);" >"$work/insert_$key.sql"
     out="$("$PGBIN/pgbench" -n -M prepared -h "$work" -p "$port" -U postgres -c "$CLIENTS" -j 2 \
       -T "$SECONDS_EACH" -f "$work/insert_$key.sql" postgres 2>&1)" || { echo "$out" >&2; exit 1; }
@@ -67,7 +121,7 @@ for round in $(seq "$ROUNDS"); do
     tps[$key]="$(python3 -c 'import sys; print(max(map(float, sys.argv[1:])))' "$got" "${tps[$key]:-0}")"
   done
 done
-for key in flakery bigserial uuid instagram; do printf '%-10s %10.0f inserts/s\n' "$key" "${tps[$key]}"; done
+for key in "${keys[@]}"; do printf '%-10s %10.0f inserts/s\n' "$key" "${tps[$key]}"; done
 python3 -c 'import sys; f, b = map(float, sys.argv[1:]); print(f"flakery / bigserial: {f / b:.3f}x")' \
   "${tps[flakery]}" "${tps[bigserial]}"
 
@@ -85,7 +139,9 @@ per_call() {
 }
 baseline="$(per_call "1")"
 declare -A call_ns
-for f in "flakery.next_id()" "nextval('plain_seq')"; do
+calls=("flakery.next_id()" "nextval('plain_seq')")
+[ -n "$pgedge" ] && calls+=("snowflake.nextval()")
+for f in "${calls[@]}"; do
   ns="$(per_call "$f")"
   call_ns[$f]="$(python3 -c "print(f'{$ns - $baseline:.0f}')")"
   printf '%-22s %7s ns a row, %6s ns above count(1)\n' "$f" "$ns" "${call_ns[$f]}"
@@ -108,7 +164,15 @@ if [ -n "$md" ]; then
     echo "| \`bigserial\` (\`nextval\`) | $(count "${tps[bigserial]}") | 1.00× | ${call_ns["nextval('plain_seq')"]} ns |"
     echo "| \`gen_random_uuid()\` | $(count "${tps[uuid]}") | $(ratio "${tps[uuid]}" "${tps[bigserial]}")× | |"
     echo "| Instagram's PL/pgSQL \`next_id\` | $(count "${tps[instagram]}") | $(ratio "${tps[instagram]}" "${tps[bigserial]}")× | |"
+    if [ -n "$pgedge" ]; then
+      echo "| pgEdge's \`snowflake.nextval()\` ($pgedge, commit $pgedge_commit, built from source) | $(count "${tps[pgedge]}") | $(ratio "${tps[pgedge]}" "${tps[bigserial]}")× | ${call_ns["snowflake.nextval()"]} ns |"
+    else
+      echo "| pgEdge's \`snowflake.nextval()\` | $pgedge_why | | |"
+    fi
   } >"$md"
   echo "bench/postgres: the table in $md"
+  if [ -n "$page" ]; then
+    PYTHONPATH=bench python3 -c 'import sys; from reporting.page import write_block; write_block(sys.argv[1], "postgres", open(sys.argv[2]).read(), "the PostgreSQL figures")' "$page" "$md"
+  fi
 fi
 stop_server
