@@ -1,27 +1,25 @@
 //! The native methods of `dev.flakery.Client`: IDs from `flakery serve` instances through the
 //! Rust client (`flakery-client`). Argument and error conversion only: the blocks, prefetch,
-//! age, failover and deadlines are the crate's. A client crosses to Java as a handle (a `Box`
-//! turned into a `long`), freed by the Java object's `Cleaner`; its `Drop` never waits.
+//! age, failover, deadlines and fallback are the crate's. A client crosses to Java as a handle
+//! (handles.rs), released by the Java object's `Cleaner`; its `Drop` never waits.
 
 use std::time::Duration;
 
-use flakery::{Error, IdFormat, Layout};
-use flakery_client::{Client, Options};
+use flakery::option_table::{
+    CLIENT_OPTIONS, LAYOUT, MAX_AGE, MAX_BLOCK, MIN_BLOCK, PREFER_FIRST, PREFETCH, REQUEST_TIMEOUT,
+    SERVERS, TIMEOUT, TOKEN,
+};
+use flakery::{Error, Generator, IdFormat, Layout};
+use flakery_client::{split_servers, Client, Options};
 use jni::objects::{JClass, JObjectArray, JString};
 use jni::sys::{jint, jlong, jlongArray, jobjectArray, jstring};
 use jni::JNIEnv;
 
 use crate::errors::{guard, string, string_array, strings};
+use crate::handles::{self, fill_ids, java_string, with};
 
-/// # Safety
-/// `handle` came from `clientNew` and is not freed: Java frees it only when the `Client` is
-/// unreachable, and keeps it reachable across every native call.
-unsafe fn client<'a>(handle: jlong) -> &'a Client {
-    // SAFETY: as the caller promises.
-    unsafe { &*(handle as *const Client) }
-}
-
-/// The builder's options, `names[i] = values[i]`, as `Client.Builder` names them.
+/// The builder's options, `names[i] = values[i]`, each named as the core's table of client
+/// options names it in camelCase (`CLIENT_OPTIONS`' `js`, as the generator's options are).
 fn options(names: &[String], values: &[String]) -> Result<Options, Error> {
     if names.len() != values.len() {
         return Err(Error::invalid_argument(format!(
@@ -32,56 +30,77 @@ fn options(names: &[String], values: &[String]) -> Result<Options, Error> {
     }
     let mut options = Options::default();
     for (name, text) in names.iter().zip(values) {
-        let number = || -> Result<u64, Error> {
-            text.parse::<u64>().map_err(|_| {
-                Error::invalid_argument(format!(
-                    "{name} must be an integer from 0 to 2^63-1, not {text}"
-                ))
-            })
-        };
-        let flag = || -> Result<bool, Error> {
-            match text.as_str() {
-                "true" => Ok(true),
-                "false" => Ok(false),
-                _ => Err(Error::invalid_argument(format!(
-                    "{name} '{text}' is not true or false"
-                ))),
-            }
-        };
-        let size = || number().map(|n| usize::try_from(n).unwrap_or(usize::MAX));
-        match name.as_str() {
-            "server" => options.servers.extend(flakery_client::split_servers(text)),
-            "token" => options.token = Some(text.clone()),
-            "layout" => options.layout = Some(Layout::parse(text)?),
-            "maxAgeMs" => options.max_age = Duration::from_millis(number()?),
-            "timeoutMs" => options.timeout = Duration::from_millis(number()?),
-            "requestTimeoutMs" => options.request_timeout = Duration::from_millis(number()?),
-            "minBlock" => options.min_block = size()?,
-            "maxBlock" => options.max_block = size()?,
-            "prefetch" => options.prefetch = flag()?,
-            "preferFirst" => options.prefer_first = flag()?,
-            _ => {
-                return Err(Error::invalid_argument(format!(
-                    "there is no client option '{name}'"
-                )))
-            }
-        }
+        let spec = CLIENT_OPTIONS
+            .iter()
+            .find(|o| o.js == name)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!("there is no client option '{name}'"))
+            })?;
+        set(&mut options, spec.js, text)?;
     }
     Ok(options)
 }
 
+/// One option of the table, by its name.
+fn set(options: &mut Options, name: &str, text: &str) -> Result<(), Error> {
+    let number = || -> Result<u64, Error> {
+        text.parse::<u64>().map_err(|_| {
+            Error::invalid_argument(format!(
+                "{name} must be an integer from 0 to 2^63-1, not {text}"
+            ))
+        })
+    };
+    let flag = || -> Result<bool, Error> {
+        match text {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err(Error::invalid_argument(format!(
+                "{name} '{text}' is not true or false"
+            ))),
+        }
+    };
+    let ms = || number().map(Duration::from_millis);
+    let size = || number().map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    match name {
+        _ if name == SERVERS.js => options.servers.extend(split_servers(text)),
+        _ if name == TOKEN.js => options.token = Some(text.to_string()),
+        _ if name == LAYOUT.js => options.layout = Some(Layout::parse(text)?),
+        _ if name == MAX_AGE.js => options.max_age = ms()?,
+        _ if name == TIMEOUT.js => options.timeout = ms()?,
+        _ if name == REQUEST_TIMEOUT.js => options.request_timeout = ms()?,
+        _ if name == MIN_BLOCK.js => options.min_block = size()?,
+        _ if name == MAX_BLOCK.js => options.max_block = size()?,
+        _ if name == PREFETCH.js => options.prefetch = flag()?,
+        _ if name == PREFER_FIRST.js => options.prefer_first = flag()?,
+        // The fallback is a `Generator`, given as its handle (`clientNew`), never as text.
+        _ => {
+            return Err(Error::invalid_argument(format!(
+                "client option '{name}' is not supported by this build of flakery's Java package"
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// A new client of the builder's options; `fallback`: the handle of the Java `Generator` to
+/// use when every server is unavailable (shared with it), or 0 for none.
 #[no_mangle]
 pub extern "system" fn Java_dev_flakery_Native_clientNew(
     mut env: JNIEnv,
     _: JClass,
     names: JObjectArray,
     values: JObjectArray,
+    fallback: jlong,
 ) -> jlong {
     guard(&mut env, 0, |env| {
         let names = strings(env, &names, "option names")?;
         let values = strings(env, &values, "option values")?;
-        let client = Client::new(options(&names, &values)?)?;
-        Ok(Box::into_raw(Box::new(client)) as jlong)
+        let mut options = options(&names, &values)?;
+        if fallback != 0 {
+            // SAFETY: a generator's handle (handles.rs), its owner reachable across the call.
+            options.fallback = Some(unsafe { handles::share::<Generator>(fallback) });
+        }
+        Ok(handles::new(Client::new(options)?))
     })
 }
 
@@ -91,14 +110,9 @@ pub extern "system" fn Java_dev_flakery_Native_clientFree(
     _: JClass,
     handle: jlong,
 ) {
-    guard(&mut env, (), |_| {
-        if handle != 0 {
-            // SAFETY: Java's Cleaner calls this once, when the client is unreachable. The
-            // client's `Drop` stops its thread without waiting for it.
-            drop(unsafe { Box::from_raw(handle as *mut Client) });
-        }
-        Ok(())
-    })
+    // SAFETY: a client's handle, released once by its Java owner's Cleaner. The client's
+    // `Drop` stops its thread without waiting for it.
+    unsafe { handles::release::<Client>(&mut env, handle) }
 }
 
 #[no_mangle]
@@ -107,11 +121,13 @@ pub extern "system" fn Java_dev_flakery_Native_clientClose(
     _: JClass,
     handle: jlong,
 ) {
-    guard(&mut env, (), |_| {
-        // SAFETY: see `client`.
-        unsafe { client(handle) }.close();
-        Ok(())
-    })
+    // SAFETY: a client's handle (handles.rs).
+    unsafe {
+        with(&mut env, handle, (), |_, c: &Client| {
+            c.close();
+            Ok(())
+        })
+    }
 }
 
 #[no_mangle]
@@ -120,13 +136,10 @@ pub extern "system" fn Java_dev_flakery_Native_clientNextId(
     _: JClass,
     handle: jlong,
 ) -> jlong {
-    // SAFETY: see `client`.
-    let client = unsafe { client(handle) };
-    guard(&mut env, 0, |_| Ok(client.next_id()?))
+    // SAFETY: a client's handle (handles.rs).
+    unsafe { with(&mut env, handle, 0, |_, c: &Client| Ok(c.next_id()?)) }
 }
 
-/// `n` IDs into a new `long[]`, filled by the client in one call (its blocks are held in
-/// native memory already; the array is the JVM's, which refuses a size it cannot hold).
 #[no_mangle]
 pub extern "system" fn Java_dev_flakery_Native_clientNextIds(
     mut env: JNIEnv,
@@ -134,20 +147,9 @@ pub extern "system" fn Java_dev_flakery_Native_clientNextIds(
     handle: jlong,
     n: jint,
 ) -> jlongArray {
-    guard(&mut env, std::ptr::null_mut(), |env| {
-        // SAFETY: see `client`.
-        let client = unsafe { client(handle) };
-        let Ok(count) = usize::try_from(n) else {
-            return Err(Error::invalid_argument(format!(
-                "n must be a non-negative integer, not {n}"
-            ))
-            .into());
-        };
-        let array = env.new_long_array(n)?;
-        let ids = client.next_ids(count)?;
-        env.set_long_array_region(&array, 0, &ids)?;
-        Ok(array.into_raw())
-    })
+    let ids = |env: &mut JNIEnv, c: &Client| fill_ids(env, n, |chunk| c.fill(chunk));
+    // SAFETY: a client's handle (handles.rs).
+    unsafe { with(&mut env, handle, std::ptr::null_mut(), ids) }
 }
 
 #[no_mangle]
@@ -157,12 +159,12 @@ pub extern "system" fn Java_dev_flakery_Native_clientNextIdText(
     handle: jlong,
     format: JString,
 ) -> jstring {
-    guard(&mut env, std::ptr::null_mut(), |env| {
+    let text = |env: &mut JNIEnv, c: &Client| {
         let format = string(env, &format, "format")?.parse::<IdFormat>()?;
-        // SAFETY: see `client`.
-        let text = unsafe { client(handle) }.next_id_text(format)?;
-        Ok(env.new_string(text)?.into_raw())
-    })
+        java_string(env, c.next_id_text(format)?)
+    };
+    // SAFETY: a client's handle (handles.rs).
+    unsafe { with(&mut env, handle, std::ptr::null_mut(), text) }
 }
 
 /// A new layout handle with the servers' layout.
@@ -172,11 +174,8 @@ pub extern "system" fn Java_dev_flakery_Native_clientLayout(
     _: JClass,
     handle: jlong,
 ) -> jlong {
-    guard(&mut env, 0, |_| {
-        // SAFETY: see `client`.
-        let layout = unsafe { client(handle) }.layout().clone();
-        Ok(Box::into_raw(Box::new(layout)) as jlong)
-    })
+    // SAFETY: a client's handle (handles.rs).
+    unsafe { handles::layout_of(&mut env, handle, Client::layout) }
 }
 
 #[no_mangle]
@@ -185,9 +184,32 @@ pub extern "system" fn Java_dev_flakery_Native_clientServers(
     _: JClass,
     handle: jlong,
 ) -> jobjectArray {
+    let servers = |env: &mut JNIEnv, c: &Client| {
+        Ok(string_array(env, c.servers().iter().cloned())?.into_raw())
+    };
+    // SAFETY: a client's handle (handles.rs).
+    unsafe { with(&mut env, handle, std::ptr::null_mut(), servers) }
+}
+
+/// The core's table of client options, `[name, kind, default or ""]` for each, flattened: the
+/// camelCase name, the kind as the table's `Debug` writes it. ClientTest checks each method of
+/// `Client.Builder` against it.
+#[no_mangle]
+pub extern "system" fn Java_dev_flakery_Native_clientOptions(
+    mut env: JNIEnv,
+    _: JClass,
+) -> jobjectArray {
     guard(&mut env, std::ptr::null_mut(), |env| {
-        // SAFETY: see `client`.
-        let servers = unsafe { client(handle) }.servers().to_vec();
-        Ok(string_array(env, servers.into_iter())?.into_raw())
+        let texts: Vec<String> = CLIENT_OPTIONS
+            .iter()
+            .flat_map(|o| {
+                [
+                    o.js.to_string(),
+                    format!("{:?}", o.kind),
+                    o.default.unwrap_or("").to_string(),
+                ]
+            })
+            .collect();
+        Ok(string_array(env, texts.into_iter())?.into_raw())
     })
 }

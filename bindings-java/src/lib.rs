@@ -3,11 +3,13 @@
 //!
 //! Thin, as every binding is: each native method of `dev.flakery.Native` converts its
 //! arguments, calls the core and converts the answer; `errors::guard` catches panics and
-//! turns every error into a `FlakeryException` with the core's stable code. Generators and
-//! layouts cross to Java as handles (a `Box` turned into a `long`), freed by the Java object's
-//! `Cleaner` once it is unreachable, so no call can race the free.
+//! turns every error into a `FlakeryException` with the core's stable code. Generators,
+//! clients and layouts cross to Java as handles (handles.rs: an `Arc` turned into a `long`),
+//! released by the Java object's `Cleaner` once it is unreachable, so no call can race the
+//! release.
 
 mod client;
 mod errors;
+mod handles;
 mod native;
 mod options;

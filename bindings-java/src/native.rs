@@ -1,5 +1,5 @@
 //! The native methods of `dev.flakery.Native`, one `extern "system" fn` each (the names are
-//! JNI's: `Java_<class>_<method>`).
+//! JNI's: `Java_<class>_<method>`). Generators and layouts are handles (handles.rs).
 
 use flakery::{Error, Generator, Layout, Parts};
 use jni::objects::{JClass, JLongArray, JObjectArray, JString};
@@ -7,27 +7,8 @@ use jni::sys::{jboolean, jint, jlong, jlongArray, jobjectArray, jstring, JNI_FAL
 use jni::JNIEnv;
 
 use crate::errors::{guard, long_array, longs, string, string_array, strings};
+use crate::handles::{self, fill_ids, java_string, with};
 use crate::options;
-
-/// How many IDs `nextIds` makes per call of the core before copying them into the Java array:
-/// the array is allocated by the JVM (which refuses a size it cannot hold with its own
-/// `OutOfMemoryError`), never a second copy of it in native memory.
-const CHUNK: usize = 4096;
-
-/// # Safety
-/// `handle` came from `generatorNew` and is not freed: Java frees it only when the
-/// `Generator` is unreachable, and keeps it reachable across every native call.
-unsafe fn generator<'a>(handle: jlong) -> &'a Generator {
-    // SAFETY: as the caller promises.
-    unsafe { &*(handle as *const Generator) }
-}
-
-/// # Safety
-/// `handle` came from `layoutNew` or `generatorLayout` and is not freed (as `generator`).
-unsafe fn layout<'a>(handle: jlong) -> &'a Layout {
-    // SAFETY: as the caller promises.
-    unsafe { &*(handle as *const Layout) }
-}
 
 /// A compose part that is unsigned in the core; a negative `long` is refused, naming the
 /// part as Java spells it.
@@ -49,7 +30,7 @@ pub extern "system" fn Java_dev_flakery_Native_init(mut env: JNIEnv, _: JClass) 
 #[no_mangle]
 pub extern "system" fn Java_dev_flakery_Native_version(mut env: JNIEnv, _: JClass) -> jstring {
     guard(&mut env, std::ptr::null_mut(), |env| {
-        Ok(env.new_string(env!("CARGO_PKG_VERSION"))?.into_raw())
+        java_string(env, env!("CARGO_PKG_VERSION"))
     })
 }
 
@@ -69,8 +50,7 @@ pub extern "system" fn Java_dev_flakery_Native_generatorNew(
         let field_values = longs(env, &field_values, "field values")?;
         let fields = options::fields(field_names, &field_values)?;
         let options = options::read(&names, &values, fields)?;
-        let generator = Generator::new(options)?;
-        Ok(Box::into_raw(Box::new(generator)) as jlong)
+        Ok(handles::new(Generator::new(options)?))
     })
 }
 
@@ -80,13 +60,8 @@ pub extern "system" fn Java_dev_flakery_Native_generatorFree(
     _: JClass,
     handle: jlong,
 ) {
-    guard(&mut env, (), |_| {
-        if handle != 0 {
-            // SAFETY: Java's Cleaner calls this once, when the generator is unreachable.
-            drop(unsafe { Box::from_raw(handle as *mut Generator) });
-        }
-        Ok(())
-    })
+    // SAFETY: a generator's handle, released once by its Java owner's Cleaner.
+    unsafe { handles::release::<Generator>(&mut env, handle) }
 }
 
 #[no_mangle]
@@ -95,11 +70,13 @@ pub extern "system" fn Java_dev_flakery_Native_generatorClose(
     _: JClass,
     handle: jlong,
 ) {
-    guard(&mut env, (), |_| {
-        // SAFETY: see `generator`.
-        unsafe { generator(handle) }.close();
-        Ok(())
-    })
+    // SAFETY: a generator's handle (handles.rs).
+    unsafe {
+        with(&mut env, handle, (), |_, g: &Generator| {
+            g.close();
+            Ok(())
+        })
+    }
 }
 
 #[no_mangle]
@@ -108,9 +85,8 @@ pub extern "system" fn Java_dev_flakery_Native_nextId(
     _: JClass,
     handle: jlong,
 ) -> jlong {
-    // SAFETY: see `generator`.
-    let generator = unsafe { generator(handle) };
-    guard(&mut env, 0, |_| Ok(generator.next_id()?))
+    // SAFETY: a generator's handle (handles.rs).
+    unsafe { with(&mut env, handle, 0, |_, g: &Generator| Ok(g.next_id()?)) }
 }
 
 /// A benchmark's baseline, not an API: the bare cost of a JNI call of `nextId`'s shape (a
@@ -125,6 +101,7 @@ pub extern "system" fn Java_dev_flakery_Native_benchmarkBaselineConstant(
     42
 }
 
+/// `n` IDs of the generator behind `handle`, or of the process-wide generator for 0.
 #[no_mangle]
 pub extern "system" fn Java_dev_flakery_Native_nextIds(
     mut env: JNIEnv,
@@ -132,30 +109,14 @@ pub extern "system" fn Java_dev_flakery_Native_nextIds(
     handle: jlong,
     n: jint,
 ) -> jlongArray {
-    guard(&mut env, std::ptr::null_mut(), |env| {
-        let generator = if handle == 0 {
-            flakery::default_generator()?
-        } else {
-            // SAFETY: see `generator`.
-            unsafe { generator(handle) }
-        };
-        if n < 0 {
-            return Err(Error::invalid_argument(format!(
-                "n must be a non-negative integer, not {n}"
-            ))
-            .into());
-        }
-        let array = env.new_long_array(n)?;
-        let mut chunk = vec![0i64; CHUNK.min(n as usize)];
-        let mut done = 0usize;
-        while done < n as usize {
-            let take = CHUNK.min(n as usize - done);
-            generator.fill(&mut chunk[..take])?;
-            env.set_long_array_region(&array, done as i32, &chunk[..take])?;
-            done += take;
-        }
-        Ok(array.into_raw())
-    })
+    let ids = |env: &mut JNIEnv, generator: &Generator| fill_ids(env, n, |c| generator.fill(c));
+    if handle == 0 {
+        return guard(&mut env, std::ptr::null_mut(), |env| {
+            ids(env, flakery::default_generator()?)
+        });
+    }
+    // SAFETY: a generator's handle (handles.rs).
+    unsafe { with(&mut env, handle, std::ptr::null_mut(), ids) }
 }
 
 #[no_mangle]
@@ -170,15 +131,11 @@ pub extern "system" fn Java_dev_flakery_Native_generatorNode(
     _: JClass,
     handle: jlong,
 ) -> jlongArray {
-    guard(&mut env, std::ptr::null_mut(), |env| {
-        // SAFETY: see `generator`.
-        let generator = unsafe { generator(handle) };
-        let node = [
-            generator.datacenter_id() as i64,
-            generator.worker_id() as i64,
-        ];
-        Ok(long_array(env, &node)?.into_raw())
-    })
+    let node = |env: &mut JNIEnv, g: &Generator| {
+        Ok(long_array(env, &[g.datacenter_id() as i64, g.worker_id() as i64])?.into_raw())
+    };
+    // SAFETY: a generator's handle (handles.rs).
+    unsafe { with(&mut env, handle, std::ptr::null_mut(), node) }
 }
 
 /// The lease's report of itself (`Generator::lease_status`): `[state, canIssue, coordinator]`,
@@ -189,16 +146,17 @@ pub extern "system" fn Java_dev_flakery_Native_generatorLeaseStatus(
     _: JClass,
     handle: jlong,
 ) -> jobjectArray {
-    guard(&mut env, std::ptr::null_mut(), |env| {
-        // SAFETY: see `generator`.
-        let status = unsafe { generator(handle) }.lease_status();
+    let report = |env: &mut JNIEnv, g: &Generator| {
+        let status = g.lease_status();
         let report = [
             status.state().as_str().to_string(),
             status.can_issue().to_string(),
             status.coordinator().unwrap_or("").to_string(),
         ];
         Ok(string_array(env, report.into_iter())?.into_raw())
-    })
+    };
+    // SAFETY: a generator's handle (handles.rs).
+    unsafe { with(&mut env, handle, std::ptr::null_mut(), report) }
 }
 
 /// A new layout handle with the generator's layout.
@@ -208,11 +166,8 @@ pub extern "system" fn Java_dev_flakery_Native_generatorLayout(
     _: JClass,
     handle: jlong,
 ) -> jlong {
-    guard(&mut env, 0, |_| {
-        // SAFETY: see `generator`.
-        let layout = unsafe { generator(handle) }.layout().clone();
-        Ok(Box::into_raw(Box::new(layout)) as jlong)
-    })
+    // SAFETY: a generator's handle (handles.rs).
+    unsafe { handles::layout_of::<Generator>(&mut env, handle, Generator::layout) }
 }
 
 #[no_mangle]
@@ -223,7 +178,7 @@ pub extern "system" fn Java_dev_flakery_Native_layoutNew(
 ) -> jlong {
     guard(&mut env, 0, |env| {
         let spec = string(env, &spec, "spec")?;
-        Ok(Box::into_raw(Box::new(Layout::parse(&spec)?)) as jlong)
+        Ok(handles::new(Layout::parse(&spec)?))
     })
 }
 
@@ -233,13 +188,8 @@ pub extern "system" fn Java_dev_flakery_Native_layoutFree(
     _: JClass,
     handle: jlong,
 ) {
-    guard(&mut env, (), |_| {
-        if handle != 0 {
-            // SAFETY: Java's Cleaner calls this once, when the layout is unreachable.
-            drop(unsafe { Box::from_raw(handle as *mut Layout) });
-        }
-        Ok(())
-    })
+    // SAFETY: a layout's handle, released once by its Java owner's Cleaner.
+    unsafe { handles::release::<Layout>(&mut env, handle) }
 }
 
 /// The layout's spec, as the core writes it (a preset's name where it is one).
@@ -249,11 +199,12 @@ pub extern "system" fn Java_dev_flakery_Native_layoutSpec(
     _: JClass,
     handle: jlong,
 ) -> jstring {
-    guard(&mut env, std::ptr::null_mut(), |env| {
-        // SAFETY: see `layout`.
-        let spec = unsafe { layout(handle) }.to_string();
-        Ok(env.new_string(spec)?.into_raw())
-    })
+    // SAFETY: a layout's handle (handles.rs).
+    unsafe {
+        with(&mut env, handle, std::ptr::null_mut(), |env, l: &Layout| {
+            java_string(env, l.to_string())
+        })
+    }
 }
 
 /// The layout's fields in order: `[name, kind]` pairs, flattened.
@@ -263,15 +214,16 @@ pub extern "system" fn Java_dev_flakery_Native_layoutFieldTexts(
     _: JClass,
     handle: jlong,
 ) -> jobjectArray {
-    guard(&mut env, std::ptr::null_mut(), |env| {
-        // SAFETY: see `layout`.
-        let fields = unsafe { layout(handle) }.fields();
-        let texts: Vec<String> = fields
+    let texts = |env: &mut JNIEnv, layout: &Layout| {
+        let texts: Vec<String> = layout
+            .fields()
             .iter()
             .flat_map(|f| [f.name.clone(), f.kind.as_str().to_string()])
             .collect();
         Ok(string_array(env, texts.into_iter())?.into_raw())
-    })
+    };
+    // SAFETY: a layout's handle (handles.rs).
+    unsafe { with(&mut env, handle, std::ptr::null_mut(), texts) }
 }
 
 /// The layout's fields in order: `[shift, bits, default]` triples, flattened, then the epoch
@@ -282,9 +234,7 @@ pub extern "system" fn Java_dev_flakery_Native_layoutNumbers(
     _: JClass,
     handle: jlong,
 ) -> jlongArray {
-    guard(&mut env, std::ptr::null_mut(), |env| {
-        // SAFETY: see `layout`.
-        let layout = unsafe { layout(handle) };
+    let numbers = |env: &mut JNIEnv, layout: &Layout| {
         let mut numbers: Vec<i64> = layout
             .fields()
             .iter()
@@ -296,7 +246,9 @@ pub extern "system" fn Java_dev_flakery_Native_layoutNumbers(
             layout.is_unsigned() as i64,
         ]);
         Ok(long_array(env, &numbers)?.into_raw())
-    })
+    };
+    // SAFETY: a layout's handle (handles.rs).
+    unsafe { with(&mut env, handle, std::ptr::null_mut(), numbers) }
 }
 
 #[no_mangle]
@@ -322,9 +274,8 @@ pub extern "system" fn Java_dev_flakery_Native_decode(
     handle: jlong,
     id: jlong,
 ) -> jlongArray {
-    guard(&mut env, std::ptr::null_mut(), |env| {
-        // SAFETY: see `layout`.
-        let decoded = flakery::decode_u64(id as u64, unsafe { layout(handle) })?;
+    let decode = |env: &mut JNIEnv, layout: &Layout| {
+        let decoded = flakery::decode_u64(id as u64, layout)?;
         let mut out = vec![
             decoded.id as i64,
             decoded.timestamp_ms,
@@ -334,7 +285,9 @@ pub extern "system" fn Java_dev_flakery_Native_decode(
         ];
         out.extend(decoded.fields.iter().map(|(_, value)| *value as i64));
         Ok(long_array(env, &out)?.into_raw())
-    })
+    };
+    // SAFETY: a layout's handle (handles.rs).
+    unsafe { with(&mut env, handle, std::ptr::null_mut(), decode) }
 }
 
 #[no_mangle]
@@ -350,9 +303,7 @@ pub extern "system" fn Java_dev_flakery_Native_compose(
     field_names: JObjectArray,
     field_values: JLongArray,
 ) -> jlong {
-    guard(&mut env, 0, |env| {
-        // SAFETY: see `layout`.
-        let layout = unsafe { layout(handle) };
+    let compose = |env: &mut JNIEnv, layout: &Layout| {
         let field_names = strings(env, &field_names, "field names")?;
         let field_values = longs(env, &field_values, "field values")?;
         let parts = Parts {
@@ -367,7 +318,9 @@ pub extern "system" fn Java_dev_flakery_Native_compose(
         } else {
             flakery::compose(&parts, layout)?
         })
-    })
+    };
+    // SAFETY: a layout's handle (handles.rs).
+    unsafe { with(&mut env, handle, 0, compose) }
 }
 
 #[no_mangle]
@@ -383,7 +336,7 @@ pub extern "system" fn Java_dev_flakery_Native_toText(
         } else {
             flakery::text::to_base62(id)?
         };
-        Ok(env.new_string(text)?.into_raw())
+        java_string(env, text)
     })
 }
 

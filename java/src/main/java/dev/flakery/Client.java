@@ -1,7 +1,6 @@
 package dev.flakery;
 
 import java.lang.ref.Reference;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -9,7 +8,9 @@ import java.util.List;
  * switching between an embedded generator and a central server is one line (docs/client.md).
  * The client is flakery's Rust client: it holds a block of IDs and hands them out locally, asks
  * for the next block in the background, skips a server that fails and retries it with backoff,
- * and drops an ID held longer than {@code maxAgeMs}.
+ * and drops an ID held longer than {@code maxAgeMs}. With a {@linkplain Builder#fallback(Generator)
+ * fallback} it takes the IDs of an embedded generator of its own node ID while every server is
+ * unavailable.
  *
  * <p>Thread-safe: any number of threads may call {@link #nextId()} at once. In the steady state
  * a call answers from the block it holds; with the block used up it waits for the next, at most
@@ -23,21 +24,14 @@ import java.util.List;
  * }
  * }</pre>
  */
-public final class Client implements AutoCloseable {
-    private final long handle;
+public final class Client extends NativeHandle implements AutoCloseable {
     private final Layout layout;
     private final List<String> servers;
 
     private Client(long handle) {
-        this.handle = handle;
-        Handles.CLEANER.register(this, freer(handle));
+        super(handle, Native::clientFree);
         this.layout = Layout.own(Native.clientLayout(handle));
         this.servers = List.of(Native.clientServers(handle));
-    }
-
-    /** The Cleaner's action: it must not hold the client itself. */
-    private static Runnable freer(long handle) {
-        return () -> Native.clientFree(handle);
     }
 
     /**
@@ -53,12 +47,15 @@ public final class Client implements AutoCloseable {
 
     /**
      * One new ID: from the block the client holds in the steady state; waits for a block at
-     * most {@code timeoutMs} otherwise.
+     * most {@code timeoutMs} otherwise. With every server unavailable, the fallback generator's
+     * ID when the builder was given one.
      *
      * @return the ID
-     * @throws FlakeryException {@code servers_unavailable} (no server gave IDs in time),
+     * @throws FlakeryException {@code servers_unavailable} (no server gave IDs in time, and no
+     *     fallback),
      *     {@code unauthorized} (every server refused the token), {@code bad_answer} (no server
-     *     answered with IDs of the client's layout), {@code invalid_argument} (closed)
+     *     answered with IDs of the client's layout), {@code invalid_argument} (closed), or the
+     *     fallback generator's own codes ({@code lease_lost} when it was closed)
      */
     public long nextId() {
         try {
@@ -153,23 +150,18 @@ public final class Client implements AutoCloseable {
 
     /**
      * The options of a client, one method per option of docs/client.md#options (named as the
-     * Java generator's are, in camelCase, times in milliseconds). An option not set comes from
-     * its {@code FLAKERY_*} variable or its default. Every value is checked in {@link #build()}.
+     * Java generator's are, in camelCase, times in milliseconds: the core's table of client
+     * options, which ClientTest checks every method against). An option not set comes from its
+     * {@code FLAKERY_*} variable or its default. Every value is checked in {@link #build()}.
      */
     public static final class Builder {
-        private final List<String> names = new ArrayList<>();
-        private final List<String> values = new ArrayList<>();
+        private final OptionTexts options = new OptionTexts();
+        private Generator fallback;
 
         private Builder() {}
 
         private Builder set(String name, Object value) {
-            int at = names.indexOf(name);
-            if (at >= 0 && !name.equals("server")) {
-                values.set(at, String.valueOf(value));
-            } else {
-                names.add(name);
-                values.add(String.valueOf(value));
-            }
+            options.set(name, value);
             return this;
         }
 
@@ -182,7 +174,8 @@ public final class Client implements AutoCloseable {
          * @return this builder
          */
         public Builder server(String url) {
-            return set("server", url);
+            options.add("servers", url);
+            return this;
         }
 
         /**
@@ -291,6 +284,22 @@ public final class Client implements AutoCloseable {
         }
 
         /**
+         * The generator to take IDs from while every server is unavailable
+         * ({@code servers_unavailable}; a refused token or an answer that is not IDs stays an
+         * error) (default: none). Its IDs are unique against the servers' only if its node ID is
+         * one no server ever holds: a datacenter ID of its own, or a worker ID of a range kept
+         * for fallbacks (docs/client.md#fallback). The client shares it: closing the generator
+         * makes the fallback fail with {@code lease_lost}.
+         *
+         * @param generator the generator, or {@code null} for none
+         * @return this builder
+         */
+        public Builder fallback(Generator generator) {
+            this.fallback = generator;
+            return this;
+        }
+
+        /**
          * The client of these options. Asks no server yet.
          *
          * @return the client
@@ -298,8 +307,12 @@ public final class Client implements AutoCloseable {
          *     message never holds the token), {@code invalid_layout}
          */
         public Client build() {
-            long handle = Native.clientNew(names.toArray(new String[0]), values.toArray(new String[0]));
-            return new Client(handle);
+            try {
+                long generator = fallback == null ? 0 : fallback.handle;
+                return new Client(Native.clientNew(options.names(), options.values(), generator));
+            } finally {
+                Reference.reachabilityFence(fallback);
+            }
         }
     }
 }

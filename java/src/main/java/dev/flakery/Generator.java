@@ -1,6 +1,5 @@
 package dev.flakery;
 
-import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -25,14 +24,12 @@ import java.util.Map;
  * }
  * }</pre>
  */
-public final class Generator implements AutoCloseable {
-    private final long handle;
+public final class Generator extends NativeHandle implements AutoCloseable {
     private final Layout layout;
     private final Map<String, Long> constants;
 
     private Generator(long handle, Map<String, Long> given) {
-        this.handle = handle;
-        Handles.CLEANER.register(this, freer(handle));
+        super(handle, Native::generatorFree);
         this.layout = Layout.own(Native.generatorLayout(handle));
         Map<String, Long> stamped = new LinkedHashMap<>();
         for (Layout.Field field : layout.fields()) {
@@ -41,11 +38,6 @@ public final class Generator implements AutoCloseable {
             }
         }
         this.constants = Collections.unmodifiableMap(stamped);
-    }
-
-    /** The Cleaner's action: it must not hold the generator itself. */
-    private static Runnable freer(long handle) {
-        return () -> Native.generatorFree(handle);
     }
 
     /**
@@ -195,15 +187,14 @@ public final class Generator implements AutoCloseable {
      * {@link #build()}.
      */
     public static final class Builder {
-        /** Option name (the table's camelCase name) to its value as text. */
-        private final Map<String, String> options = new LinkedHashMap<>();
+        private final OptionTexts options = new OptionTexts();
         private final List<String> fieldNames = new ArrayList<>();
         private final List<Long> fieldValues = new ArrayList<>();
 
         private Builder() {}
 
         private Builder set(String name, Object value) {
-            options.put(name, String.valueOf(value));
+            options.set(name, value);
             return this;
         }
 
@@ -381,8 +372,8 @@ public final class Generator implements AutoCloseable {
                 values[i] = fieldValues.get(i);
                 given.put(fieldNames.get(i), values[i]);
             }
-            long handle = Native.generatorNew(options.keySet().toArray(new String[0]),
-                    options.values().toArray(new String[0]), fieldNames.toArray(new String[0]), values);
+            long handle = Native.generatorNew(options.names(), options.values(), fieldNames.toArray(new String[0]),
+                    values);
             return new Generator(handle, given);
         }
     }

@@ -16,7 +16,7 @@ import java.util.Map;
  * flakery's core. Immutable and thread-safe; two layouts are equal when they cut IDs the same
  * way.
  */
-public final class Layout {
+public final class Layout extends NativeHandle {
     /**
      * One field of a layout.
      *
@@ -29,7 +29,6 @@ public final class Layout {
      */
     public record Field(String name, String kind, int shift, int bits, long defaultValue) {}
 
-    final long handle;
     private final String spec;
     private final List<Field> fields;
     private final long epochMs;
@@ -37,8 +36,7 @@ public final class Layout {
     private final boolean unsigned;
 
     private Layout(long handle) {
-        this.handle = handle;
-        Handles.CLEANER.register(this, () -> Native.layoutFree(handle));
+        super(handle, Native::layoutFree);
         this.spec = Native.layoutSpec(handle);
         String[] texts = Native.layoutFieldTexts(handle);
         long[] numbers = Native.layoutNumbers(handle);

@@ -1,10 +1,10 @@
 package dev.flakery;
 
 /**
- * The native methods of bindings-java (src/native.rs, src/client.rs). Handles are the addresses
- * of the core's generators and layouts and of clients; each is freed by its owner's
- * {@code Cleaner} once the owner is unreachable, and every caller keeps its owner reachable
- * across the call.
+ * The native methods of bindings-java (src/native.rs, src/client.rs). Handles are the core's
+ * generators and layouts and the clients (src/handles.rs); each is owned by a
+ * {@link NativeHandle}, released once the owner is unreachable, and every caller keeps its owner
+ * reachable across the call.
  */
 final class Native {
     static {
@@ -54,12 +54,16 @@ final class Native {
 
     static native String[] optionNames();
 
+    /** The core's table of client options: {@code [name, kind, default or ""]} for each, flattened. */
+    static native String[] clientOptions();
+
     static native long[] decode(long layout, long id);
 
     static native long compose(long layout, long timestampMs, long datacenterId, long workerId, long sequence,
             String[] fieldNames, long[] fieldValues);
 
-    static native long clientNew(String[] names, String[] values);
+    /** {@code fallback}: a generator's handle, shared with the client, or 0 for none. */
+    static native long clientNew(String[] names, String[] values, long fallback);
 
     static native void clientFree(long client);
 

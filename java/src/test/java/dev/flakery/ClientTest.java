@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -49,6 +50,43 @@ class ClientTest {
         });
         t.start();
         return t;
+    }
+
+    /**
+     * Four threads take IDs with {@code take} (which adds what one call gave to the thread's
+     * list); once a thread holds 500, {@code server} is killed, and each thread makes 1000 more
+     * calls. Every ID (each thread's in its order) and every error a thread met.
+     */
+    private static Taken takeAcrossAKill(IdServer server, Consumer<List<Long>> take) throws InterruptedException {
+        Taken taken = new Taken();
+        CountDownLatch enough = new CountDownLatch(1);
+        AtomicBoolean killed = new AtomicBoolean();
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            threads.add(thread(taken, () -> {
+                List<Long> mine = new ArrayList<>();
+                int after = 0;
+                try {
+                    while (after < 1000) {
+                        take.accept(mine);
+                        if (mine.size() >= 500) {
+                            enough.countDown();
+                        }
+                        after += killed.get() ? 1 : 0;
+                    }
+                } finally {
+                    taken.ids.addAll(mine);
+                    enough.countDown(); // a thread that failed early lets the test see its error
+                }
+            }));
+        }
+        enough.await();
+        server.kill();
+        killed.set(true);
+        for (Thread t : threads) {
+            t.join();
+        }
+        return taken;
     }
 
     private static int duplicates(List<Long> ids) {
@@ -119,33 +157,7 @@ class ClientTest {
         try (IdServer a = IdServer.start("--worker-id", "21"); IdServer b = IdServer.start("--worker-id", "22")) {
             try (Client client = Client.builder().server(a.url() + "," + b.url()).preferFirst(true).maxBlock(64)
                     .build()) {
-                Taken taken = new Taken();
-                CountDownLatch enough = new CountDownLatch(1);
-                AtomicBoolean killed = new AtomicBoolean();
-                List<Thread> threads = new ArrayList<>();
-                for (int t = 0; t < 4; t++) {
-                    threads.add(thread(taken, () -> {
-                        List<Long> mine = new ArrayList<>();
-                        int after = 0;
-                        try {
-                            while (after < 1000) {
-                                mine.add(client.nextId());
-                                if (mine.size() == 500) {
-                                    enough.countDown();
-                                }
-                                after += killed.get() ? 1 : 0;
-                            }
-                        } finally {
-                            taken.ids.addAll(mine);
-                        }
-                    }));
-                }
-                enough.await();
-                a.kill();
-                killed.set(true);
-                for (Thread t : threads) {
-                    t.join();
-                }
+                Taken taken = takeAcrossAKill(a, mine -> mine.add(client.nextId()));
                 assertEquals(List.of(), taken.errors);
                 assertEquals(0, duplicates(taken.ids));
                 Set<Long> workers = new HashSet<>();
@@ -170,6 +182,76 @@ class ClientTest {
                 FlakeryException e = fails("servers_unavailable", call::get);
                 assertTrue(e.getMessage().contains(dead1) && e.getMessage().contains(dead2), e::getMessage);
             }
+        }
+    }
+
+    /**
+     * A fallback generator of its own datacenter ID takes over when the one server is killed:
+     * no call fails, no ID repeats, and the calls after the kill end on the fallback's IDs.
+     */
+    @Test
+    void aFallbackTakesOverWhenEveryServerIsKilled() throws Exception {
+        try (IdServer a = IdServer.start("--worker-id", "31");
+                Generator fallback = Generator.builder().datacenterId(7).workerId(31).build()) {
+            try (Client client = Client.builder().server(a.url()).fallback(fallback).maxBlock(64).timeoutMs(2000)
+                    .requestTimeoutMs(500).build()) {
+                Taken taken = takeAcrossAKill(a, mine -> {
+                    mine.add(client.nextId());
+                    for (long id : client.nextIds(3)) {
+                        mine.add(id);
+                    }
+                });
+                assertEquals(List.of(), taken.errors);
+                assertEquals(0, duplicates(taken.ids));
+                Map<Long, Integer> byDatacenter = new java.util.TreeMap<>();
+                for (long id : taken.ids) {
+                    DecodedId parts = client.decode(id);
+                    assertEquals(31L, parts.workerId());
+                    byDatacenter.merge(parts.datacenterId(), 1, Integer::sum);
+                }
+                assertEquals(Set.of(0L, 7L), byDatacenter.keySet(), byDatacenter::toString);
+                // 1000 calls after the kill outlast any block the client held: the last are the fallback's.
+                assertEquals(7L, client.decode(taken.ids.get(taken.ids.size() - 1)).datacenterId());
+                assertEquals(7L, client.decode(Flakery.fromBase62(client.nextIdText("base62"))).datacenterId());
+            }
+        }
+    }
+
+    /** With no server ever up, every call is the fallback's; a closed fallback is its own error. */
+    @Test
+    void noServerUpGivesTheFallbacksIdsAndAClosedFallbackFails() throws Exception {
+        String dead = "http://127.0.0.1:" + IdServer.freePort();
+        Generator fallback = Generator.builder().datacenterId(5).workerId(1).build();
+        try (Client client = Client.builder().server(dead).fallback(fallback).timeoutMs(2000).build()) {
+            long previous = 0;
+            for (int i = 0; i < 50; i++) {
+                long id = client.nextId();
+                assertEquals(5L, client.decode(id).datacenterId());
+                assertTrue(id > previous);
+                previous = id;
+            }
+            for (long id : client.nextIds(5000)) {
+                assertEquals(5L, client.decode(id).datacenterId());
+                assertTrue(id > previous);
+                previous = id;
+            }
+            fallback.close();
+            fails("lease_lost", client::nextId);
+        }
+        // The same builder without a fallback: the servers' error.
+        try (Client client = Client.builder().server(dead).timeoutMs(2000).build()) {
+            fails("servers_unavailable", client::nextId);
+        }
+    }
+
+    /** A refused token is a configuration to fix: the fallback is not used for it. */
+    @Test
+    void aRefusedTokenDoesNotFallBack() throws Exception {
+        try (IdServer a = IdServer.start(Map.of("FLAKERY_SERVER_TOKEN", TOKEN));
+                Generator fallback = Generator.builder().datacenterId(5).workerId(2).build();
+                Client client = Client.builder().server(a.url()).token("wrong-token").fallback(fallback).build()) {
+            fails("unauthorized", client::nextId);
+            fails("unauthorized", () -> client.nextIds(10));
         }
     }
 
