@@ -54,6 +54,8 @@ struct State {
     used: bool,
     /// The refiller was woken and has not started asking yet (wake it once, not per call).
     woken: bool,
+    /// Times a caller woke the refiller (for `Stats`).
+    wakes: u64,
     refiller: bool,
     layout_checked: Vec<bool>,
 }
@@ -84,6 +86,7 @@ impl Engine {
                 wanted: 0,
                 used: false,
                 woken: false,
+                wakes: 0,
                 refiller: false,
                 layout_checked: vec![false; servers],
             }),
@@ -217,6 +220,7 @@ impl Engine {
             return;
         }
         state.woken = true;
+        state.wakes += 1;
         if !state.refiller {
             state.refiller = true;
             let engine = Arc::clone(self);
@@ -235,10 +239,11 @@ impl Engine {
         failure::error(&self.settings.servers, state.failover.failures(), why)
     }
 
-    /// IDs held now, and IDs dropped unused for their age since the client was made.
-    pub fn stats(&self) -> (usize, u64) {
+    /// IDs held now, IDs dropped unused for their age since the client was made, and the
+    /// times a caller woke the refiller.
+    pub fn stats(&self) -> (usize, u64, u64) {
         let state = self.lock();
-        (state.stock.left(), state.stock.dropped())
+        (state.stock.left(), state.stock.dropped(), state.wakes)
     }
 
     /// Stops the refiller after what it is doing; callers waiting fail now.

@@ -172,10 +172,11 @@ impl Client {
 
     /// What this process's client holds: for tests and metrics.
     pub fn stats(&self) -> Stats {
-        let (held, dropped_for_age) = self.engine().stats();
+        let (held, dropped_for_age, refills_asked) = self.engine().stats();
         Stats {
             held,
             dropped_for_age,
+            refills_asked,
         }
     }
 
@@ -207,6 +208,9 @@ pub struct Stats {
     pub held: usize,
     /// IDs dropped unused because they grew older than `max_age`.
     pub dropped_for_age: u64,
+    /// Times a call asked the client's thread for a block: once a block with prefetch (when
+    /// the stock runs low), and when a call finds the stock empty.
+    pub refills_asked: u64,
 }
 
 /// Builds a [`Client`]; every setting is optional but a server (or `FLAKERY_SERVERS`).
