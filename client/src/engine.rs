@@ -3,42 +3,37 @@
 //!
 //! One refiller thread asks the servers, so a block is asked for once and installed once; it
 //! holds no lock while it waits on the network. A caller takes from the block it holds (each
-//! thread keeps the stock's front block) without a lock: one `fetch_add` claims an ID (`stock`).
-//! Taking a new block, waiting and refilling are under a plain mutex: after `fork()` the child
-//! makes an engine of its own and never touches this one (`current`), so a lock held by a
-//! thread the child does not have cannot hang it, and a block it inherited is never claimed
-//! from (it belongs to another engine's number).
+//! thread keeps the stock's front block, `held`) without a lock: one `fetch_add` claims an ID
+//! (`stock`); the engine is asked only when that fails or leaves the stock low. Taking a new
+//! block, waiting and refilling are under a plain mutex: after `fork()` the child makes an
+//! engine of its own and never touches this one (`current`), so a lock held by a thread the
+//! child does not have cannot hang it, and a block it inherited is never claimed from (it is
+//! held for another fork generation).
 
-use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::failover::Failover;
 use crate::failure;
+use crate::held;
 use crate::options::Settings;
 use crate::sizing::Sizing;
 use crate::stock::{Block, Stock};
-use crate::ticks::Ticks;
+use crate::ticks::{Monotonic, Ticks};
 use crate::transport::Transport;
 use flakery::{Error, Result};
 
 /// How long the refiller sleeps when nothing is asked of it (it is woken when something is).
 const IDLE: Duration = Duration::from_secs(1);
 
-/// Numbers engines, so that a thread's block is used only by the engine it came from.
-static ENGINES: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    /// The block this thread takes from, and the number of the engine it belongs to.
-    static HELD: RefCell<Option<(u64, Arc<Block>)>> = const { RefCell::new(None) };
-}
-
 pub struct Engine {
     settings: Arc<Settings>,
-    clock: Arc<dyn Ticks>,
+    clock: Monotonic,
     pub generation: u64,
-    number: u64,
+    /// The client's number (`held::next_owner`): with the generation, whose blocks a thread
+    /// holds.
+    owner: u64,
     transport: Transport,
     state: Mutex<State>,
     /// A block arrived or a round of asking failed: callers look again.
@@ -59,12 +54,14 @@ struct State {
     used: bool,
     /// The refiller was woken and has not started asking yet (wake it once, not per call).
     woken: bool,
+    /// Times a caller woke the refiller (for `Stats`).
+    wakes: u64,
     refiller: bool,
     layout_checked: Vec<bool>,
 }
 
 impl Engine {
-    pub fn new(settings: Arc<Settings>, clock: Arc<dyn Ticks>, generation: u64) -> Arc<Self> {
+    pub fn new(settings: Arc<Settings>, owner: u64, generation: u64) -> Arc<Self> {
         let servers = settings.servers.len();
         // Processes on one host start on different servers, unless told which comes first.
         let start = match settings.given.prefer_first {
@@ -78,7 +75,7 @@ impl Engine {
                 settings.given.request_timeout,
             ),
             state: Mutex::new(State {
-                stock: Stock::new(settings.max_age_ms),
+                stock: Stock::new(),
                 failover: Failover::new(servers, start),
                 sizing: Sizing::new(
                     settings.given.min_block,
@@ -89,13 +86,14 @@ impl Engine {
                 wanted: 0,
                 used: false,
                 woken: false,
+                wakes: 0,
                 refiller: false,
                 layout_checked: vec![false; servers],
             }),
             settings,
-            clock,
+            clock: Monotonic,
             generation,
-            number: ENGINES.fetch_add(1, Relaxed),
+            owner,
             arrived: Condvar::new(),
             wake: Condvar::new(),
             stop: AtomicBool::new(false),
@@ -150,10 +148,10 @@ impl Engine {
         }
     }
 
-    /// One ID: the steady state is this, a claim from the block this thread holds.
-    #[inline]
-    pub fn next_id(self: &Arc<Self>) -> Result<i64> {
-        if let Some(id) = self.try_next_id() {
+    /// One ID, after `claimed`, the answer of this thread's held block (`held::claim`) for
+    /// this engine: the steady state is that claim alone, and never comes here.
+    pub fn next_id(self: &Arc<Self>, claimed: Option<(i64, bool)>) -> Result<i64> {
+        if let Some(id) = self.try_next_id(claimed) {
             return Ok(id);
         }
         let mut id = [0];
@@ -161,19 +159,10 @@ impl Engine {
         Ok(id[0])
     }
 
-    /// One ID from the stock if it holds one now; `None` when a call would have to wait for
-    /// a block (or fail). Never waits on the network: it wakes the refiller at most.
-    #[inline]
-    pub fn try_next_id(self: &Arc<Self>) -> Option<i64> {
-        let claimed = HELD
-            .try_with(|held| match &*held.borrow() {
-                Some((number, block)) if *number == self.number => {
-                    block.claim(self.clock.now_ms(), self.settings.max_age_ms)
-                }
-                _ => None,
-            })
-            .ok()
-            .flatten();
+    /// One ID from the stock if it holds one now (after `claimed`, as `next_id`); `None` when
+    /// a call would have to wait for a block (or fail). Never waits on the network: it wakes
+    /// the refiller at most.
+    pub fn try_next_id(self: &Arc<Self>, claimed: Option<(i64, bool)>) -> Option<i64> {
         match claimed {
             Some((id, false)) => Some(id),
             Some((id, true)) => {
@@ -198,10 +187,10 @@ impl Engine {
                 self.want_more(&mut state, 0);
             }
         }
-        let front = state.stock.front().map(|block| (self.number, block));
+        let front = state.stock.front();
         drop(state);
         // The block let go of may be the last hold on it: freed outside the lock.
-        let _ = HELD.try_with(|held| held.replace(front));
+        held::hold(self.owner, self.generation, front);
         id
     }
 
@@ -231,6 +220,7 @@ impl Engine {
             return;
         }
         state.woken = true;
+        state.wakes += 1;
         if !state.refiller {
             state.refiller = true;
             let engine = Arc::clone(self);
@@ -249,10 +239,11 @@ impl Engine {
         failure::error(&self.settings.servers, state.failover.failures(), why)
     }
 
-    /// IDs held now, and IDs dropped unused for their age since the client was made.
-    pub fn stats(&self) -> (usize, u64) {
+    /// IDs held now, IDs dropped unused for their age since the client was made, and the
+    /// times a caller woke the refiller.
+    pub fn stats(&self) -> (usize, u64, u64) {
         let state = self.lock();
-        (state.stock.left(), state.stock.dropped())
+        (state.stock.left(), state.stock.dropped(), state.wakes)
     }
 
     /// Stops the refiller after what it is doing; callers waiting fail now.
@@ -317,7 +308,8 @@ impl Engine {
                 .and_then(|()| self.transport.fetch(url, size));
                 match result {
                     Ok(ids) => {
-                        got = Some((server, Block::new(ids, made_after)));
+                        let block = Block::new(ids, made_after, self.settings.max_age_ms);
+                        got = Some((server, block));
                         break;
                     }
                     Err(failure) => failures.push((server, self.clock.now_ms(), failure)),

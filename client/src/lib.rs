@@ -40,6 +40,7 @@ mod current;
 mod engine;
 mod failover;
 mod failure;
+mod held;
 mod options;
 mod sizing;
 mod stock;
@@ -60,13 +61,13 @@ pub use options::{split_servers, Options, MAX_BLOCK, SERVERS_ENV, TOKEN_ENV};
 use current::Current;
 use engine::Engine;
 use options::Settings;
-use ticks::{Monotonic, Ticks};
 
 /// IDs from `flakery serve`, with the calls of a `Generator`. Share it between threads
 /// (`Arc<Client>`); it is `Send + Sync`.
 pub struct Client {
+    /// Names the blocks its engines' threads hold (`held`).
+    owner: u64,
     settings: Arc<Settings>,
-    clock: Arc<dyn Ticks>,
     current: Current,
 }
 
@@ -90,35 +91,35 @@ impl Client {
 
     pub fn new(options: Options) -> Result<Client> {
         let settings = Arc::new(Settings::resolve(options)?);
-        let clock: Arc<dyn Ticks> = Arc::new(Monotonic);
-        let engine = Engine::new(
-            Arc::clone(&settings),
-            Arc::clone(&clock),
-            flakery::fork::generation(),
-        );
+        let owner = held::next_owner();
+        let engine = Engine::new(Arc::clone(&settings), owner, flakery::fork::generation());
         Ok(Client {
+            owner,
             settings,
-            clock,
             current: Current::new(engine),
         })
     }
 
-    #[inline]
     fn engine(&self) -> &Arc<Engine> {
-        self.current.get(|generation| {
-            Engine::new(
-                Arc::clone(&self.settings),
-                Arc::clone(&self.clock),
-                generation,
-            )
-        })
+        self.current
+            .get(|generation| Engine::new(Arc::clone(&self.settings), self.owner, generation))
     }
 
-    /// One new ID. From the stock in the steady state; it waits for a block (at most
-    /// `timeout`) only when the stock is empty.
+    /// One new ID. From the block this thread holds in the steady state; it waits for a
+    /// block (at most `timeout`) only when the stock is empty.
     #[inline]
     pub fn next_id(&self) -> Result<i64> {
-        match self.engine().next_id() {
+        match held::claim(self.owner) {
+            Some((id, false)) => Ok(id),
+            claimed => self.next_id_from_engine(claimed),
+        }
+    }
+
+    /// The held block had nothing, or its claim left the stock low.
+    #[cold]
+    #[inline(never)]
+    fn next_id_from_engine(&self, claimed: Option<(i64, bool)>) -> Result<i64> {
+        match self.engine().next_id(claimed) {
             Ok(id) => Ok(id),
             Err(error) => self.fallback(error, |g| g.next_id()),
         }
@@ -129,7 +130,10 @@ impl Client {
     /// a lock of its own (Python's GIL) only while the call cannot block.
     #[inline]
     pub fn try_next_id(&self) -> Option<i64> {
-        self.engine().try_next_id()
+        match held::claim(self.owner) {
+            Some((id, false)) => Some(id),
+            claimed => self.engine().try_next_id(claimed),
+        }
     }
 
     /// `n` new IDs, increasing within each block (see the docs on order).
@@ -168,10 +172,11 @@ impl Client {
 
     /// What this process's client holds: for tests and metrics.
     pub fn stats(&self) -> Stats {
-        let (held, dropped_for_age) = self.engine().stats();
+        let (held, dropped_for_age, refills_asked) = self.engine().stats();
         Stats {
             held,
             dropped_for_age,
+            refills_asked,
         }
     }
 
@@ -203,6 +208,9 @@ pub struct Stats {
     pub held: usize,
     /// IDs dropped unused because they grew older than `max_age`.
     pub dropped_for_age: u64,
+    /// Times a call asked the client's thread for a block: once a block with prefetch (when
+    /// the stock runs low), and when a call finds the stock empty.
+    pub refills_asked: u64,
 }
 
 /// Builds a [`Client`]; every setting is optional but a server (or `FLAKERY_SERVERS`).

@@ -1,7 +1,7 @@
-//! The IDs a client holds: blocks as they came from the servers, each stamped with a time
-//! before its request was sent, so that an ID whose age may be over `max_age` is dropped
-//! rather than handed out (an ID is made after its request is sent: its real age is at most
-//! the one measured).
+//! The IDs a client holds: blocks as they came from the servers, each stamped with the last
+//! millisecond its IDs may be handed out in (`max_age` after a time before its request was
+//! sent), so that an ID whose age may be over `max_age` is dropped rather than handed out (an
+//! ID is made after its request is sent: its real age is at most the one measured).
 //!
 //! A block is immutable but for its cursor: a caller claims an index with one `fetch_add`, so
 //! each ID goes to one caller, and callers that hold the block (`Arc`) take from it without
@@ -18,28 +18,29 @@ pub struct Block {
     ids: Box<[i64]>,
     /// The next index to claim; at or past the end once used up or closed.
     next: AtomicUsize,
-    /// A time at or before the request for this block was sent.
-    made_after_ms: u64,
+    /// `max_age` after a time at or before the request for this block was sent: no ID of it
+    /// is handed out at a later time.
+    young_until_ms: u64,
     /// The claim of this index leaves the stock at its low watermark: its caller wakes the
     /// refiller (set by `Stock::arm`).
     low_at: AtomicUsize,
 }
 
 impl Block {
-    pub fn new(ids: Vec<i64>, made_after_ms: u64) -> Self {
+    pub fn new(ids: Vec<i64>, made_after_ms: u64, max_age_ms: u64) -> Self {
         Block {
             ids: ids.into_boxed_slice(),
             next: AtomicUsize::new(0),
-            made_after_ms,
+            young_until_ms: made_after_ms.saturating_add(max_age_ms),
             low_at: AtomicUsize::new(usize::MAX),
         }
     }
 
-    /// One ID, if this block is not older than `max_age_ms` at `now_ms` and one is left; with
+    /// One ID, if this block is not older than `max_age` at `now_ms` and one is left; with
     /// it, whether the stock is now at its low watermark.
-    #[inline]
-    pub fn claim(&self, now_ms: u64, max_age_ms: u64) -> Option<(i64, bool)> {
-        if now_ms.saturating_sub(self.made_after_ms) > max_age_ms {
+    #[inline(always)]
+    pub fn claim(&self, now_ms: u64) -> Option<(i64, bool)> {
+        if now_ms > self.young_until_ms {
             return None;
         }
         // Relaxed: the IDs are immutable and published with the `Arc`; only the uniqueness of
@@ -66,23 +67,22 @@ impl Block {
     fn left(&self) -> usize {
         self.ids.len().saturating_sub(self.next.load(Relaxed))
     }
+
+    fn too_old(&self, now_ms: u64) -> bool {
+        now_ms > self.young_until_ms
+    }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Stock {
     blocks: VecDeque<Arc<Block>>,
-    max_age_ms: u64,
     /// IDs dropped unused because they grew too old.
     dropped: u64,
 }
 
 impl Stock {
-    pub fn new(max_age_ms: u64) -> Self {
-        Stock {
-            blocks: VecDeque::new(),
-            max_age_ms,
-            dropped: 0,
-        }
+    pub fn new() -> Self {
+        Stock::default()
     }
 
     pub fn add(&mut self, block: Block) {
@@ -111,7 +111,7 @@ impl Stock {
     /// their stamps, so only from the front).
     pub fn expire(&mut self, now_ms: u64) {
         while let Some(front) = self.blocks.front() {
-            if now_ms.saturating_sub(front.made_after_ms) <= self.max_age_ms {
+            if !front.too_old(now_ms) {
                 break;
             }
             self.dropped += front.close() as u64;
@@ -124,7 +124,7 @@ impl Stock {
         self.expire(now_ms);
         loop {
             let front = self.blocks.front()?;
-            if let Some((id, _)) = front.claim(now_ms, self.max_age_ms) {
+            if let Some((id, _)) = front.claim(now_ms) {
                 return Some(id);
             }
             // Used up (it is young: `expire` kept it).
@@ -171,9 +171,9 @@ mod tests {
 
     #[test]
     fn hands_out_in_order_across_blocks() {
-        let mut stock = Stock::new(1000);
-        stock.add(Block::new(vec![1, 2], 0));
-        stock.add(Block::new(vec![10, 11, 12], 5));
+        let mut stock = Stock::new();
+        stock.add(Block::new(vec![1, 2], 0, 1000));
+        stock.add(Block::new(vec![10, 11, 12], 5, 1000));
         assert_eq!(stock.left(), 5);
         let taken: Vec<_> = std::iter::from_fn(|| stock.take(6)).collect();
         assert_eq!(taken, [1, 2, 10, 11, 12]);
@@ -183,9 +183,9 @@ mod tests {
 
     #[test]
     fn an_id_older_than_max_age_is_never_handed_out() {
-        let mut stock = Stock::new(100);
-        stock.add(Block::new(vec![1, 2, 3], 0));
-        stock.add(Block::new(vec![7, 8], 50));
+        let mut stock = Stock::new();
+        stock.add(Block::new(vec![1, 2, 3], 0, 100));
+        stock.add(Block::new(vec![7, 8], 50, 100));
         assert_eq!(stock.take(100), Some(1), "exactly max_age old: still given");
         assert_eq!(stock.take(101), Some(7), "1 ms over: its block is dropped");
         assert_eq!(stock.dropped(), 2);
@@ -197,13 +197,13 @@ mod tests {
 
     #[test]
     fn takes_many_at_once_without_old_ones() {
-        let mut stock = Stock::new(100);
-        stock.add(Block::new(vec![1, 2], 0));
-        stock.add(Block::new(vec![5, 6, 7], 80));
+        let mut stock = Stock::new();
+        stock.add(Block::new(vec![1, 2], 0, 100));
+        stock.add(Block::new(vec![5, 6, 7], 80, 100));
         let mut out = [0; 4];
         assert_eq!(stock.take_into(150, &mut out), 3);
         assert_eq!(out[..3], [5, 6, 7]);
-        stock.add(Block::new(vec![9, 10, 11], 150));
+        stock.add(Block::new(vec![9, 10, 11], 150, 100));
         let mut out = [0; 2];
         assert_eq!(stock.take_into(150, &mut out), 2);
         assert_eq!(out, [9, 10]);
@@ -214,14 +214,14 @@ mod tests {
     fn threads_drawing_from_one_block_get_every_id_once() {
         const IDS: i64 = 2_000_000;
         const THREADS: usize = 8;
-        let block = Arc::new(Block::new((0..IDS).collect(), 0));
+        let block = Arc::new(Block::new((0..IDS).collect(), 0, 100));
         let start = Arc::new(std::sync::Barrier::new(THREADS));
         let threads: Vec<_> = (0..THREADS)
             .map(|_| {
                 let (block, start) = (Arc::clone(&block), Arc::clone(&start));
                 std::thread::spawn(move || {
                     start.wait();
-                    std::iter::from_fn(|| block.claim(0, 100).map(|(id, _)| id)).collect()
+                    std::iter::from_fn(|| block.claim(0).map(|(id, _)| id)).collect()
                 })
             })
             .collect();
@@ -237,37 +237,37 @@ mod tests {
         let twice = seen.iter().filter(|&&n| n > 1).count();
         let lost = seen.iter().filter(|&&n| n == 0).count();
         assert_eq!((twice, lost), (0, 0), "per thread: {handed:?}");
-        assert_eq!(block.claim(0, 100), None);
+        assert_eq!(block.claim(0), None);
     }
 
     #[test]
     fn a_block_over_max_age_is_never_claimed_from() {
-        let block = Block::new(vec![1, 2, 3], 1000);
+        let block = Block::new(vec![1, 2, 3], 1000, 100);
         assert_eq!(
-            block.claim(1100, 100).map(|c| c.0),
+            block.claim(1100).map(|c| c.0),
             Some(1),
             "exactly max_age old"
         );
-        assert_eq!(block.claim(1101, 100), None, "1 ms over");
-        assert_eq!(block.claim(u64::MAX, 100), None);
+        assert_eq!(block.claim(1101), None, "1 ms over");
+        assert_eq!(block.claim(u64::MAX), None);
         assert_eq!(block.left(), 2, "nothing claimed by a refused call");
         // A caller holding a block the stock dropped for its age gets nothing either.
-        let mut stock = Stock::new(100);
-        stock.add(Block::new(vec![4, 5], 0));
+        let mut stock = Stock::new();
+        stock.add(Block::new(vec![4, 5], 0, 100));
         let held = stock.front().unwrap();
         stock.expire(101);
-        assert_eq!(held.claim(50, 100), None, "closed when dropped");
+        assert_eq!(held.claim(50), None, "closed when dropped");
         assert_eq!(stock.dropped(), 2);
     }
 
     #[test]
     fn the_claim_that_leaves_the_stock_low_says_so() {
-        let mut stock = Stock::new(100);
-        stock.add(Block::new(vec![1, 2, 3, 4], 0));
-        stock.add(Block::new(vec![5, 6], 0));
+        let mut stock = Stock::new();
+        stock.add(Block::new(vec![1, 2, 3, 4], 0, 100));
+        stock.add(Block::new(vec![5, 6], 0, 100));
         stock.arm(3);
         let front = stock.front().unwrap();
-        let lows: Vec<bool> = std::iter::from_fn(|| front.claim(0, 100).map(|c| c.1)).collect();
+        let lows: Vec<bool> = std::iter::from_fn(|| front.claim(0).map(|c| c.1)).collect();
         assert_eq!(lows, [false, false, true, false], "after 3: 1 + 2 held");
         assert_eq!(stock.left(), 2);
     }

@@ -139,3 +139,35 @@ fn a_held_block_too_old_is_not_taken_from() {
         "{third} is from the block made before {asked}"
     );
 }
+
+/// Prefetch, as an order of events: the call that leaves half a block held asks for the next
+/// block, long before this block's last ID is claimed (the refiller's own idle rounds are not
+/// callers' asks: they cannot hide a prefetch that is never asked for).
+#[test]
+fn the_next_block_is_asked_for_at_half_a_block_before_its_last_id() {
+    let (url, _fake) = fake_server();
+    let client = Client::builder()
+        .server(&url)
+        .block_sizes(100, 100)
+        .max_age(Duration::from_secs(600))
+        .build()
+        .unwrap();
+    client.next_id().unwrap();
+    assert_eq!(
+        client.stats().refills_asked,
+        1,
+        "the first call found nothing"
+    );
+    let mut asked_after = None;
+    for claimed in 2..=100 {
+        client.next_id().unwrap();
+        if asked_after.is_none() && client.stats().refills_asked > 1 {
+            asked_after = Some(claimed);
+        }
+    }
+    assert_eq!(
+        asked_after,
+        Some(50),
+        "the next block was asked for after this many IDs of 100"
+    );
+}
