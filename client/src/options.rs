@@ -133,6 +133,19 @@ impl Settings {
             ..flakery::Options::default()
         }
         .resolved_layout()?;
+        // A fallback of another layout would make IDs that `decode` misreads and that may
+        // equal the servers' (its node bits sit elsewhere): refused, never mixed in.
+        if let Some(fallback) = &options.fallback {
+            if *fallback.layout() != layout {
+                return Err(Error::invalid_argument(format!(
+                    "{}: the fallback generator's layout ({}) is not the servers' ({layout}); \
+                     build it with the servers' layout and a node ID of its own",
+                    table::FALLBACK.rust,
+                    fallback.layout()
+                ))
+                .about(table::FALLBACK.rust));
+            }
+        }
         let ms = |spec: &OptionSpec, d: Duration| -> Result<u64> {
             match u64::try_from(d.as_millis()) {
                 Ok(ms) if ms > 0 => Ok(ms),
@@ -377,5 +390,33 @@ mod tests {
             Duration::from_secs(5),
             "never past the call's deadline"
         );
+    }
+
+    #[test]
+    fn a_fallback_of_another_layout_is_refused() {
+        let fallback = |spec: &str| {
+            Arc::new(
+                Generator::builder()
+                    .layout_spec(spec)
+                    .unwrap()
+                    .datacenter_id(31)
+                    .worker_id(1)
+                    .build()
+                    .unwrap(),
+            )
+        };
+        let options = |layout: &str, generator: &str| Options {
+            servers: vec!["http://a:1".into()],
+            layout: Some(Layout::parse(layout).unwrap()),
+            fallback: Some(fallback(generator)),
+            ..Options::default()
+        };
+        let e = Settings::resolve(options("twitter", "discord"))
+            .err()
+            .expect("a discord fallback for twitter servers");
+        assert_eq!(e.code().as_str(), "invalid_argument", "{e}");
+        assert_eq!(e.option(), Some(table::FALLBACK.rust), "{e}");
+        assert!(e.message().contains("servers' layout"), "{e}");
+        assert!(Settings::resolve(options("twitter", "twitter")).is_ok());
     }
 }
