@@ -60,7 +60,7 @@ def table_md(r: dict[str, Any], bar: list[tuple[str, Any, str]], lock: dict[str,
         "",
         "Ratios are the peer's time over flakery's (sustained: flakery's IDs/s over the peer's), so above 1× "
         "means flakery is faster. Per call, each language is set against "
-        "its plain call (Rust: the `borrow` generator; Python `flakery.next_id()`; Node `nextId()`); sustained against the "
+        "its plain call (Rust: the `wait` generator, the default; Python `flakery.next_id()`; Node `nextId()`); sustained against the "
         "`wait` generator; batch and threads against the `borrow` generator's `next_ids` / `next_id`.",
         "",
     ]

@@ -9,9 +9,17 @@ from typing import Any, Optional
 from .figures import by_key, fmt_ns, fmt_rate, fmt_ratio, get, ratio
 
 LANGUAGES = ("rust", "python", "node")
+# Rust's plain call: a generator as `Generator::builder().build()` makes it, with the default
+# policy (`wait`), the policy of ferroid's atomic generator too (it spins when a millisecond is
+# used up), and of Python's `flakery.next_id()` and Node's `nextId()`, the other languages'
+# plain calls. Per call and in the bar it is the row flakery is judged by. The `borrow` row
+# times the same hot path: bursts of 1,000 never use up a millisecond's 4,096, so no policy
+# comes into play (each flakery row's `per_call.slow_path` counts 0 waits, 0 borrowed ticks),
+# and the two rows differ by the run's noise alone; the bar prints both.
+RUST_PLAIN_CALL = "flakery-wait"
 # Per language, which flakery row each column is set against.
 BASELINES = {
-    "rust": {"per_call": "flakery-borrow", "sustained": "flakery-wait", "batch": "flakery-borrow", "threads": "flakery-borrow"},
+    "rust": {"per_call": RUST_PLAIN_CALL, "sustained": "flakery-wait", "batch": "flakery-borrow", "threads": "flakery-borrow"},
     "python": {"per_call": "flakery-next_id", "sustained": "flakery-next_id", "batch": "flakery-borrow", "threads": "flakery-borrow"},
     "node": {"per_call": "flakery-nextId", "sustained": "flakery-nextId", "batch": "flakery-borrow", "threads": None},
 }
@@ -111,19 +119,21 @@ def rust_bar(r: dict[str, Any]) -> Bar:
     out: Bar = []
     rust = by_key(r.get("rust") or {})
     fb = get(rust.get("flakery-borrow"), "per_call", "ns")
+    fp = get(rust.get(RUST_PLAIN_CALL), "per_call", "ns")
     if fb is not None:
         out.append(("Core: next_id() in borrow mode ≤ 15 ns", fb <= 15, f"{fb:.2f} ns per call"))
-        peers = [(g["name"], get(g, "per_call", "ns")) for g in rust.values() if not g.get("flakery")]
-        peers = [(n, v) for n, v in peers if v is not None]
-        if peers:
-            fastest = min(peers, key=lambda p: p[1])
-            out.append((
-                "Core: faster than every Rust peer's generator",
-                all(fb < v for _, v in peers),
-                f"flakery {fb:.2f} ns; fastest peer {fastest[0]} {fastest[1]:.2f} ns ({fastest[1] / fb:.2f}×)",
-            ))
     else:
         out.append(("Core: next_id() in borrow mode ≤ 15 ns", None, "not measured"))
+    peers = [(g["name"], get(g, "per_call", "ns")) for g in rust.values() if not g.get("flakery")]
+    peers = [(n, v) for n, v in peers if v is not None]
+    if fp is not None and peers:
+        fastest = min(peers, key=lambda p: p[1])
+        borrow = f"; borrow {fb:.2f} ns, the same hot path" if fb is not None else ""
+        out.append((
+            "Core: next_id() (the default, wait) faster than every Rust peer's generator",
+            all(fp < v for _, v in peers),
+            f"flakery {fp:.2f} ns (wait){borrow}; fastest peer {fastest[0]} {fastest[1]:.2f} ns ({fastest[1] / fp:.2f}×)",
+        ))
     fw = get(rust.get("flakery-wait"), "sustained", "ceiling_ratio")
     out.append((
         "Core: wait mode sustains ≥ 99% of 4,096,000 IDs/s",

@@ -10,6 +10,7 @@ from typing import Any
 
 from .c_abi import overhead_ns
 from .figures import by_key, fmt_ns, fmt_rate, fmt_ratio, get, times
+from .generators import RUST_PLAIN_CALL
 
 
 def headline(r: dict[str, Any]) -> dict[str, str]:
@@ -18,7 +19,7 @@ def headline(r: dict[str, Any]) -> dict[str, str]:
     rust = by_key(r.get("rust") or {})
     py = by_key(r.get("python") or {})
     node = by_key(r.get("node") or {})
-    fb = get(rust.get("flakery-borrow"), "per_call", "ns")
+    fb = get(rust.get(RUST_PLAIN_CALL), "per_call", "ns")
     pn = get(py.get("flakery-next_id"), "per_call", "ns")
     nn = get(node.get("flakery-nextId"), "per_call", "ns")
     ns = lambda v: f"{v:.0f} ns" if v is not None else "(not measured)"
@@ -81,7 +82,7 @@ def headline_table(r: dict[str, Any]) -> str:
         return ", ".join(out)
 
     rust = by_key(r.get("rust") or {})
-    fb = get(rust.get("flakery-borrow"), "per_call", "ns")
+    fb = get(rust.get(RUST_PLAIN_CALL), "per_call", "ns")
     if fb is not None:
         peers = sorted(
             ((g["key"], g["name"].split(" (")[0], "") for g in rust.values()

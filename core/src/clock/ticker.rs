@@ -5,10 +5,16 @@
 //! - it starts on the first reading (the first ID a generator on the system clock makes), never
 //!   when a process only loads flakery or builds a generator;
 //! - while readings come it wakes once a millisecond, reads `CLOCK_REALTIME` and stores it;
-//! - after `PARK_AFTER_MS` milliseconds in which nothing read it, it parks (blocked, no
-//!   wake-ups) until the next reading, which reads the clock itself and wakes it;
+//! - once every `MARK_EVERY_MS` of its milliseconds it marks the word unread, and the mark stays
+//!   on the words it stores until a reading clears it; after `PARK_AFTER_MS` milliseconds of
+//!   marks nobody cleared it parks (blocked, no wake-ups) until the next reading, which reads
+//!   the clock itself and wakes it;
 //! - a fork's child has no such thread: the fork handler empties the word, and the child's
 //!   first reading starts a thread of its own.
+//!
+//! Why a mark every 10 ms and not every millisecond: clearing it is a write to the line the
+//! thread writes, a transfer between cores (a compare-and-swap on a line the other core holds)
+//! that the first call of every millisecond paid, against one load for every other reading.
 //!
 //! The published time is a past reading of the clock, so it never runs ahead of it; it may lag
 //! (a thread descheduled on a busy machine), as the coarse clock it replaces lags by up to a
@@ -20,12 +26,17 @@ use std::sync::Mutex;
 use std::thread::Thread;
 use std::time::Duration;
 
-/// Parks after this many milliseconds without a reading.
+/// Parks after this many milliseconds of marks nobody cleared (between this and
+/// `PARK_AFTER_MS + MARK_EVERY_MS` after the last reading).
 pub const PARK_AFTER_MS: u32 = 50;
 
-/// The thread's last reading (Unix ms), with `UNREAD` set until the first caller reads it
-/// (the thread counts the milliseconds nobody did). `UNREAD` alone while no thread publishes
-/// (not started, parked, failed to start, a fork's child): callers read the clock themselves.
+/// The thread marks its word unread once every this many of its milliseconds.
+pub const MARK_EVERY_MS: u32 = 10;
+
+/// The thread's last reading (Unix ms), with `UNREAD` set from a mark until the first caller
+/// reads it (the thread counts the marks nobody cleared). `UNREAD` alone while no thread
+/// publishes (not started, parked, failed to start, a fork's child): callers read the clock
+/// themselves.
 /// As an i64 a word with `UNREAD` is negative, below every layout's origin, so a generator's
 /// hot path, which checks the reading against its origin anyway, needs no test of its own
 /// (`at_hand`).
@@ -69,8 +80,8 @@ pub fn at_hand() -> i64 {
     PUBLISHED.0.load(Relaxed) as i64
 }
 
-/// The first reading of a millisecond's word marks it read; a reading while none is published
-/// reads the clock and wakes (or starts) the thread.
+/// The first reading of a marked word clears the mark; a reading while none is published reads
+/// the clock and wakes (or starts) the thread.
 #[cold]
 #[inline(never)]
 fn first_reading(read_clock: fn() -> i64) -> i64 {
@@ -134,26 +145,61 @@ fn with_signals_blocked<T>(spawn: impl FnOnce() -> T) -> T {
 
 fn run() {
     *crate::fork::lock(&THREAD) = Some(std::thread::current());
-    let mut unread = 0;
+    let mut marks = Marks::default();
     loop {
         let (ms, sub_ms_ns) = super::realtime_ms_and_rest();
-        let word = if ms > 0 && ms < PUBLISHABLE_END_MS {
-            ms as u64 | UNREAD
-        } else {
-            UNREAD
+        // A reading that clears the mark between the load and the swap makes the swap fail,
+        // and the word is made again without it.
+        let before = match PUBLISHED
+            .0
+            .fetch_update(AcqRel, Acquire, |before| Some(marks.word(before, ms)))
+        {
+            Ok(before) | Err(before) => before,
         };
-        let before = PUBLISHED.0.swap(word, AcqRel);
-        if before & UNREAD == 0 {
-            unread = 0;
-        } else {
-            unread += 1;
-        }
-        if unread >= PARK_AFTER_MS {
+        if marks.published(before) {
             park();
-            unread = 0;
+            marks = Marks::default();
             continue;
         }
         std::thread::sleep(Duration::from_nanos(1_000_000 - sub_ms_ns));
+    }
+}
+
+/// What the thread keeps between its milliseconds: where it is between two marks, and how many
+/// marks in a row nobody cleared.
+#[derive(Debug, Default)]
+struct Marks {
+    since_mark: u32,
+    uncleared: u32,
+}
+
+impl Marks {
+    /// The word to store for the reading `ms` in place of `before`: marked at a mark, and
+    /// between marks carrying the mark `before` has (none once a reading cleared it).
+    fn word(&self, before: u64, ms: i64) -> u64 {
+        if ms <= 0 || ms >= PUBLISHABLE_END_MS {
+            return UNREAD;
+        }
+        let mark = if self.since_mark == 0 {
+            UNREAD
+        } else {
+            before & UNREAD
+        };
+        ms as u64 | mark
+    }
+
+    /// After storing the word that replaced `before`: at a mark, `before` tells whether the
+    /// last mark was cleared. Whether the thread should park now.
+    fn published(&mut self, before: u64) -> bool {
+        if self.since_mark == 0 {
+            self.uncleared = if before & UNREAD == 0 {
+                0
+            } else {
+                self.uncleared + 1
+            };
+        }
+        self.since_mark = (self.since_mark + 1) % MARK_EVERY_MS;
+        self.uncleared >= PARK_AFTER_MS / MARK_EVERY_MS
     }
 }
 
@@ -175,4 +221,70 @@ pub fn after_fork_in_child() {
 /// Whether a thread publishes the time now (for tests).
 pub fn publishing() -> bool {
     PUBLISHED.0.load(SeqCst) != UNREAD
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The thread's milliseconds from its start, with a caller that reads in the milliseconds
+    /// `reads` says, as `first_reading` does: the writes those readings made (a cleared mark),
+    /// and the millisecond the thread parked at, if it did.
+    fn simulate(millis: u32, reads: impl Fn(u32) -> bool) -> (u32, Option<u32>) {
+        let mut word = UNREAD;
+        let mut marks = Marks::default();
+        let mut writes = 0;
+        for at in 0..millis {
+            let before = word;
+            word = marks.word(before, 1_700_000_000_000 + i64::from(at));
+            if marks.published(before) {
+                return (writes, Some(at));
+            }
+            if reads(at) && word & UNREAD != 0 && word != UNREAD {
+                word &= !UNREAD;
+                writes += 1;
+            }
+        }
+        (writes, None)
+    }
+
+    #[test]
+    fn a_caller_that_reads_every_millisecond_writes_once_a_mark() {
+        let (writes, parked) = simulate(1_000, |_| true);
+        assert_eq!(parked, None);
+        assert_eq!(writes, 1_000 / MARK_EVERY_MS);
+    }
+
+    #[test]
+    fn a_reading_anywhere_between_two_marks_keeps_the_thread_awake() {
+        // One reading every 37 ms, at every place between two marks in turn: never 50 ms
+        // without one.
+        let (writes, parked) = simulate(10_000, |at| at % 37 == 3);
+        assert_eq!(parked, None);
+        assert_eq!(writes, (10_000u32 - 3).div_ceil(37));
+    }
+
+    #[test]
+    fn the_thread_parks_between_50_and_60_ms_after_the_last_reading() {
+        for last in 100..120 {
+            let (_, parked) = simulate(1_000, |at| at <= last);
+            let idle = parked.expect("parks") - last;
+            assert!(
+                (PARK_AFTER_MS..=PARK_AFTER_MS + MARK_EVERY_MS).contains(&idle),
+                "last reading at {last} ms, parked {idle} ms later"
+            );
+        }
+        // Never read once started (the reading that started it read the clock itself): the
+        // empty word it found counts as a mark nobody cleared.
+        let (_, parked) = simulate(1_000, |_| false);
+        assert!(parked.expect("parks") <= PARK_AFTER_MS);
+    }
+
+    #[test]
+    fn a_reading_outside_what_may_be_published_is_not_at_hand() {
+        let marks = Marks::default();
+        for ms in [i64::MIN, -1, 0, PUBLISHABLE_END_MS, i64::MAX] {
+            assert_eq!(marks.word(0, ms), UNREAD);
+        }
+    }
 }

@@ -71,4 +71,11 @@ impl<const BORROW: bool> Peer for Flakery<BORROW> {
     fn ts(id: u128) -> i64 {
         twitter_ms(id)
     }
+    fn slow_path(g: &Generator) -> Option<serde_json::Value> {
+        let counts = g.slow_path_counts();
+        Some(serde_json::json!({
+            "sequence_waits": counts.sequence_waits,
+            "ticks_borrowed": counts.ticks_borrowed,
+        }))
+    }
 }

@@ -7,7 +7,9 @@
 //! runs out of sequence numbers inside a timed burst; the figure is the median over criterion's
 //! samples. The other figures (sustained, batch, two threads) are taken by `flakery_bench`'s
 //! harness; each batch runs in a fresh child process (this binary again) for its peak RSS.
-//! `BENCH_SMOKE=1` makes every count tiny (CI runs that, and asserts no timing).
+//! `BENCH_SMOKE=1` makes every count tiny (CI runs that, and asserts no timing);
+//! `BENCH_ONLY=flakery-borrow,ferroid` measures only the generators of those keys (to compare
+//! a few, run after run, on a busy machine; the table wants them all).
 
 mod flakery;
 mod measure;
@@ -77,10 +79,17 @@ fn main() {
         .sample_size(plan.samples)
         .nresamples(10_000)
         .without_plots();
+    let only = std::env::var("BENCH_ONLY").ok();
+    let wanted = |key: &str| {
+        only.as_deref()
+            .is_none_or(|keys| keys.split(',').any(|k| k == key))
+    };
     let mut generators = Vec::new();
     macro_rules! run {
         ($($p:ty),+) => {
-            $(generators.push(measure::<$p>(&mut c, plan));)+
+            $(if wanted(<$p as Peer>::META.key) {
+                generators.push(measure::<$p>(&mut c, plan));
+            })+
         };
     }
     all_peers!(run);

@@ -84,6 +84,11 @@ pub trait Peer {
     fn make_shared() -> Option<Self::Shared>;
     fn next_shared(s: &Self::Shared) -> u128;
     fn ts(id: u128) -> i64;
+    /// What the generator's slow path did so far (flakery's `slow_path_counts`), for the
+    /// per-call figure: whether it timed anything but the hot path.
+    fn slow_path(_g: &Self::Gen) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// Collects a batch with a loop, for libraries that have no batch call.
