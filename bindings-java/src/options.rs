@@ -60,15 +60,8 @@ fn set(options: &mut Options, spec: &OptionSpec, text: &str) -> Result<(), Error
         Kind::Path => options.lease_dir = Some(PathBuf::from(text)),
         Kind::DatabaseUrl => options.database_url = Some(DatabaseUrl::parse(text)?),
         Kind::DatabaseMode => options.database_mode = Some(text.parse::<DatabaseMode>()?),
-        // Fields come as names and values (`read`'s `fields`), never as text; the rest are a
-        // client's (client.rs), never in the generator's table.
-        Kind::Fields
-        | Kind::Servers
-        | Kind::Secret
-        | Kind::Duration
-        | Kind::BlockSize
-        | Kind::FlagOn
-        | Kind::Fallback => return Err(unknown(spec)),
+        // Fields come as names and values (`read`'s `fields`), never as text.
+        Kind::Fields => return Err(unknown(spec)),
     }
     Ok(())
 }

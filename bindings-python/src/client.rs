@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use flakery::{IdFormat, Layout};
+use flakery::Layout;
 use flakery_client::Options;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -18,10 +18,11 @@ use pyo3::types::{PyList, PyString};
 
 use crate::args;
 use crate::decoded::PyDecoded;
-use crate::errors::{to_py, wrong_type, IntoPyResult};
+use crate::errors::{to_py, wrong_type};
 use crate::fast::{self, NoArgs};
-use crate::generator::{self, PyGenerator};
+use crate::generator::PyGenerator;
 use crate::layout::PyLayout;
+use crate::source;
 
 /// `servers`: a string of URLs separated by commas, or a sequence of them.
 fn servers(obj: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
@@ -130,8 +131,7 @@ impl PyClient {
     /// One new ID. From the client's stock in the steady state (the plain method of `fast`
     /// answers that without calling this); waits without the GIL for a block otherwise.
     fn next_id(&self, py: Python<'_>) -> PyResult<i64> {
-        let client = &self.inner;
-        py.detach(|| client.next_id()).map_err(to_py)
+        source::next_id(py, &*self.inner)
     }
 
     /// `n` new IDs, increasing within each block (docs/client.md#what-is-guaranteed).
@@ -140,35 +140,19 @@ impl PyClient {
         py: Python<'py>,
         n: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let client = &self.inner;
-        generator::id_list(
-            py,
-            args::count(n)?,
-            || Ok(client.try_next_id()),
-            |chunk| client.fill(chunk),
-            to_py,
-        )
+        source::next_ids(py, &*self.inner, n)
     }
 
     /// One new ID as text: `"decimal"` (the default), or `"base32"` or `"base62"`, whose
     /// strings sort as the IDs do.
     #[pyo3(signature = (format=None), text_signature = "($self, format='decimal')")]
     fn next_id_text(&self, py: Python<'_>, format: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
-        let format = match args::opt_string(format, "format")? {
-            Some(text) => text.parse::<IdFormat>().py()?,
-            None => IdFormat::Decimal,
-        };
-        let client = &self.inner;
-        py.detach(|| client.next_id_text(format)).map_err(to_py)
+        source::next_id_text(py, &*self.inner, format)
     }
 
     /// Takes an ID apart under the servers' layout.
     fn decode(&self, id: &Bound<'_, PyAny>) -> PyResult<PyDecoded> {
-        let id = args::id_u64(id)?;
-        Ok(PyDecoded {
-            decoded: flakery::decode_u64(id, &self.layout).py()?,
-            layout: self.layout.clone(),
-        })
+        source::decode(id, self.layout.clone())
     }
 
     /// The servers' layout.

@@ -2,7 +2,8 @@
 //! Python, so that they pickle, subclass and type-check like any exception); this module
 //! looks them up once and raises the one that belongs to the core's error code.
 
-use flakery::{Error, ErrorCode};
+use flakery::option_table::message_on;
+use flakery::{Error, ErrorCode, Surface};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
@@ -56,14 +57,19 @@ fn raise(py: Python<'_>, pick: impl FnOnce(&Classes) -> &Py<PyType>, message: St
     }
 }
 
-/// The exception for a core error: the class of its code, with the core's message.
+/// The exception for a core error: the class of its code, with the core's message, the
+/// options it names spelt as Python's keywords (a client's `max_age` is `max_age_ms`).
 pub fn to_py(error: Error) -> PyErr {
     Python::attach(|py| {
         let index = ErrorCode::ALL
             .iter()
             .position(|&code| code == error.code())
             .unwrap_or(0);
-        raise(py, |c| &c.by_code[index], error.message().to_string())
+        raise(
+            py,
+            |c| &c.by_code[index],
+            message_on(&error, Surface::Python),
+        )
     })
 }
 

@@ -1,124 +1,19 @@
-//! `flakery.Generator` and the calls that make IDs. The GIL is held on the fast path (a
-//! generator that need not wait answers at once) and released whenever the core may block:
-//! a wait for the next tick, a large batch, making or closing a generator.
+//! `flakery.Generator` and the process-wide generator. The calls that make IDs are
+//! `source`'s, shared with `Client`; the GIL is released whenever the core may block (making
+//! or closing a generator too).
 
 use std::sync::{Arc, OnceLock};
 
 use flakery::options::{DatabaseMode, DatabaseUrl};
 use flakery::{Generator, Layout, Options};
-use pyo3::exceptions::PyMemoryError;
-use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
 use crate::args;
 use crate::decoded::PyDecoded;
-use crate::errors::{to_py, IntoPyResult};
+use crate::errors::IntoPyResult;
 use crate::layout::PyLayout;
-
-/// One ID; waits (without the GIL) only when the core says it would have to.
-#[inline(always)]
-pub fn next_id(py: Python<'_>, generator: &Generator) -> PyResult<i64> {
-    match generator.try_next_id() {
-        Ok(Some(id)) => Ok(id),
-        Ok(None) => py.detach(|| generator.next_id()).py(),
-        Err(error) => Err(to_py(error)),
-    }
-}
-
-/// Batches up to this size are made with the GIL held, one ID at a time, as long as none has
-/// to wait; releasing and taking back the GIL costs more than making them.
-const SMALL_BATCH: usize = 64;
-
-/// Larger batches are made this many at a time without the GIL, each run turned into ints
-/// while it is still in the cache.
-const CHUNK: usize = 16 * 1024;
-
-/// `n` IDs in increasing order, as a list of ints.
-pub fn next_ids<'py>(
-    py: Python<'py>,
-    generator: &Generator,
-    n: usize,
-) -> PyResult<Bound<'py, PyList>> {
-    id_list(
-        py,
-        n,
-        || generator.try_next_id(),
-        |chunk| generator.fill(chunk),
-        to_py,
-    )
-}
-
-/// `n` IDs as a list of ints, from a generator or a client: one at a time with the GIL held
-/// (`try_one`) for a small batch as long as none has to wait, else `fill`ed in chunks without
-/// the GIL.
-pub fn id_list<'py, E: Send>(
-    py: Python<'py>,
-    n: usize,
-    mut try_one: impl FnMut() -> Result<Option<i64>, E>,
-    fill: impl Fn(&mut [i64]) -> Result<(), E> + Sync,
-    to_py: impl Fn(E) -> PyErr,
-) -> PyResult<Bound<'py, PyList>> {
-    let list = IdList::new(py, n)?;
-    let mut done = 0;
-    if n <= SMALL_BATCH {
-        while done < n {
-            match try_one().map_err(&to_py)? {
-                Some(id) => list.set(done, id)?,
-                None => break,
-            }
-            done += 1;
-        }
-    }
-    if done < n {
-        let mut buffer = vec![0i64; (n - done).min(CHUNK)];
-        while done < n {
-            let chunk = &mut buffer[..(n - done).min(CHUNK)];
-            py.detach(|| fill(chunk)).map_err(&to_py)?;
-            for &id in chunk.iter() {
-                list.set(done, id)?;
-                done += 1;
-            }
-        }
-    }
-    Ok(list.0)
-}
-
-/// A list of ints filled in place, with the fewest calls the limited API allows.
-struct IdList<'py>(Bound<'py, PyList>);
-
-impl<'py> IdList<'py> {
-    /// A list of `n` empty (NULL) slots: each must be set before Python sees the list.
-    fn new(py: Python<'py>, n: usize) -> PyResult<Self> {
-        let len = ffi::Py_ssize_t::try_from(n)
-            .map_err(|_| PyMemoryError::new_err(format!("no memory for {n} IDs")))?;
-        // SAFETY: `PyList_New` returns a new reference, or NULL with an exception set. A list
-        // whose slots are still NULL may be deallocated (an error half-way drops it).
-        unsafe {
-            let list = ffi::PyList_New(len);
-            if list.is_null() {
-                return Err(PyErr::fetch(py));
-            }
-            Ok(IdList(
-                Bound::from_owned_ptr(py, list).cast_into_unchecked::<PyList>(),
-            ))
-        }
-    }
-
-    #[inline(always)]
-    fn set(&self, index: usize, id: i64) -> PyResult<()> {
-        // SAFETY: `PyLong_FromLongLong` returns a new reference or NULL with an exception set;
-        // `PyList_SetItem` steals it, at an index below the length the list was made with.
-        unsafe {
-            let item = ffi::PyLong_FromLongLong(id);
-            if item.is_null() {
-                return Err(PyErr::fetch(self.0.py()));
-            }
-            ffi::PyList_SetItem(self.0.as_ptr(), index as ffi::Py_ssize_t, item);
-        }
-        Ok(())
-    }
-}
+use crate::source;
 
 /// The process-wide generator (the core's), remembered here so that the module-level
 /// `next_id()` costs one load.
@@ -268,7 +163,7 @@ impl PyGenerator {
 
     /// One new ID, larger than every ID this generator returned before.
     fn next_id(&self, py: Python<'_>) -> PyResult<i64> {
-        next_id(py, self.generator())
+        source::next_id(py, self.generator())
     }
 
     /// `n` new IDs in increasing order.
@@ -277,16 +172,19 @@ impl PyGenerator {
         py: Python<'py>,
         n: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        next_ids(py, self.generator(), args::count(n)?)
+        source::next_ids(py, self.generator(), n)
+    }
+
+    /// One new ID as text: `"decimal"` (the default), or `"base32"` or `"base62"`, whose
+    /// strings sort as the IDs do.
+    #[pyo3(signature = (format=None), text_signature = "($self, format='decimal')")]
+    fn next_id_text(&self, py: Python<'_>, format: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+        source::next_id_text(py, self.generator(), format)
     }
 
     /// Takes an ID apart under this generator's layout.
     fn decode(&self, id: &Bound<'_, PyAny>) -> PyResult<PyDecoded> {
-        let id = args::id(id)?;
-        Ok(PyDecoded {
-            decoded: flakery::decode(id, &self.layout).py()?,
-            layout: self.layout.clone(),
-        })
+        source::decode(id, self.layout.clone())
     }
 
     #[getter]

@@ -12,6 +12,7 @@ mod errors;
 mod fast;
 mod generator;
 mod layout;
+mod source;
 mod text;
 mod time;
 
@@ -24,7 +25,7 @@ use layout::{PyCapacity, PyField, PyLayout};
 /// slow path of the module's `next_id` (`fast.rs`), which has no pyo3 trampoline.
 #[pyfunction]
 fn next_id(py: Python<'_>) -> PyResult<i64> {
-    generator::next_id(py, generator::default_generator(py)?)
+    source::next_id(py, generator::default_generator(py)?)
 }
 
 /// `n` IDs from the process-wide generator, in increasing order.
@@ -33,8 +34,7 @@ fn next_ids<'py>(
     py: Python<'py>,
     n: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, pyo3::types::PyList>> {
-    let n = args::count(n)?;
-    generator::next_ids(py, generator::default_generator(py)?, n)
+    source::next_ids(py, generator::default_generator(py)?, n)
 }
 
 /// The process-wide generator behind `next_id()`, to see its layout and node ID.
@@ -48,12 +48,7 @@ fn default_generator(py: Python<'_>) -> PyResult<PyGenerator> {
 #[pyfunction]
 #[pyo3(signature = (id, layout=None), text_signature = "(id, layout='twitter')")]
 fn decode(id: &Bound<'_, PyAny>, layout: Option<&Bound<'_, PyAny>>) -> PyResult<PyDecoded> {
-    let id = args::id_u64(id)?;
-    let layout = layout::layout_or_twitter(layout)?;
-    Ok(PyDecoded {
-        decoded: flakery::decode_u64(id, &layout).py()?,
-        layout,
-    })
+    source::decode(id, layout::layout_or_twitter(layout)?)
 }
 
 /// The ID that `decode` takes apart into these values. The time is `timestamp_ms` (Unix

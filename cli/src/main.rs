@@ -365,7 +365,7 @@ mod tests {
         let table: Vec<_> = OPTIONS.iter().filter_map(|o| o.cli).collect();
         let client: Vec<_> = CLIENT_OPTIONS
             .iter()
-            .filter(|o| !OPTIONS.contains(o))
+            .filter(|o| OPTIONS.iter().all(|g| g.rust != o.rust))
             .filter_map(|o| o.cli)
             .collect();
         let flags: Vec<_> = next

@@ -7,7 +7,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use flakery::option_table::{self as table, OptionSpec};
+use flakery::option_table::{self as table, ClientOptionSpec};
 use flakery::{Error, Generator, Layout, Result};
 
 /// The variable of the servers' URLs (comma-separated) when none are given.
@@ -24,7 +24,7 @@ pub const TOKEN_ENV: &str = match table::TOKEN.env {
 pub const MAX_BLOCK: usize = table::MAX_BLOCK_SIZE as usize;
 
 /// The table's default of an integer option (a table test holds each to be one).
-fn default_of(spec: &OptionSpec) -> u64 {
+fn default_of(spec: &ClientOptionSpec) -> u64 {
     spec.default_u64().unwrap_or_default()
 }
 
@@ -146,7 +146,7 @@ impl Settings {
                 .about(table::FALLBACK.rust));
             }
         }
-        let ms = |spec: &OptionSpec, d: Duration| -> Result<u64> {
+        let ms = |spec: &ClientOptionSpec, d: Duration| -> Result<u64> {
             match u64::try_from(d.as_millis()) {
                 Ok(ms) if ms > 0 => Ok(ms),
                 _ => Err(Error::invalid_argument(format!(

@@ -3,11 +3,13 @@
 //! TypeScript `GeneratorOptions` and the Python stub's `Generator.__new__`. Each must have
 //! every option, in the table's order, under the surface's name, with the surface's type for
 //! its kind, and the table's default where the surface writes one; so must the client options
-//! of C, Go and TypeScript against the client's table. (The Python runtime is
-//! checked against the stub by stubtest in tests/python; the Node keys are the table's; the
-//! flags of `flakery next` and `flakery serve` are checked through clap in their crates.)
+//! of C, Go, TypeScript and the Python stub's `Client.__new__` against the client's table.
+//! (The Python runtime is checked against the stub by stubtest in tests/python, and
+//! `flakery.Client`'s keywords against docs/client.md in tests/client; the Node keys are the
+//! table's; the flags of `flakery next` and `flakery serve` are checked through clap in their
+//! crates.)
 
-use flakery::option_table::{Kind, OptionSpec, CLIENT_OPTIONS, OPTIONS};
+use flakery::option_table::{ClientKind, Kind, OptionSpec, CLIENT_OPTIONS, OPTIONS};
 
 fn read(path: &str) -> String {
     let path = format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"));
@@ -50,14 +52,14 @@ fn check(
     check_against(&OPTIONS, surface, members, name, ty, default_ok)
 }
 
-/// `check` against `table`.
-fn check_against(
-    table: &[OptionSpec],
+/// `check` against `table` (the generator's or the client's).
+fn check_against<K: Copy>(
+    table: &[OptionSpec<K>],
     surface: &str,
     members: &[(String, String, String)],
-    name: impl Fn(&OptionSpec) -> &'static str,
-    ty: impl Fn(Kind) -> &'static str,
-    default_ok: impl Fn(&OptionSpec, &str, &str) -> bool,
+    name: impl Fn(&OptionSpec<K>) -> &'static str,
+    ty: impl Fn(K) -> &'static str,
+    default_ok: impl Fn(&OptionSpec<K>, &str, &str) -> bool,
 ) {
     let mut at = 0;
     let mut skipped = Vec::new();
@@ -166,8 +168,8 @@ fn the_client_options_of_every_surface_are_the_client_table() {
     // A zero (C) or a key not given (TypeScript) is the default, which each member's comment
     // states.
     let states_default = |prefix: &'static str| {
-        move |o: &OptionSpec, _: &str, comment: &str| match (o.kind, o.default) {
-            (Kind::Duration | Kind::BlockSize, Some(default)) => {
+        move |o: &OptionSpec<ClientKind>, _: &str, comment: &str| match (o.kind, o.default) {
+            (ClientKind::Duration | ClientKind::BlockSize, Some(default)) => {
                 says(comment, &format!("{prefix}{default}"))
             }
             _ => true,
@@ -180,7 +182,7 @@ fn the_client_options_of_every_surface_are_the_client_table() {
         "flakery.h's flakery_client_options",
         &members,
         |o| o.c,
-        Kind::c_type,
+        ClientKind::c_type,
         states_default("0: "),
     );
     let types = read("bindings-node/types.d.ts");
@@ -190,7 +192,7 @@ fn the_client_options_of_every_surface_are_the_client_table() {
         "types.d.ts's ClientOptions",
         &keys,
         |o| o.js,
-        Kind::typescript_type,
+        ClientKind::typescript_type,
         states_default("Default "),
     );
     // Go's zero durations and sizes are the defaults too, its comments say them in seconds.
@@ -201,7 +203,7 @@ fn the_client_options_of_every_surface_are_the_client_table() {
         "go/client.go's ClientOptions",
         &fields,
         |o| o.go,
-        Kind::go_type,
+        ClientKind::go_type,
         |_, _, _| true,
     );
 }
@@ -239,43 +241,54 @@ fn the_typescript_options_have_every_option() {
     );
 }
 
-#[test]
-fn the_python_stub_has_every_option() {
-    let stub = read("bindings-python/python/flakery/_flakery.pyi");
+/// The keywords of `class`'s `__new__` in the stub: name, annotation, and default.
+fn python_keywords(stub: &str, class: &str) -> Vec<(String, String, String)> {
     let class = stub
-        .split("class Generator:")
+        .split(&format!("class {class}:"))
         .nth(1)
-        .expect("class Generator");
-    let members: Vec<_> = block(class, "def __new__(", ")")
+        .unwrap_or_else(|| panic!("class {class}"));
+    block(class, "def __new__(", ")")
         .into_iter()
         .filter(|(line, _)| line != "cls," && line != "*,")
-        .map(|(line, comment)| {
+        .map(|(line, _)| {
             let (name, rest) = line.split_once(": ").expect("an annotated keyword");
             let (ty, default) = rest
                 .trim_end_matches(',')
                 .split_once(" = ")
                 .expect("a default");
-            (
-                name.to_string(),
-                ty.to_string(),
-                format!("{default}|{comment}"),
-            )
+            (name.to_string(), ty.to_string(), default.to_string())
         })
-        .collect();
+        .collect()
+}
+
+/// Whether a stub's `default` is the table's, as Python writes it.
+fn python_default<K>(o: &OptionSpec<K>, default: &str) -> bool {
+    default
+        == match o.default {
+            None => "None".to_string(),
+            Some("false") => "False".to_string(),
+            Some("true") => "True".to_string(),
+            Some(number) if number.parse::<u64>().is_ok() => number.to_string(),
+            Some(text) => format!("\"{text}\""),
+        }
+}
+
+#[test]
+fn the_python_stub_has_every_option() {
+    let stub = read("bindings-python/python/flakery/_flakery.pyi");
     check(
-        "_flakery.pyi",
-        &members,
-        |o| o.rust,
+        "_flakery.pyi's Generator",
+        &python_keywords(&stub, "Generator"),
+        |o| o.python,
         Kind::python_type,
-        |o, _, default| {
-            let default = default.split('|').next().unwrap_or_default();
-            default
-                == match o.default {
-                    None => "None".to_string(),
-                    Some("false") => "False".to_string(),
-                    Some(number) if number.parse::<u64>().is_ok() => number.to_string(),
-                    Some(text) => format!("\"{text}\""),
-                }
-        },
+        |o, _, default| python_default(o, default),
+    );
+    check_against(
+        &CLIENT_OPTIONS,
+        "_flakery.pyi's Client",
+        &python_keywords(&stub, "Client"),
+        |o| o.python,
+        ClientKind::python_type,
+        |o, _, default| python_default(o, default),
     );
 }

@@ -1,6 +1,7 @@
 """The public API: module functions, Generator, Layout, Decoded, compose."""
 
 import datetime
+import inspect
 import os
 import pickle
 import threading
@@ -17,6 +18,21 @@ def test_public_names():
     for name in flakery.__all__:
         assert hasattr(flakery, name), name
     assert isinstance(flakery.__version__, str) and flakery.__version__
+
+
+def test_a_client_has_the_calls_of_a_generator():
+    """Switching between embedded and central is one line (docs/client.md): every call a
+    Client has beside `servers` a Generator has too, and the reverse for the calls that make
+    or read IDs, with the same signature."""
+    def calls(cls):
+        return {name for name in dir(cls) if not name.startswith("_") or name in ("__enter__", "__exit__")}
+
+    shared = calls(flakery.Client) - {"servers"}
+    assert shared <= calls(flakery.Generator), shared - calls(flakery.Generator)
+    assert {"next_id", "next_ids", "next_id_text", "decode", "layout", "close"} <= shared
+    for name in shared - {"layout"}:
+        assert (inspect.signature(getattr(flakery.Client, name))
+                == inspect.signature(getattr(flakery.Generator, name))), name
 
 
 def test_module_next_id_and_next_ids():

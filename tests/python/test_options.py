@@ -1,6 +1,7 @@
 """flakery.Generator's keywords are the options table (core/src/option_table/, which renders
-docs/spec.md#generator-options, a Rust test keeping the two equal): their names, their order,
-keyword-only, and the defaults the table gives; messages name options as Python spells them."""
+docs/spec.md#generator-options, a Rust test keeping the two equal), and flakery.Client's the
+client's table (docs/client.md#options): their names, their order, keyword-only, and the
+defaults the table gives; messages name options as Python spells them."""
 
 import inspect
 import pathlib
@@ -12,10 +13,10 @@ import flakery
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def table() -> "list[list[str]]":
-    """The rows of docs/spec.md#generator-options, each a list of its cells."""
-    lines = (ROOT / "docs" / "spec.md").read_text(encoding="utf-8")
-    lines = lines.split("### Generator options")[1].splitlines()
+def table(doc: str = "spec.md", heading: str = "### Generator options") -> "list[list[str]]":
+    """The rows of the first table under `heading` in docs/`doc`, each a list of its cells."""
+    lines = (ROOT / "docs" / doc).read_text(encoding="utf-8")
+    lines = lines.split(heading)[1].splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("|"))
     rows = []
     for line in lines[start + 2:]:
@@ -25,21 +26,45 @@ def table() -> "list[list[str]]":
     return rows
 
 
+def check_keywords(cls: type, rows: "list[list[str]]", column: int) -> None:
+    """`cls`'s keywords are the table's names in `column`, in order, keyword-only, each with
+    the default the table's column of defaults (the ninth) gives."""
+    parameters = inspect.signature(cls).parameters
+    names = [row[column].strip("`") for row in rows]
+    assert list(parameters) == names
+    for name, row in zip(names, rows):
+        assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
+        default = row[8].removesuffix(" ms")
+        expected = {"`wait`": "wait", "true": True, "false": False}.get(default)
+        if default.isdigit():
+            expected = int(default)
+        assert parameters[name].default == expected, (name, default)
+
+
 def test_the_keywords_are_the_table():
     rows = table()
     assert len(rows) == 14
-    parameters = inspect.signature(flakery.Generator).parameters
-    assert list(parameters) == [row[0].strip("`") for row in rows]
-    for row in rows:
-        parameter = parameters[row[0].strip("`")]
-        assert parameter.kind is inspect.Parameter.KEYWORD_ONLY
-        default = row[8]
-        expected = {"1000": 1000, "`wait`": "wait", "false": False}.get(default)
-        assert parameter.default == expected, (row[0], default)
+    check_keywords(flakery.Generator, rows, 0)
 
 
-def test_a_message_names_the_option_as_python_spells_it():
-    with pytest.raises(flakery.InvalidArgumentError, match=r"^sequence_policy 'sometimes' is"):
-        flakery.Generator(sequence_policy="sometimes", worker_id=1)
-    with pytest.raises(flakery.InvalidArgumentError, match=r"^worker_id 32 does not fit"):
-        flakery.Generator(worker_id=32)
+def test_the_client_keywords_are_the_client_table():
+    rows = table("client.md", "## Options")
+    assert len(rows) == 11
+    # The Python column: the Rust name, but `_ms` where Rust takes a Duration.
+    check_keywords(flakery.Client, rows, 1)
+
+
+SERVER = "http://127.0.0.1:1"  # never asked: the options are checked first
+
+
+@pytest.mark.parametrize("cls, kwargs, message", [
+    (flakery.Generator, dict(sequence_policy="sometimes", worker_id=1),
+     r"^sequence_policy 'sometimes' is"),
+    (flakery.Generator, dict(worker_id=32), r"^worker_id 32 does not fit"),
+    # A client's durations are `max_age` in Rust, `max_age_ms` in Python.
+    (flakery.Client, dict(servers=SERVER, max_age_ms=0), r"^max_age_ms must be "),
+    (flakery.Client, dict(servers=SERVER, request_timeout_ms=0), r"^request_timeout_ms must be "),
+])
+def test_a_message_names_the_option_as_python_spells_it(cls, kwargs, message):
+    with pytest.raises(flakery.InvalidArgumentError, match=message):
+        cls(**kwargs)

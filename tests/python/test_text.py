@@ -1,4 +1,4 @@
-"""The text forms: to_base32/from_base32 and to_base62/from_base62."""
+"""The text forms: to_base32/from_base32, to_base62/from_base62, Generator.next_id_text."""
 
 import random
 
@@ -107,3 +107,18 @@ def test_decode_takes_decimal_strings() -> None:
             flakery.decode(bad)
     with pytest.raises(flakery.InvalidArgumentTypeError, match="id must be an int or a decimal str"):
         flakery.decode(1.5)
+
+
+def test_a_generator_makes_ids_as_text() -> None:
+    with flakery.Generator(worker_id=5) as generator:
+        texts = [generator.next_id_text(f) for f in ("decimal", "base32", "base62")]
+        texts.append(generator.next_id_text())
+        ids = [int(texts[0]), flakery.from_base32(texts[1]), flakery.from_base62(texts[2]),
+               int(texts[3])]
+        assert [len(t) for t in texts[1:3]] == [13, 11]
+        assert ids == sorted(set(ids)), "each a new ID, increasing"
+        assert {generator.decode(i).worker_id for i in ids} == {5}
+        with pytest.raises(flakery.InvalidArgumentError, match="hex"):
+            generator.next_id_text("hex")
+        with pytest.raises(flakery.InvalidArgumentTypeError, match="format must be a str"):
+            generator.next_id_text(32)

@@ -1,54 +1,61 @@
 //! Every option of a client of `flakery serve` (the crate flakery-client) once, in the form of
 //! the generator's table: its name as each surface spells it, its variable, its kind, its
 //! range, its default, its doc (docs/client.md#options is rendered from it). A table of its
-//! own because no generator reads these; `layout` is the generator's option, the same on
-//! both. The client takes its defaults from here and names its options in messages by this
-//! table (`message_on`); the C struct, the Go struct, `types.d.ts` and Node's keys are checked
-//! against it (core/tests/option_surfaces.rs, bindings-node's `CLIENT_KEYS`), as the flags of
-//! `flakery next --server` are in the cli crate.
+//! own, with kinds of its own (`ClientKind`), because no generator reads these; `layout` is
+//! the generator's option, the same on both. The client takes its defaults from here and names
+//! its options in messages by this table (`message_on`); the C struct, the Go struct,
+//! `types.d.ts`, the Python stub and Node's keys are checked against it
+//! (core/tests/option_surfaces.rs, bindings-node's `CLIENT_KEYS`), as the flags of `flakery
+//! next --server` are in the cli crate and `flakery.Client`'s keywords in tests/client.
 
-use super::{option, Kind, OptionSpec, LAYOUT};
+use super::{option, ClientKind, OptionSpec, LAYOUT};
+
+/// One option of docs/client.md#options.
+pub type ClientOptionSpec = OptionSpec<ClientKind>;
 
 /// The most IDs one request may ask for: the server's batch limit (`/v1/ids`, 100000).
 pub const MAX_BLOCK_SIZE: u64 = 100_000;
 
-pub const SERVERS: OptionSpec = OptionSpec {
+pub const SERVERS: ClientOptionSpec = OptionSpec {
     cli: Some("server"),
     env: Some("FLAKERY_SERVERS"),
     range: "one or more `http://host:port[/prefix]`, separated by commas",
     default_doc: "`FLAKERY_SERVERS`",
     doc: "the servers' base URLs",
-    ..option("servers", "servers", "Servers", Kind::Servers)
+    ..option("servers", "servers", "Servers", ClientKind::Servers)
 };
 
-pub const TOKEN: OptionSpec = OptionSpec {
+pub const TOKEN: ClientOptionSpec = OptionSpec {
     cli: Some("token"),
     env: Some("FLAKERY_SERVER_TOKEN"),
     range: "what an HTTP header can carry: no control character, no space at an end",
     default_doc: "`FLAKERY_SERVER_TOKEN`, else none",
     doc: "the servers' bearer token; never shown in a message, `Debug` or repr",
-    ..option("token", "token", "Token", Kind::Secret)
+    ..option("token", "token", "Token", ClientKind::Secret)
 };
 
-pub const MAX_AGE: OptionSpec = OptionSpec {
+pub const MAX_AGE: ClientOptionSpec = OptionSpec {
+    python: "max_age_ms",
     c: "max_age_ms",
     range: "1 ms to 2^64-1 ms",
     default: Some("10000"),
     default_doc: "10000 ms",
     doc: "an ID held longer than this is dropped, never handed out",
-    ..option("max_age", "maxAgeMs", "MaxAge", Kind::Duration)
+    ..option("max_age", "maxAgeMs", "MaxAge", ClientKind::Duration)
 };
 
-pub const TIMEOUT: OptionSpec = OptionSpec {
+pub const TIMEOUT: ClientOptionSpec = OptionSpec {
+    python: "timeout_ms",
     c: "timeout_ms",
     range: "1 ms to 2^64-1 ms",
     default: Some("5000"),
     default_doc: "5000 ms",
     doc: "every call returns or fails within this",
-    ..option("timeout", "timeoutMs", "Timeout", Kind::Duration)
+    ..option("timeout", "timeoutMs", "Timeout", ClientKind::Duration)
 };
 
-pub const REQUEST_TIMEOUT: OptionSpec = OptionSpec {
+pub const REQUEST_TIMEOUT: ClientOptionSpec = OptionSpec {
+    python: "request_timeout_ms",
     c: "request_timeout_ms",
     range: "1 ms to 2^64-1 ms (at most `timeout` is used)",
     default: Some("1000"),
@@ -58,56 +65,64 @@ pub const REQUEST_TIMEOUT: OptionSpec = OptionSpec {
         "request_timeout",
         "requestTimeoutMs",
         "RequestTimeout",
-        Kind::Duration,
+        ClientKind::Duration,
     )
 };
 
-pub const MIN_BLOCK: OptionSpec = OptionSpec {
+pub const MIN_BLOCK: ClientOptionSpec = OptionSpec {
     range: "1 to `max_block`",
     default: Some("16"),
     default_doc: "16",
     doc: "the smallest block of IDs asked for (the size adapts to the rate of use)",
-    ..option("min_block", "minBlock", "MinBlock", Kind::BlockSize)
+    ..option("min_block", "minBlock", "MinBlock", ClientKind::BlockSize)
 };
 
-pub const MAX_BLOCK: OptionSpec = OptionSpec {
+pub const MAX_BLOCK: ClientOptionSpec = OptionSpec {
     range: "`min_block` to 100000",
     default: Some("10000"),
     default_doc: "10000",
     doc: "the largest block of IDs asked for",
-    ..option("max_block", "maxBlock", "MaxBlock", Kind::BlockSize)
+    ..option("max_block", "maxBlock", "MaxBlock", ClientKind::BlockSize)
 };
 
-pub const PREFETCH: OptionSpec = OptionSpec {
+pub const PREFETCH: ClientOptionSpec = OptionSpec {
     c: "no_prefetch",
     go: "NoPrefetch",
     range: "true or false (C and Go: `no_prefetch`, its negation, whose zero is the default)",
     default: Some("true"),
     default_doc: "true",
     doc: "ask for the next block in the background when half the current one is used",
-    ..option("prefetch", "prefetch", "Prefetch", Kind::FlagOn)
+    ..option("prefetch", "prefetch", "Prefetch", ClientKind::Flag)
 };
 
-pub const PREFER_FIRST: OptionSpec = OptionSpec {
+pub const PREFER_FIRST: ClientOptionSpec = OptionSpec {
     range: "true or false",
     default: Some("false"),
     default_doc: "false",
     doc: "ask the servers in the order given (else each process starts at one of its own)",
-    ..option("prefer_first", "preferFirst", "PreferFirst", Kind::Flag)
+    ..option(
+        "prefer_first",
+        "preferFirst",
+        "PreferFirst",
+        ClientKind::Flag,
+    )
 };
 
-pub const FALLBACK: OptionSpec = OptionSpec {
+pub const FALLBACK: ClientOptionSpec = OptionSpec {
     range: "a generator whose node ID no server ever holds",
     default_doc: "none",
     doc: "the generator used when every server is unavailable",
-    ..option("fallback", "fallback", "Fallback", Kind::Fallback)
+    ..option("fallback", "fallback", "Fallback", ClientKind::Fallback)
 };
 
+/// The generator's `layout`, in the client's table.
+pub const CLIENT_LAYOUT: ClientOptionSpec = LAYOUT.for_client(ClientKind::Layout);
+
 /// Every option of a client, in the order of docs/client.md#options (and of each surface).
-pub const CLIENT_OPTIONS: [OptionSpec; 11] = [
+pub const CLIENT_OPTIONS: [ClientOptionSpec; 11] = [
     SERVERS,
     TOKEN,
-    LAYOUT,
+    CLIENT_LAYOUT,
     MAX_AGE,
     TIMEOUT,
     REQUEST_TIMEOUT,
@@ -122,13 +137,14 @@ pub const CLIENT_OPTIONS: [OptionSpec; 11] = [
 pub fn client_markdown() -> String {
     let code = |name: &str| format!("`{name}`");
     let mut out = String::from(
-        "| option (Rust, Python) | Node | C | Go | `flakery next` | environment | values | \
-         default | meaning |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| option (Rust) | Python | Node | C | Go | `flakery next` | environment | values | \
+         default | meaning |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for o in CLIENT_OPTIONS {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             code(o.rust),
+            code(o.python),
             code(o.js),
             code(o.c),
             code(o.go),
@@ -145,18 +161,42 @@ pub fn client_markdown() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::option_table::tests::assert_unique_names;
     use crate::option_table::{Surface, OPTIONS};
 
     #[test]
     fn every_name_is_unique_and_no_generator_option_but_layout() {
-        for surface in [Surface::Rust, Surface::Node, Surface::C, Surface::Go] {
-            let mut names: Vec<_> = CLIENT_OPTIONS.iter().map(|o| o.name(surface)).collect();
-            names.sort();
-            names.dedup();
-            assert_eq!(names.len(), CLIENT_OPTIONS.len(), "{surface:?}");
-        }
+        assert_unique_names(
+            &CLIENT_OPTIONS,
+            &[
+                Surface::Rust,
+                Surface::Python,
+                Surface::Node,
+                Surface::C,
+                Surface::Go,
+            ],
+        );
         for o in CLIENT_OPTIONS.iter().filter(|o| o.rust != "layout") {
             assert!(OPTIONS.iter().all(|g| g.rust != o.rust), "{}", o.rust);
+        }
+    }
+
+    /// C's and Go's zero value is an option not set, so a flag whose default is true is named
+    /// there as its negation, and one whose default is false as itself.
+    #[test]
+    fn a_zero_flag_in_c_and_go_is_the_default() {
+        for o in CLIENT_OPTIONS.iter().filter(|o| o.kind == ClientKind::Flag) {
+            match o.default {
+                Some("true") => {
+                    assert_eq!(o.c, format!("no_{}", o.rust), "{}", o.rust);
+                    assert!(o.go.starts_with("No"), "{}", o.go);
+                }
+                Some("false") => {
+                    assert_eq!(o.c, o.rust);
+                    assert!(!o.go.starts_with("No"), "{}", o.go);
+                }
+                other => panic!("{}: a flag with default {other:?}", o.rust),
+            }
         }
     }
 

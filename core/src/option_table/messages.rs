@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use super::{by_rust_name, Surface};
+use super::{name_of, Surface};
 use crate::error::Error;
 
 /// `error`'s message with every option it names spelt as `surface` spells it: each whole
@@ -43,8 +43,8 @@ fn is_word(c: char) -> bool {
 }
 
 fn spelt(word: &str, about: Option<&str>, surface: Surface) -> Cow<'static, str> {
-    if let Some(option) = by_rust_name(word).filter(|o| o.rust.contains('_')) {
-        return option.name(surface);
+    if let Some(name) = name_of(word, surface).filter(|_| word.contains('_')) {
+        return name;
     }
     if about == Some(word) {
         return Cow::Owned(case_rule(word, surface));
@@ -113,6 +113,12 @@ mod tests {
                     assert_eq!(shown, error.message(), "{surface:?}");
                 }
             }
+        }
+        // A client's option too, where Python's keyword is not the Rust name.
+        let error = Error::invalid_argument("max_age must be from 1 ms, not 0ns").about("max_age");
+        for (surface, name) in [(Surface::Python, "max_age_ms"), (Surface::Node, "maxAgeMs")] {
+            let shown = message_on(&error, surface);
+            assert_eq!(shown, format!("{name} must be from 1 ms, not 0ns"));
         }
         let error = Error::invalid_argument("timestamp_ms 5 is 'é' wrong").about("timestamp_ms");
         assert_eq!(

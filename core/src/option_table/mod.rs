@@ -20,10 +20,10 @@ mod kind;
 mod messages;
 
 pub use client::{
-    client_markdown, CLIENT_OPTIONS, FALLBACK, MAX_AGE, MAX_BLOCK, MAX_BLOCK_SIZE, MIN_BLOCK,
-    PREFER_FIRST, PREFETCH, REQUEST_TIMEOUT, SERVERS, TIMEOUT, TOKEN,
+    client_markdown, ClientOptionSpec, CLIENT_LAYOUT, CLIENT_OPTIONS, FALLBACK, MAX_AGE, MAX_BLOCK,
+    MAX_BLOCK_SIZE, MIN_BLOCK, PREFER_FIRST, PREFETCH, REQUEST_TIMEOUT, SERVERS, TIMEOUT, TOKEN,
 };
-pub use kind::Kind;
+pub use kind::{ClientKind, Kind, OptionKind};
 pub use messages::{from_environment, message_on};
 
 /// Where an option is written: each spells its name its own way.
@@ -47,11 +47,15 @@ pub enum Surface {
     Environment,
 }
 
-/// One option of docs/spec.md#generator-options.
+/// One option of docs/spec.md#generator-options (`K`: `Kind`), or of docs/client.md#options
+/// (`K`: `ClientKind`, a `ClientOptionSpec`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OptionSpec {
-    /// The builder's method and `Options`' field; Python's keyword.
+pub struct OptionSpec<K = Kind> {
+    /// The builder's method and `Options`' field.
     pub rust: &'static str,
+    /// The keyword of `flakery.Generator` or `flakery.Client`: the Rust name, but where Rust
+    /// takes a `Duration` and Python milliseconds (`max_age_ms`).
+    pub python: &'static str,
     /// The key of `GeneratorOptions` (camelCase).
     pub js: &'static str,
     /// The member of `flakery_options` (C++ reserves `namespace`).
@@ -66,7 +70,7 @@ pub struct OptionSpec {
     pub env: Option<&'static str>,
     /// A variable only `flakery serve` reads, for its flag (clap's `env`).
     pub server_env: Option<&'static str>,
-    pub kind: Kind,
+    pub kind: K,
     /// The values it may take, in words.
     pub range: &'static str,
     /// The value a surface gives it when it is not set, as that surface writes it (`1000`,
@@ -77,9 +81,15 @@ pub struct OptionSpec {
     pub doc: &'static str,
 }
 
-const fn option(rust: &'static str, js: &'static str, go: &'static str, kind: Kind) -> OptionSpec {
+const fn option<K>(
+    rust: &'static str,
+    js: &'static str,
+    go: &'static str,
+    kind: K,
+) -> OptionSpec<K> {
     OptionSpec {
         rust,
+        python: rust,
         js,
         c: rust,
         go,
@@ -274,15 +284,46 @@ pub const OPTIONS: [OptionSpec; 14] = [
     DATABASE_MODE,
 ];
 
-/// The option whose Rust name is `rust`: a generator's, else a client's.
+/// The generator's option whose Rust name is `rust`.
 pub fn by_rust_name(rust: &str) -> Option<&'static OptionSpec> {
-    OPTIONS
-        .iter()
-        .chain(CLIENT_OPTIONS.iter())
-        .find(|o| o.rust == rust)
+    OPTIONS.iter().find(|o| o.rust == rust)
 }
 
-impl OptionSpec {
+/// The name of the option whose Rust name is `rust` (a generator's, else a client's) as
+/// `surface` spells it.
+pub fn name_of(rust: &str, surface: Surface) -> Option<Cow<'static, str>> {
+    match by_rust_name(rust) {
+        Some(option) => Some(option.name(surface)),
+        None => CLIENT_OPTIONS
+            .iter()
+            .find(|o| o.rust == rust)
+            .map(|o| o.name(surface)),
+    }
+}
+
+impl OptionSpec<Kind> {
+    /// This option of the generator's table, as the client's table holds it (`layout`).
+    pub(crate) const fn for_client(self, kind: ClientKind) -> ClientOptionSpec {
+        OptionSpec {
+            rust: self.rust,
+            python: self.python,
+            js: self.js,
+            c: self.c,
+            go: self.go,
+            cli: self.cli,
+            server: self.server,
+            env: self.env,
+            server_env: self.server_env,
+            kind,
+            range: self.range,
+            default: self.default,
+            default_doc: self.default_doc,
+            doc: self.doc,
+        }
+    }
+}
+
+impl<K: OptionKind> OptionSpec<K> {
     /// The option's name as `surface` spells it: `workerId`, `--worker-id`,
     /// `FLAKERY_WORKER_ID`. A surface without it (no `flakery next` flag for `zookeeper`)
     /// gets its variable, else the Rust name.
@@ -292,7 +333,8 @@ impl OptionSpec {
             None => Cow::Borrowed(self.env.unwrap_or(self.rust)),
         };
         match surface {
-            Surface::Rust | Surface::Python => Cow::Borrowed(self.rust),
+            Surface::Rust => Cow::Borrowed(self.rust),
+            Surface::Python => Cow::Borrowed(self.python),
             Surface::Node => Cow::Borrowed(self.js),
             Surface::C => Cow::Borrowed(self.c),
             Surface::Go => Cow::Borrowed(self.go),
@@ -387,19 +429,39 @@ mod tests {
     use crate::error::ErrorCode;
     use crate::options::{Options, DEFAULT_BACKWARDS_TOLERANCE_MS, DEFAULT_MAX_BORROW_MS};
 
-    #[test]
-    fn every_name_is_unique_on_every_surface() {
-        for surface in [
-            Surface::Rust,
-            Surface::Node,
-            Surface::C,
-            Surface::Go,
-            Surface::Environment,
-        ] {
-            let mut names: Vec<_> = OPTIONS.iter().map(|o| o.name(surface)).collect();
+    /// No two options of `table` share a name on any of `surfaces`.
+    pub(super) fn assert_unique_names<K: OptionKind>(
+        table: &[OptionSpec<K>],
+        surfaces: &[Surface],
+    ) {
+        for &surface in surfaces {
+            let mut names: Vec<_> = table.iter().map(|o| o.name(surface)).collect();
             names.sort();
             names.dedup();
-            assert_eq!(names.len(), OPTIONS.len(), "{surface:?}");
+            assert_eq!(names.len(), table.len(), "{surface:?}");
+        }
+    }
+
+    #[test]
+    fn every_name_is_unique_on_every_surface() {
+        assert_unique_names(
+            &OPTIONS,
+            &[
+                Surface::Rust,
+                Surface::Python,
+                Surface::Node,
+                Surface::C,
+                Surface::Go,
+                Surface::Environment,
+            ],
+        );
+    }
+
+    /// The docs' first column is the Rust name and Python's keyword at once.
+    #[test]
+    fn python_spells_every_generator_option_as_rust() {
+        for o in OPTIONS {
+            assert_eq!(o.python, o.rust);
         }
     }
 
