@@ -41,7 +41,6 @@ class ClientOptionsTest {
             "Duration", Set.of(long.class),
             "BlockSize", Set.of(int.class),
             "Flag", Set.of(boolean.class),
-            "FlagOn", Set.of(boolean.class),
             "Fallback", Set.of(Generator.class));
 
     private static List<Option> table() {
@@ -115,7 +114,7 @@ class ClientOptionsTest {
                 Object value = switch (option.kind()) {
                     case "Duration" -> Long.parseLong(option.defaultText());
                     case "BlockSize" -> Integer.parseInt(option.defaultText());
-                    case "Flag", "FlagOn" -> Boolean.parseBoolean(option.defaultText());
+                    case "Flag" -> Boolean.parseBoolean(option.defaultText());
                     case "Fallback" -> fallback;
                     default -> given.get(option.kind());
                 };
