@@ -34,9 +34,33 @@ equals "a streaming standby of the primary is in recovery" "SELECT pg_is_in_reco
 refuses "a standby in recovery refuses next_id (read-only), saying why" \
   "SELECT flakery.next_id()" "^ERROR:  invalid_argument: this server is a standby in recovery"
 
-# Two sessions take IDs from the primary until it is killed; what each client received is
-# recorded (psql prints only whole results).
+# Synchronous replication: each new mark waits for the standby's confirmation, as a commit
+# does. The standby's WAL receiver stopped (SIGSTOP), a wait canceled (statement_timeout)
+# refuses instead of issuing under a mark the standby may not have.
+walreceiver="$(for child in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do
+  grep -q "walreceiver" /proc/"$child"/cmdline 2>/dev/null && echo "$child"; done)"
 on_cluster 1
+psql_q "ALTER SYSTEM SET synchronous_standby_names = '*'" >/dev/null
+psql_q "SELECT pg_reload_conf()" >/dev/null
+for _ in $(seq 1 300); do
+  [ "$(psql_q "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")" = 1 ] && break
+  sleep 0.1
+done
+equals "with a synchronous standby, next_id issues (its mark confirmed by the standby)" \
+  "SELECT flakery.next_id() > 0" "t"
+check "the standby's WAL receiver found ($walreceiver)" test -n "$walreceiver"
+kill -STOP "$walreceiver"
+# Past the look-ahead of the last mark: the next ID needs a new one.
+sleep 1
+refuses "the synchronous standby stopped, a canceled wait for the mark's confirmation refuses" \
+  "SET statement_timeout = '2s'; SELECT flakery.next_id()" \
+  "^ERROR:  lease_lost: the synchronous standby did not confirm the high-water mark"
+kill -CONT "$walreceiver"
+psql_q "ALTER SYSTEM RESET synchronous_standby_names" >/dev/null
+psql_q "SELECT pg_reload_conf()" >/dev/null
+
+# Two sessions take IDs from the primary until it is killed (asynchronous replication, the
+# default); what each client received is recorded (psql prints only whole results).
 issuers=()
 for s in 1 2; do
   yes "SELECT flakery.next_ids(100) FROM pg_sleep(0.01);" |
