@@ -4,8 +4,8 @@
 # many sessions inserting with DEFAULT flakery.next_id() (duplicates counted), every refusal,
 # pg_dump/pg_restore of a table that uses it, a kill -9 of the postmaster followed by
 # restarts with the clock set back (faketime), node IDs leased by the extension's background
-# worker (lease.sh: a lease table in another PostgreSQL server; lease_zookeeper.sh:
-# ZooKeeper), and a streaming standby promoted after a kill -9 of its
+# worker (lease.sh: a lease table in another PostgreSQL server; lease_mysql.sh: in MariaDB;
+# lease_zookeeper.sh: ZooKeeper), and a streaming standby promoted after a kill -9 of its
 # primary (standby.sh).
 #
 # It builds the extension with plain cargo (no cargo-pgrx: PGRX_PG_CONFIG_PATH names
@@ -184,8 +184,10 @@ refuses_with "${NODE[@]}" -- "a garbled mark file: refuses (lease_lost), naming 
   "^ERROR:  lease_lost: the high-water mark file .*flakery.mark: it is unreadable"
 cp "$work/mark.saved" "$data/flakery.mark"
 
-# ---- Node IDs leased by the background worker: a lease table in another server, ZooKeeper.
+# ---- Node IDs leased by the background worker: a lease table in another server (PostgreSQL,
+# MariaDB), ZooKeeper.
 source tests/postgres/lease.sh
+source tests/postgres/lease_mysql.sh
 source tests/postgres/lease_zookeeper.sh
 
 # ---- A streaming standby promoted after a kill -9 of its primary: the mark is in the WAL.
