@@ -6,7 +6,8 @@
 //! of every ID, so that a restart (with the clock set back, or after a crash) starts above
 //! every ID issued before. The postmaster reads the mark once when it makes the shared
 //! memory (each start, and each reinitialization after a backend crashed): that is the
-//! floor of the run.
+//! floor of the run. Each new mark is in the WAL too (`wal_mark.rs`), whose replay raises the
+//! floor: a promoted standby starts above every mark its primary wrote.
 
 use std::ffi::CStr;
 use std::path::PathBuf;
@@ -25,6 +26,7 @@ use crate::errors::OrRaise;
 use crate::grant_record::GrantRecord;
 use crate::record_lease::RecordLease;
 use crate::settings::Node;
+use crate::wal_mark::WalJournal;
 
 static STATE: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakery.state") };
 static FLOOR_MS: PgAtomic<AtomicI64> = unsafe { PgAtomic::new(c"flakery.floor_ms") };
@@ -47,6 +49,7 @@ pub fn init() {
         return;
     }
     crate::settings::define();
+    crate::wal_mark::register();
     pg_shmem_init!(STATE);
     pg_shmem_init!(FLOOR_MS = AtomicI64::new(startup_floor()));
     pg_shmem_init!(RECORD);
@@ -60,10 +63,17 @@ pub fn record() -> &'static GrantRecord {
     RECORD.get()
 }
 
-fn mark_path() -> PathBuf {
+pub fn mark_path() -> PathBuf {
     // SAFETY: DataDir is set before any library is loaded and never changes.
     let dir = unsafe { CStr::from_ptr(pg_sys::DataDir) };
     PathBuf::from(dir.to_string_lossy().into_owned()).join(MARK_FILE)
+}
+
+/// A mark replayed from the WAL: nothing of this run may be issued at or below it.
+pub fn raise_floor(mark_ms: i64) {
+    if PRELOADED.load(SeqCst) {
+        FLOOR_MS.get().fetch_max(mark_ms, SeqCst);
+    }
 }
 
 /// In the postmaster, as it makes the shared memory.
@@ -104,6 +114,11 @@ fn build() -> flakery::Result<Generator<CoarseSystemClock, SharedWord>> {
                 .into(),
         ));
     }
+    // Recovery never resumes once it ended: a backend that built its generator stays on a
+    // primary.
+    if crate::wal_mark::in_recovery() {
+        return Err(crate::wal_mark::recovery_refusal());
+    }
     let layout = crate::settings::layout()?;
     let node = crate::settings::node(&layout)?;
     let path = mark_path();
@@ -122,14 +137,17 @@ fn build() -> flakery::Result<Generator<CoarseSystemClock, SharedWord>> {
         floor_ms => floor_ms,
     };
     let lease: Box<dyn NodeLease> = match node {
-        Node::Fixed(node) => Box::new(SharedMark::open(&path, node, floor_ms)?),
+        Node::Fixed(node) => {
+            Box::new(SharedMark::open(&path, node, floor_ms)?.with_journal(WalJournal::shared()))
+        }
         Node::Leased { plan, describe } => {
             let source = match plan.kind {
                 CoordinatorKind::ZooKeeper { .. } => NodeSource::ZooKeeper,
                 CoordinatorKind::Database { .. } => NodeSource::Database,
             };
             // The local mark bounds the leased grants: its node ID is not used.
-            let mark = SharedMark::open(&path, NodeId::default(), floor_ms)?;
+            let mark = SharedMark::open(&path, NodeId::default(), floor_ms)?
+                .with_journal(WalJournal::shared());
             Box::new(RecordLease::new(
                 RECORD.get(),
                 mark,

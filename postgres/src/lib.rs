@@ -4,7 +4,8 @@
 //!
 //! `codec.rs`: the functions of IDs (decode, compose, text forms, layouts), which need no
 //! configuration. `generate.rs`: `next_id`/`next_ids`, one generator per cluster on a word in
-//! shared memory, and the settings that name its node. `errors.rs`: the core's errors as
+//! shared memory, and the settings that name its node; `wal_mark.rs`: its high-water mark in
+//! the WAL, for standbys and crash recovery. `errors.rs`: the core's errors as
 //! PostgreSQL errors.
 
 use pgrx::prelude::*;
@@ -15,6 +16,7 @@ mod generate;
 mod grant_record;
 mod record_lease;
 mod settings;
+mod wal_mark;
 mod worker;
 
 pgrx::pg_module_magic!();

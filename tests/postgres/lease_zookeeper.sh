@@ -5,11 +5,10 @@
 bash tests/zookeeper/install.sh >/dev/null || skip_or_fail "Debian's zookeeper package could not be installed"
 zk_json="$(python3 tests/zookeeper/zkserver.py start)" ||
   skip_or_fail "tests/zookeeper/zkserver.py cannot start a ZooKeeper server"
-zk_field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$zk_json" "$1"; }
-zk_pid="$(zk_field pid)"
-zk_dir="$(zk_field dir)"
+zk_pid="$(field_of "$zk_json" pid)"
+zk_dir="$(field_of "$zk_json" dir)"
 zk_password=zksecret42
-zk_connect="flakery:$zk_password@$(zk_field connect)"
+zk_connect="flakery:$zk_password@$(field_of "$zk_json" connect)"
 trap 'python3 tests/zookeeper/zkserver.py resume "$zk_pid" >/dev/null 2>&1 || true;
   python3 tests/zookeeper/zkserver.py stop "$zk_pid" "$zk_dir" >/dev/null 2>&1 || true;
   lease_cleanup; cleanup' EXIT
@@ -17,10 +16,6 @@ trap 'python3 tests/zookeeper/zkserver.py resume "$zk_pid" >/dev/null 2>&1 || tr
 ZOOKEEPER=(shared_preload_libraries=flakery "flakery.zookeeper='$zk_connect'"
   flakery.namespace=pgzk "flakery.session_timeout_ms=$TERM_MS")
 two_clusters ZooKeeper "${ZOOKEEPER[@]}"
-stop_server
-on_cluster 1
-outage "ZooKeeper (SIGSTOP)" flakery.zookeeper "$zk_password" \
+outage_then_stop "ZooKeeper (SIGSTOP)" flakery.zookeeper "$zk_password" \
   python3 tests/zookeeper/zkserver.py pause "$zk_pid" -- \
   python3 tests/zookeeper/zkserver.py resume "$zk_pid"
-stop_server
-check "no ZooKeeper password in the server log" bash -c '! grep -qF -- "$1" "$2"' _ "$zk_password" "$work/server.log"

@@ -3,9 +3,10 @@
 # starts on 127.0.0.1 with temporary data and stops by PID: the SQL surface and its markings,
 # many sessions inserting with DEFAULT flakery.next_id() (duplicates counted), every refusal,
 # pg_dump/pg_restore of a table that uses it, a kill -9 of the postmaster followed by
-# restarts with the clock set back (faketime), and node IDs leased by the extension's
-# background worker (lease.sh: a lease table in another PostgreSQL server; lease_zookeeper.sh:
-# ZooKeeper).
+# restarts with the clock set back (faketime), node IDs leased by the extension's background
+# worker (lease.sh: a lease table in another PostgreSQL server; lease_mysql.sh: in MariaDB;
+# lease_zookeeper.sh: ZooKeeper), and a streaming standby promoted after a kill -9 of its
+# primary (standby.sh).
 #
 # It builds the extension with plain cargo (no cargo-pgrx: PGRX_PG_CONFIG_PATH names
 # pg_config) and generates its SQL script from the schema pgrx embeds in the library
@@ -183,9 +184,14 @@ refuses_with "${NODE[@]}" -- "a garbled mark file: refuses (lease_lost), naming 
   "^ERROR:  lease_lost: the high-water mark file .*flakery.mark: it is unreadable"
 cp "$work/mark.saved" "$data/flakery.mark"
 
-# ---- Node IDs leased by the background worker: a lease table in another server, ZooKeeper.
+# ---- Node IDs leased by the background worker: a lease table in another server (PostgreSQL,
+# MariaDB), ZooKeeper.
 source tests/postgres/lease.sh
+source tests/postgres/lease_mysql.sh
 source tests/postgres/lease_zookeeper.sh
+
+# ---- A streaming standby promoted after a kill -9 of its primary: the mark is in the WAL.
+source tests/postgres/standby.sh
 
 # ---- The docs' sql blocks as written: every block of README.md and docs/*.md marked
 # <!-- doctest: tests/postgres --> (the docs tests cannot run them, having no server, and fail
