@@ -57,6 +57,11 @@ pub(super) struct Holding {
     pub floor_ms: i64,
     /// The mark to write next (generator time): the generator's wish, or the first mark.
     pub want_mark_ms: i64,
+    /// A mark write whose answer never came (a statement that committed after its deadline):
+    /// the coordinator holds this mark or the confirmed one. It is written again, exactly,
+    /// before any later mark, as a coordinator takes a write of the mark it already holds as
+    /// its retry, and refuses any other against the mark before it.
+    pub in_doubt_ms: Option<i64>,
     /// No request before this instant (after a request went unanswered).
     pub retry_at: i64,
     /// Since when (keeper clock) a generator waits for the mark to move: from the first
