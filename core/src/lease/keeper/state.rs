@@ -33,6 +33,10 @@ pub enum Refusal {
     /// ask again once the generator's clock has passed this Unix ms. The mark is being
     /// written meanwhile.
     Wait(i64),
+    /// A start: no grant was made yet and the claim is suspect (its last confirmation is more
+    /// than half a term old). The want is kept until the coordinator confirms the claim again
+    /// (then it is granted) or the claim is lost (then refused), both published.
+    Unconfirmed,
 }
 
 /// Since when (keeper clock) and why no lease is held: kept from the first failure until a
