@@ -319,7 +319,12 @@ impl World {
                 let want = wall.max(holder.last_tick.values().copied().max().unwrap_or(i64::MIN));
                 let grant = match holder.keeper.grant(want, wall, now) {
                     Ok(grant) => grant,
-                    Err(Refusal::Lost(_) | Refusal::NeedMark | Refusal::Wait(_)) => {
+                    Err(
+                        Refusal::Lost(_)
+                        | Refusal::NeedMark
+                        | Refusal::Wait(_)
+                        | Refusal::Unconfirmed,
+                    ) => {
                         self.drive(h, now);
                         return Ok(());
                     }

@@ -164,7 +164,10 @@ impl KeptLease {
                 // Suspect too: a claim whose answer took longer than half the term (its
                 // confirmation counts from the sending, and connecting under many starts at
                 // once can take that long) is confirmed again by the keeper, or lost within
-                // a term, and a start waits for either instead of refusing at once.
+                // a term, and a start waits for either instead of refusing at once. The first
+                // grant waits the same way (the keeper keeps a start's want while the claim
+                // is suspect: `Refusal::Unconfirmed`), as a start slowed on a loaded machine
+                // can pass the deadline again between this return and that grant.
                 State::Held | State::Renewing | State::Suspect => {}
                 State::Lost | State::Released => {
                     let err = keeper.last_error().cloned().unwrap_or_else(|| {
@@ -362,6 +365,10 @@ impl NodeLease for KeptLease {
         shared.wake.notify_all();
         granted.map_err(|refusal| match refusal {
             Refusal::Lost(err) => err,
+            Refusal::Unconfirmed => Error::new(
+                ErrorCode::LeaseLost,
+                format!("{}: the claim is not confirmed again yet", self.describe),
+            ),
             Refusal::NeedMark | Refusal::Wait(_) => Error::new(
                 ErrorCode::LeaseLost,
                 format!(

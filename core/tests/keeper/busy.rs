@@ -35,6 +35,7 @@ fn run_busy(run_ms: i64, rtt: impl Fn(i64) -> i64) -> (Vec<(i64, i64)>, usize) {
                 }
                 Err(Refusal::Lost(err)) => panic!("lost at {}: {err}", now - start),
                 Err(Refusal::Wait(floor)) => panic!("waits for the floor {floor}"),
+                Err(Refusal::Unconfirmed) => panic!("suspect at {}", now - start),
             }
         }
         if poll {

@@ -8,6 +8,7 @@ mod busy;
 mod claim_checks;
 mod marks;
 mod published;
+mod start;
 mod transitions;
 
 use flakery::lease::keeper::{

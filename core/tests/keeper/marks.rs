@@ -103,6 +103,7 @@ fn first_grant_waiting(sim: &Sim, h: &mut keeper_sim::Holder) -> (flakery::Grant
             }
             Err(Refusal::NeedMark) => h.settle(sim),
             Err(Refusal::Lost(err)) => panic!("lost: {err}"),
+            Err(Refusal::Unconfirmed) => panic!("suspect"),
         }
     }
     panic!("never granted");

@@ -282,14 +282,53 @@ fn a_write_whose_answer_was_lost_is_settled_by_its_retry() {
     let wall = a.wall(&sim);
     a.step(&sim); // the first mark, applied, its answer lost
     assert_eq!(a.state(), State::Suspect);
+    // No grant before the claim is confirmed again; at a start the want is kept for then
+    // (`start.rs`).
     assert!(matches!(
         a.keeper.grant(wall, wall, sim.now()),
-        Err(Refusal::Lost(_))
+        Err(Refusal::Unconfirmed)
     ));
     sim.clock.advance(300);
     a.settle(&sim);
     assert_eq!(a.state(), State::Held);
     a.grant_now(&sim).unwrap();
+}
+
+/// A write applied whose answer was lost (a statement that committed after its deadline on a
+/// loaded machine) is in doubt: the coordinator holds its mark or the one before. The keeper
+/// writes that same mark again before any later one (the coordinator takes a write whose
+/// mark is already stored as its retry), so a generator that asks for more meanwhile costs
+/// nothing. Caught when the keeper wrote the generator's later mark first, against the mark
+/// before the lost write: the coordinator refused it as another holder's, and the claim was
+/// lost.
+#[test]
+fn a_write_in_doubt_is_retried_before_a_later_mark_is_written() {
+    let sim = sim();
+    let mut a = sim.holder();
+    a.settle(&sim);
+    let grant = a.grant_now(&sim).unwrap();
+    let wall = a.wall(&sim);
+    assert!(matches!(
+        a.keeper.grant(grant.until_ms + 1, wall, sim.now()),
+        Err(Refusal::NeedMark)
+    ));
+    sim.board.lose_answers(1);
+    a.step(&sim); // the write, applied, its answer lost
+    assert_eq!(a.state(), State::Suspect);
+    sim.clock.advance(300);
+    a.step(&sim); // a renewal: held again
+    assert_eq!(a.state(), State::Held);
+    // The generator wants further still before the write in doubt is retried.
+    let wall = a.wall(&sim);
+    let further = grant.until_ms + 200;
+    assert!(matches!(
+        a.keeper.grant(further, wall, sim.now()),
+        Err(Refusal::NeedMark)
+    ));
+    a.settle(&sim);
+    assert_eq!(a.state(), State::Held);
+    let granted = a.keeper.grant(further, wall, sim.now()).unwrap();
+    assert!(granted.until_ms >= further, "{granted:?}");
 }
 
 #[test]

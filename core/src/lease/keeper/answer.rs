@@ -67,7 +67,12 @@ impl Keeper {
                 let err = self.lost_error(now, &why);
                 self.lose(now, err);
             }
-            (_, Outcome::Failed(Failure::Unanswered(_))) => {
+            (request, Outcome::Failed(Failure::Unanswered(_))) => {
+                if let (Request::WriteMark { new_ms, .. }, Some(held)) =
+                    (request, self.state.holding_mut())
+                {
+                    held.in_doubt_ms = Some(new_ms);
+                }
                 // The claim may be fine or gone: refuse until a request is confirmed again.
                 self.turn_suspect();
                 self.pause(now);
@@ -119,6 +124,7 @@ impl Keeper {
             confirmed_ms: sent_ms,
             floor_ms,
             want_mark_ms,
+            in_doubt_ms: None,
             retry_at: i64::MIN,
             mark_awaited_since: None,
         });
@@ -153,6 +159,7 @@ impl Keeper {
         held.confirmed_ms = held.confirmed_ms.max(sent_ms);
         if let Some(mark) = mark_ms {
             held.mark_ms = Some(held.mark_ms.map_or(mark, |m| m.max(mark)));
+            held.in_doubt_ms = held.in_doubt_ms.filter(|doubt| *doubt > mark);
         }
         if now < held.confirmed_ms.saturating_add(half) {
             // Confirmed within the deadline again: grants resume.

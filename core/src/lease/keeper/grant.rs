@@ -30,6 +30,7 @@ impl Keeper {
         let wanted = kept.max(Some(want_ms));
         self.wanted_ms = match &granted {
             Ok(grant) => {
+                self.started = true;
                 self.publish(*grant);
                 // A want within the mark but past the deadline is answered now, with this
                 // grant that does not cover it (the generator refuses it), never kept for a
@@ -51,7 +52,7 @@ impl Keeper {
                 }
                 None
             }
-            Err(Refusal::NeedMark | Refusal::Wait(_)) => wanted,
+            Err(Refusal::NeedMark | Refusal::Wait(_) | Refusal::Unconfirmed) => wanted,
         };
         granted
     }
@@ -137,6 +138,7 @@ impl Keeper {
         let grant_wait = self.grant_wait_ms();
         let held = match &mut self.state {
             KeeperState::Held(held) => held,
+            KeeperState::Suspect(_) if !self.started => return Err(Refusal::Unconfirmed),
             KeeperState::Suspect(held) => {
                 let why = format!(
                     "node index {} may be lost (not confirmed since {} ms ago); issuing no IDs \

@@ -79,6 +79,13 @@ pub struct Keeper {
     /// The furthest tick (generator time) a generator asked for and was not granted yet: served
     /// again at every step until it is granted or refused, and the answer published.
     wanted_ms: Option<i64>,
+    /// A grant was made to a generator's ask: the start is over. Until then a suspect claim
+    /// keeps the want instead of refusing it (`Refusal::Unconfirmed`), as the start waits for
+    /// the first claim: a start slowed past half a term between its first claim and its first
+    /// grant waits for the renewal in flight instead of failing with `lease_lost`. (A
+    /// generator that took a grant published before it asked tells the keeper by asking: the
+    /// note counts, once the claim is held when it comes.)
+    started: bool,
 }
 
 impl Keeper {
@@ -103,6 +110,7 @@ impl Keeper {
             server_offset_ms: None,
             fence: None,
             wanted_ms: None,
+            started: false,
         }
     }
 

@@ -33,6 +33,10 @@ pub enum Refusal {
     /// ask again once the generator's clock has passed this Unix ms. The mark is being
     /// written meanwhile.
     Wait(i64),
+    /// A start: no grant was made yet and the claim is suspect (its last confirmation is more
+    /// than half a term old). The want is kept until the coordinator confirms the claim again
+    /// (then it is granted) or the claim is lost (then refused), both published.
+    Unconfirmed,
 }
 
 /// Since when (keeper clock) and why no lease is held: kept from the first failure until a
@@ -57,6 +61,11 @@ pub(super) struct Holding {
     pub floor_ms: i64,
     /// The mark to write next (generator time): the generator's wish, or the first mark.
     pub want_mark_ms: i64,
+    /// A mark write whose answer never came (a statement that committed after its deadline):
+    /// the coordinator holds this mark or the confirmed one. It is written again, exactly,
+    /// before any later mark, as a coordinator takes a write of the mark it already holds as
+    /// its retry, and refuses any other against the mark before it.
+    pub in_doubt_ms: Option<i64>,
     /// No request before this instant (after a request went unanswered).
     pub retry_at: i64,
     /// Since when (keeper clock) a generator waits for the mark to move: from the first

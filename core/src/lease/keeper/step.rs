@@ -160,6 +160,9 @@ impl Keeper {
         let request = if suspect {
             // Only confirm: the mark never moves while the claim may be lost (see AHEAD_MS).
             Some(Request::Renew(claim.clone()))
+        } else if let Some(in_doubt) = held.in_doubt_ms {
+            // Settled first: a later mark written against the one before would be refused.
+            Some(write(in_doubt))
         } else if held.want_mark_ms > mark {
             Some(write(held.want_mark_ms))
         } else if busy && mark.saturating_sub(gen_now) <= lead {
