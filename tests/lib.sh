@@ -138,6 +138,16 @@ target_dir() {
   echo "$target"
 }
 
+# zookeeper_tests_target_dir: the target directory of flakery-zookeeper's system tests
+# (tests/zookeeper, tests/partition), inside target_dir. One of their own: their build
+# shares almost nothing with the workspace's (another feature unification: 39 of its 46
+# crates were compiled again in the shared one), and in the shared one it and every `cargo
+# test --test NAME` waited for the workspace's clippy and test builds (9 of the area's 11
+# minutes in a fresh-clone run; docs/development.md, "The tiers").
+zookeeper_tests_target_dir() {
+  echo "$(target_dir)/zookeeper-tests"
+}
+
 # What a program linking libflakery.a needs beside it: the system libraries of Rust's
 # standard library (`cargo rustc -p flakery-c --release --crate-type staticlib -- --print
 # native-static-libs`, Linux with glibc).
@@ -166,15 +176,22 @@ pytest_run() {
   return "$status"
 }
 
-# cargo_tests_side_by_side CARGO_TEST_ARGS...: the test targets of `cargo test CARGO_TEST_ARGS`
-# (the unit tests, the doctests and each tests/*.rs), built once, then run all at once, one `cargo test
-# --test NAME` each (cargo finds them built and holds no lock while they run); each one's
-# output is printed whole when all have ended, and each is a check. For areas whose test
-# binaries spend their time waiting on servers they start themselves (tests/db,
-# tests/zookeeper): `cargo test` runs them one after another.
+# cargo_tests_side_by_side [--each-test] CARGO_TEST_ARGS...: the test targets of `cargo test
+# CARGO_TEST_ARGS` (the unit tests, the doctests and each tests/*.rs), built once, then run all
+# at once, one `cargo test --test NAME` each (cargo finds them built and holds no lock while
+# they run); each one's output is printed whole when all have ended, and each is a check. For
+# areas whose test binaries spend their time waiting on servers they start themselves
+# (tests/db, tests/zookeeper): `cargo test` runs them one after another. With --each-test,
+# every test of a tests/*.rs target runs in a process of its own (`-- --exact TEST`), all
+# side by side: for targets whose tests each start their own server and take turns within
+# one process (tests/zookeeper: a process-wide log of events).
 cargo_tests_side_by_side() {
-  local targets name dir i rc
-  local names=() pids=()
+  local targets name dir i rc each=0 tests test
+  local pids=() runs=()
+  if [ "${1:-}" = --each-test ]; then
+    each=1
+    shift
+  fi
   targets="$(cargo test "$@" --no-run --message-format=json | python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
@@ -184,26 +201,35 @@ for line in sys.stdin:
     fail "cargo test $* --no-run"
     return 0
   }
-  dir="$(mktemp -d)"
   for name in $targets; do
     if [ "$name" = --lib ] || [ "$name" = --doc ]; then
-      cargo test "$@" "$name" >"$dir/$name.log" 2>&1 &
+      runs+=("$name")
+    elif [ "$each" = 1 ]; then
+      tests="$(cargo test "$@" --test "$name" -- --list --format=terse 2>/dev/null |
+        sed -n 's/: test$//p')"
+      [ -n "$tests" ] || fail "cargo test $* --test $name -- --list: no test listed"
+      for test in $tests; do
+        runs+=("--test $name -- --exact $test")
+      done
     else
-      cargo test "$@" --test "$name" >"$dir/$name.log" 2>&1 &
+      runs+=("--test $name")
     fi
-    names+=("$name")
+  done
+  dir="$(mktemp -d)"
+  for i in "${!runs[@]}"; do
+    # shellcheck disable=SC2086 # a run is words: --test NAME [-- --exact TEST]
+    cargo test "$@" ${runs[$i]} >"$dir/$i.log" 2>&1 &
     pids+=($!)
   done
   for i in "${!pids[@]}"; do
     rc=0
     wait "${pids[$i]}" || rc=$?
-    name="${names[$i]}"
-    echo "--- cargo test $* ${name/#[!-]*/--test $name}"
-    cat "$dir/$name.log"
+    echo "--- cargo test $* ${runs[$i]}"
+    cat "$dir/$i.log"
     if [ "$rc" -eq 0 ]; then
-      pass "cargo test $* ${name/#[!-]*/--test $name}"
+      pass "cargo test $* ${runs[$i]}"
     else
-      fail "cargo test $* ${name/#[!-]*/--test $name} (exit $rc)"
+      fail "cargo test $* ${runs[$i]} (exit $rc)"
     fi
   done
   rm -rf "$dir"
