@@ -138,6 +138,16 @@ target_dir() {
   echo "$target"
 }
 
+# zookeeper_tests_target_dir: the target directory of flakery-zookeeper's system tests
+# (tests/zookeeper, tests/partition), inside target_dir. One of their own: their build
+# shares almost nothing with the workspace's (another feature unification: 39 of its 46
+# crates were compiled again in the shared one), and in the shared one it and every `cargo
+# test --test NAME` waited for the workspace's clippy and test builds (9 of the area's 11
+# minutes in a fresh-clone run; docs/development.md, "The tiers").
+zookeeper_tests_target_dir() {
+  echo "$(target_dir)/zookeeper-tests"
+}
+
 # What a program linking libflakery.a needs beside it: the system libraries of Rust's
 # standard library (`cargo rustc -p flakery-c --release --crate-type staticlib -- --print
 # native-static-libs`, Linux with glibc).
@@ -166,45 +176,68 @@ pytest_run() {
   return "$status"
 }
 
-# cargo_tests_side_by_side CARGO_TEST_ARGS...: the test targets of `cargo test CARGO_TEST_ARGS`
-# (the unit tests, the doctests and each tests/*.rs), built once, then run all at once, one `cargo test
-# --test NAME` each (cargo finds them built and holds no lock while they run); each one's
-# output is printed whole when all have ended, and each is a check. For areas whose test
-# binaries spend their time waiting on servers they start themselves (tests/db,
-# tests/zookeeper): `cargo test` runs them one after another.
+# cargo_tests_side_by_side [--each-test] CARGO_TEST_ARGS...: the test targets of `cargo test
+# CARGO_TEST_ARGS` (the unit tests, the doctests and each tests/*.rs), built once, then run all
+# at once; each one's output is printed whole when all have ended, and each is a check. For
+# areas whose test binaries spend their time waiting on servers they start themselves
+# (tests/db, tests/zookeeper): `cargo test` runs them one after another. The test binaries
+# run as cargo runs them (in their package's directory), but without cargo: a `cargo test
+# --test NAME` takes the target directory's lock, if only to find its binary fresh, and
+# waits while another area builds there. The doctests need cargo (rustdoc builds them). With
+# --each-test, every test of a tests/*.rs target runs in a process of its own (`--exact
+# TEST`), all side by side: for targets whose tests each start their own server and take
+# turns within one process (tests/zookeeper: a process-wide log of events).
 cargo_tests_side_by_side() {
-  local targets name dir i rc
-  local names=() pids=()
-  targets="$(cargo test "$@" --no-run --message-format=json | python3 -c 'import json, sys
+  local targets kind name exe dir tests test i rc each=0 out
+  local labels=() pids=()
+  if [ "${1:-}" = --each-test ]; then
+    each=1
+    shift
+  fi
+  # One line a test binary: KIND NAME EXECUTABLE PACKAGE_DIRECTORY (lib or test).
+  targets="$(cargo test "$@" --no-run --message-format=json | python3 -c 'import json, os, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
-        kind = m["target"]["kind"]
-        print("--lib --doc" if "lib" in kind else m["target"]["name"])')" || {
+        kind = "lib" if "lib" in m["target"]["kind"] else "test"
+        print(kind, m["target"]["name"], m["executable"], os.path.dirname(m["manifest_path"]))')" || {
     fail "cargo test $* --no-run"
     return 0
   }
-  dir="$(mktemp -d)"
-  for name in $targets; do
-    if [ "$name" = --lib ] || [ "$name" = --doc ]; then
-      cargo test "$@" "$name" >"$dir/$name.log" 2>&1 &
-    else
-      cargo test "$@" --test "$name" >"$dir/$name.log" 2>&1 &
-    fi
-    names+=("$name")
+  out="$(mktemp -d)"
+  # run_one LABEL DIRECTORY COMMAND...: in the background, its output in a file of its own.
+  run_one() {
+    local label="$1" where="$2"
+    shift 2
+    (cd "$where" && "$@") >"$out/${#labels[@]}.log" 2>&1 &
+    labels+=("$label")
     pids+=($!)
-  done
+  }
+  while read -r kind name exe dir; do
+    [ -n "$kind" ] || continue
+    if [ "$kind" = lib ]; then
+      run_one "$* --lib" "$dir" "$exe"
+      run_one "$* --doc" "$PWD" cargo test "$@" --doc
+    elif [ "$each" = 1 ]; then
+      tests="$(cd "$dir" && "$exe" --list --format=terse | sed -n 's/: test$//p')"
+      [ -n "$tests" ] || fail "$* --test $name --list: no test listed"
+      for test in $tests; do
+        run_one "$* --test $name --exact $test" "$dir" "$exe" --exact "$test"
+      done
+    else
+      run_one "$* --test $name" "$dir" "$exe"
+    fi
+  done <<<"$targets"
   for i in "${!pids[@]}"; do
     rc=0
     wait "${pids[$i]}" || rc=$?
-    name="${names[$i]}"
-    echo "--- cargo test $* ${name/#[!-]*/--test $name}"
-    cat "$dir/$name.log"
+    echo "--- cargo test ${labels[$i]}"
+    cat "$out/$i.log"
     if [ "$rc" -eq 0 ]; then
-      pass "cargo test $* ${name/#[!-]*/--test $name}"
+      pass "cargo test ${labels[$i]}"
     else
-      fail "cargo test $* ${name/#[!-]*/--test $name} (exit $rc)"
+      fail "cargo test ${labels[$i]} (exit $rc)"
     fi
   done
-  rm -rf "$dir"
+  rm -rf "$out"
 }

@@ -41,27 +41,39 @@ stop_lanes() { # each lane is a process group of its own (set -m below): end it 
 trap stop_lanes INT TERM
 trap 'rm -rf "$FLAKERY_RUN_MARK" "$run_dir"' EXIT
 
-# Four lanes, side by side. An entry "after:AREA" waits there until AREA has ended.
-lane_debug=(tests/rust/run.sh tests/security/run.sh tests/server/run.sh)
-# tests/docs last: it runs its blocks against the package of tests/python, the addon of
-# tests/node and the jar of tests/java (which has run Maven in java/ by then), and not beside
-# tests/client, whose `npm ci` replaces node_modules and the addon under its Node blocks.
-lane_release=(tests/dist/run.sh tests/python/run.sh tests/node/run.sh
-  after:tests/java/run.sh after:tests/client/run.sh tests/docs/run.sh)
+# Five lanes, side by side. An entry "after:AREA" waits there until AREA has ended. The run
+# is bound by its CPU time (half of it, on 2 cores) once the waits overlap: the lanes are
+# laid out so that the areas that mostly wait (servers, installs) run beside the builds, and
+# the chain at the end is short (docs/development.md, "The tiers").
+lane_debug=(tests/rust/run.sh tests/security/run.sh)
+# tests/server on its own from the start: it installs its tools and Python packages while the
+# others build, then builds the CLI with tier 1's command (`cargo test --workspace --test
+# cli --no-run`), which waits for tests/rust's clippy and builds what tier 1 finds fresh
+# after it, and runs its tests beside tier 1's instead of after them.
+lane_server=(tests/server/run.sh)
 # tests/client after tests/node: both run `npm ci` in the repository (which replaces
 # node_modules and builds the addon), and it tests the Node Client of that addon.
 # bench/smoke.sh once no other area runs target/debug/flakery (tests/security, tests/server,
 # tests/db, tests/client): it builds that file with `-p flakery-cli`, another feature
 # unification, which replaces it. It installs the wheel of tests/dist and uses the addon of
 # tests/node, both ended by then.
+lane_release=(tests/dist/run.sh tests/node/run.sh tests/client/run.sh
+  after:tests/db/run.sh after:tests/security/run.sh after:tests/server/run.sh bench/smoke.sh)
+# The areas that wait on servers first: tests/zookeeper builds in a target directory of its
+# own (zookeeper_tests_target_dir, tests/lib.sh), so it waits on no other lane's build.
+# tests/python once tests/dist has built the wheel it installs.
 lane_servers=(tests/zookeeper/run.sh tests/partition/run.sh tests/db/run.sh tests/fuzz/run.sh
-  after:tests/node/run.sh tests/client/run.sh after:tests/server/run.sh bench/smoke.sh)
+  after:tests/dist/run.sh tests/python/run.sh)
 # tests/postgres first: its release build of the extension (postgres/target) is the one that
 # tests/dist's tarball takes; run last, dist waited for it on the critical path.
 # tests/java after tests/dist: both run Maven in java/ (dist packages the release jar there),
 # and two Maven runs in one project directory at once would pack each other's files.
+# tests/docs last: it runs its blocks against the package of tests/python, the addon of
+# tests/node and the jar of tests/java (which has run Maven in java/ by then), and not beside
+# tests/client, whose `npm ci` replaces node_modules and the addon under its Node blocks.
 lane_native=(tests/postgres/run.sh tests/c/run.sh tests/go/run.sh
-  after:tests/dist/run.sh tests/java/run.sh)
+  after:tests/dist/run.sh tests/java/run.sh
+  after:tests/python/run.sh after:tests/client/run.sh tests/docs/run.sh)
 # The order of the table (and of FLAKERY_TEST_LANES=1).
 areas=(
   tests/rust/run.sh
@@ -85,7 +97,8 @@ areas=(
 
 # Every area in exactly one lane.
 if [ "$(printf '%s\n' "${areas[@]}" | sort)" != \
-  "$(printf '%s\n' "${lane_debug[@]}" "${lane_release[@]}" "${lane_servers[@]}" "${lane_native[@]}" \
+  "$(printf '%s\n' "${lane_debug[@]}" "${lane_server[@]}" "${lane_release[@]}" "${lane_servers[@]}" \
+    "${lane_native[@]}" \
     | grep -v '^after:' | sort)" ]; then
   echo "FAIL: tests/run.sh: the lanes do not hold each area of the table exactly once" >&2
   exit 1
@@ -94,9 +107,10 @@ fi
 # run_area SCRIPT: runs one area with its output in a file of its own, then prints that output
 # whole (one area at a time: the lock) and records "status wall cpu" in $run_dir.
 run_area() {
-  local script="$1" name status=0 took cpu
+  local script="$1" name status=0 took cpu began_at
   name="${script//\//_}"
-  echo "--- started $script"
+  began_at=$(($(date +%s) - run_began))
+  echo "--- started $script (at $began_at s)"
   local TIMEFORMAT='%R %U %S'
   {
     time {
@@ -110,7 +124,7 @@ run_area() {
   } 2>"$run_dir/$name.time"
   # wall seconds, and CPU seconds (user + system) of the area's processes
   read -r took cpu < <(awk '{ printf "%d %d\n", $1 + 0.5, $2 + $3 + 0.5 }' "$run_dir/$name.time")
-  echo "$status $took $cpu" >"$run_dir/$name.result"
+  echo "$status $took $cpu $began_at" >"$run_dir/$name.result"
   {
     flock 9
     echo "=== $script"
@@ -131,6 +145,7 @@ run_lane() {
 }
 
 began=$SECONDS
+run_began=$(date +%s)
 if [ "${FLAKERY_TEST_LANES:-}" = 1 ]; then
   run_lane "${areas[@]}"
 else
@@ -147,6 +162,7 @@ else
     lane_pids=()
   }
   start_lane "${lane_debug[@]}"
+  start_lane "${lane_server[@]}"
   start_lane "${lane_release[@]}"
   start_lane "${lane_servers[@]}"
   start_lane "${lane_native[@]}"
@@ -160,12 +176,12 @@ rows=()
 cpu_total=0
 cpu_later=0 # of the areas that came after the 20-minute goal (docs/development.md, "The tiers")
 for script in "${areas[@]}"; do
-  status=1 took=0 cpu=0
+  status=1 took=0 cpu=0 began_at=0
   result="$run_dir/${script//\//_}.result"
-  [ -f "$result" ] && read -r status took cpu <"$result"
+  [ -f "$result" ] && read -r status took cpu began_at <"$result"
   cpu_total=$((cpu_total + cpu))
-  case "$script" in tests/java/* | tests/postgres/*) cpu_later=$((cpu_later + cpu)) ;; esac
-  rows+=("$(printf '%6d s %6d s  %s' "$took" "$cpu" "$script")")
+  case "$script" in tests/java/* | tests/postgres/* | tests/client/*) cpu_later=$((cpu_later + cpu)) ;; esac
+  rows+=("$(printf '%6d s %6d s %6d s  %s' "$took" "$cpu" "$began_at" "$script")")
   case "$status" in
     0) pass "$script ($took s)" ;;
     "$SKIPPED_STATUS") skip "$script ($took s)" ;;
@@ -173,8 +189,8 @@ for script in "${areas[@]}"; do
   esac
 done
 echo
-echo "--- time per area: wall, CPU (user + system of its processes)"
+echo "--- time per area: wall, CPU (user + system of its processes), started (s after the run's start)"
 printf '%s\n' "${rows[@]}"
-printf '%6d s %6d s  in all (the wall time of the whole run; the lanes overlap)\n' "$total" "$cpu_total"
-printf '         %6d s  of it in tests/java and tests/postgres, the areas added after the other 14\n' "$cpu_later"
+printf '%6d s %6d s           in all (the wall time of the whole run; the lanes overlap)\n' "$total" "$cpu_total"
+printf '         %6d s           of it in tests/java, tests/postgres and tests/client, the areas added after the other 14\n' "$cpu_later"
 finish areas

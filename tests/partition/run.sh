@@ -20,6 +20,9 @@ need python3 python3
 bash tests/zookeeper/install.sh || skip_or_fail "cannot install ZooKeeper"
 unset_flakery_env
 
+# The streamer is a test binary of tests/zookeeper's build (built there, found fresh here).
+CARGO_TARGET_DIR="$(zookeeper_tests_target_dir)"
+export CARGO_TARGET_DIR
 bin="$(cargo test -p flakery-zookeeper --features system-tests --locked --test keeper_partition --no-run --message-format=json 2>/dev/null |
   python3 -c 'import json, sys
 for line in sys.stdin:

@@ -15,8 +15,10 @@ unset_flakery_env
 echo "--- ZooKeeper harness self-test"
 check "zkserver.py self-test" quiet python3 tests/zookeeper/selftest.py
 echo "--- the Rust lease tests against real servers"
-# Its test binaries side by side: each spends its time waiting on the ZooKeeper servers it
-# starts (zookeeper 94 s, zookeeper_reconnect 42 s, zookeeper_access 18 s one after another in
-# a quiet run).
-cargo_tests_side_by_side -p flakery-zookeeper --features system-tests --locked
+CARGO_TARGET_DIR="$(zookeeper_tests_target_dir)"
+export CARGO_TARGET_DIR
+# Each test in a process of its own, all side by side: each starts its own ZooKeeper and
+# spends its time waiting on it (the 13 of tests/zookeeper/ took 112 s one after another in a
+# fresh-clone run, the longest of them 18 s alone).
+cargo_tests_side_by_side --each-test -p flakery-zookeeper --features system-tests --locked
 finish zookeeper

@@ -3,10 +3,12 @@
 //! binary run again (FLAKERY_TEST_ROLE selects what a child does), as in host_lease.rs.
 //!
 //! Run by tests/zookeeper/run.sh (the `system-tests` feature), which installs ZooKeeper; a
-//! missing ZooKeeper fails the test in CI (CI=true) and skips it loudly elsewhere. The tests
-//! run one at a time, so the counts and orders of events are not disturbed by each other's
-//! processes. No test asserts how long anything took: time is an order of events here, and
-//! the keeper's deadlines are checked on the fake clock (core/tests/keeper/).
+//! missing ZooKeeper fails the test in CI (CI=true) and skips it loudly elsewhere. Within one
+//! process the tests take turns (`serial`), so the counts and orders of events are not
+//! disturbed by each other's processes and log events; tests/zookeeper/run.sh runs each in a
+//! process of its own, side by side. No test asserts how long anything took: time is an order
+//! of events here, and the keeper's deadlines are checked on the fake clock
+//! (core/tests/keeper/).
 //!
 //! Only what needs a real server is here: the keeper's transitions are deterministic tests
 //! (core/tests/keeper/), session expiry and a successor under a real cut are the partition test
