@@ -79,8 +79,15 @@ def _init_postgres(dir: str, data_dir: str) -> None:
 
 
 def _init_mariadb(dir: str, data_dir: str) -> None:
+    # A tmpdir of its own: a starting mariadbd removes every `#sql*` file in its tmpdir, so
+    # beside another in a shared /tmp it deletes that one's temporary tables (mariadb-install-db
+    # then fails: "Could not remove temporary table", "Unknown table 'mysql.tmp_user_sys'";
+    # 2 of 16 install-db runs, 8 at once, failed so, none of 16 with their own tmpdir).
+    tmp = os.path.join(dir, "tmp")
+    os.makedirs(tmp, exist_ok=True)
+    chown_tree(tmp, run_as("mariadb"))
     args = [which("mariadb-install-db", "mysql_install_db"), "--no-defaults",
-            f"--datadir={data_dir}", "--auth-root-authentication-method=socket",
+            f"--datadir={data_dir}", f"--tmpdir={tmp}", "--auth-root-authentication-method=socket",
             "--skip-test-db", "--skip-name-resolve"]
     if os.geteuid() == 0:
         args.append("--user=mysql")

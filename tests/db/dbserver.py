@@ -153,6 +153,9 @@ class Server:
         return [
             which("mariadbd", "mysqld"), "--no-defaults", f"--datadir={self.data_dir}",
             f"--socket={self.socket_dir}/mysqld.sock", f"--pid-file={self.socket_dir}/mysqld.pid",
+            # Its own tmpdir: a starting mariadbd deletes the `#sql*` files of its tmpdir, which
+            # in a shared /tmp are other servers' temporary tables (dbdata._init_mariadb).
+            f"--tmpdir={self.socket_dir}",
             f"--port={self.port}", "--bind-address=127.0.0.1", "--skip-name-resolve",
             "--skip-log-bin", "--innodb-flush-log-at-trx-commit=2",  # see PostgreSQL's fsync
             "--innodb-buffer-pool-size=16M", "--innodb-log-file-size=8M",
