@@ -99,13 +99,31 @@ fn a_server_that_accepts_and_closes_costs_few_connections_and_log_lines() {
     let generator = Generator::new(options(&server.connect, "storm", 2000)).unwrap();
     let before = generator.next_id().unwrap();
 
-    drop(server);
+    // Cleared before the break, not after: the first failure to connect is logged once, at
+    // once, and a clear after the drop raced with it (a loaded machine lost that line).
     lines.lock().unwrap().clear();
+    drop(server);
     let fake = AcceptAndClose::on(port);
-    // The generator is asked all along; what it answers names the real cause at some point.
+    let warned = || {
+        lines
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.starts_with("WARN") && l.contains("cannot connect to ZooKeeper"))
+    };
+    let named = |refusals: &[String]| {
+        refusals
+            .iter()
+            .any(|m| m.contains("the connection to ZooKeeper broke (session 0x"))
+    };
+    // The generator is asked all along, for 3 s and until what it answers has named the real
+    // cause and the failure to connect was logged: events, however slow the machine. (The
+    // minute is only there to fail instead of hanging if either never comes.)
     let mut refusals = Vec::new();
     let window = Instant::now();
-    while window.elapsed() < Duration::from_secs(3) {
+    while window.elapsed() < Duration::from_secs(3)
+        || !(named(&refusals) && warned()) && window.elapsed() < Duration::from_secs(60)
+    {
         if let Err(err) = generator.next_id() {
             assert_eq!(err.code(), ErrorCode::LeaseLost, "{err}");
             if !refusals.contains(&err.message().to_string()) {
@@ -114,26 +132,25 @@ fn a_server_that_accepts_and_closes_costs_few_connections_and_log_lines() {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+    let seconds = window.elapsed().as_secs_f64();
     let accepted = fake.accepted.load(Ordering::SeqCst);
     let logged = lines.lock().unwrap().clone();
     drop(fake);
     eprintln!(
-        "3 s of accept-and-close: {accepted} connections, {} log lines: {logged:#?}",
+        "{seconds:.1} s of accept-and-close: {accepted} connections, {} log lines: {logged:#?}",
         logged.len()
     );
-    // The backoff starts at 50 ms and doubles to 1 s: about eight attempts in 3 s. The crate
-    // flakery used before made 74,649 connections and 465,840 log lines.
+    // The backoff starts at 50 ms and doubles to 1 s: about five attempts in the first 1.6 s,
+    // then one a second (a slow machine makes fewer). The crate flakery used before made
+    // 74,649 connections and 465,840 log lines in 3 s.
     assert!(accepted >= 1, "the client never tried to reconnect");
-    assert!(accepted <= 20, "{accepted} connections in 3 s");
+    assert!(
+        (accepted as f64) <= 14.0 + 2.0 * seconds,
+        "{accepted} connections in {seconds:.1} s"
+    );
     // The connection broke; connecting fails: one line each, not one per attempt.
     assert!(logged.len() <= 4, "{logged:#?}");
-    assert!(
-        logged
-            .iter()
-            .any(|l| l.starts_with("WARN") && l.contains("cannot connect to ZooKeeper")),
-        "{logged:#?}"
-    );
-
+    assert!(warned(), "{logged:#?}");
     assert!(
         refusals
             .iter()
