@@ -19,7 +19,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use flakery::lease::keeper::{
-    carry, Keeper, Next, Outcome, Refusal, State, Ticket, MAX_CLOCK_TOLERANCE_MS, RETRY_PAUSE_MS,
+    carry, Keeper, Next, Outcome, Phase, Refusal, State, Ticket, MAX_CLOCK_TOLERANCE_MS,
+    RETRY_PAUSE_MS,
 };
 use flakery::lease::{Board, Coordinator};
 use flakery::{Clock, ErrorCode, FakeClock, Fence, Grant, Layout};
@@ -86,6 +87,8 @@ struct Holder {
     fence: Fence,
     /// When the driver wakes next (the keeper's last `Sleep`).
     wake_at: i64,
+    /// A release was asked: every grant is refused from then on.
+    released: bool,
 }
 
 /// The coordinator's clock runs this much faster than the keeper's (in tenths): the keeper
@@ -153,6 +156,7 @@ impl World {
             outbox: VecDeque::new(),
             inbox: VecDeque::new(),
             last_tick: HashMap::new(),
+            released: false,
         });
     }
 
@@ -219,6 +223,7 @@ impl World {
                 let holder = &mut self.holders[pick(h)];
                 let last = holder.last_tick.values().copied().max();
                 holder.keeper.release(last);
+                holder.released = true;
                 self.drive(pick(h), now);
             }
             Event::Alarm(h) => {
@@ -317,7 +322,20 @@ impl World {
             Some(found) => found,
             None => {
                 let want = wall.max(holder.last_tick.values().copied().max().unwrap_or(i64::MIN));
-                let grant = match holder.keeper.grant(want, wall, now) {
+                let starting_suspect = holder.keeper.phase() == Phase::Starting
+                    && holder.keeper.state() == State::Suspect;
+                let granted = holder.keeper.grant(want, wall, now);
+                if starting_suspect && matches!(granted, Err(Refusal::Lost(_))) {
+                    // A start waits for a suspect claim to be confirmed again: refused only
+                    // once the claim is lost (a term without confirmation) or released.
+                    prop_assert!(
+                        holder.keeper.state() == State::Lost || holder.released,
+                        "a start refused with {:?} while its claim is {:?}",
+                        granted,
+                        holder.keeper.state()
+                    );
+                }
+                let grant = match granted {
                     Ok(grant) => grant,
                     Err(
                         Refusal::Lost(_)

@@ -1,7 +1,7 @@
 //! What a generator may issue now, what it makes the keeper write next, and how both reach
 //! the generator: published into its fence.
 
-use super::state::{Holding, KeeperState};
+use super::state::{Holding, KeeperState, Phase};
 use super::{Keeper, Refusal, BUSY_FOR_MS, MARK_STALL_MS, MAX_MARK_AHEAD_MS};
 use crate::error::{Error, ErrorCode};
 use crate::layout::Layout;
@@ -30,7 +30,9 @@ impl Keeper {
         let wanted = kept.max(Some(want_ms));
         self.wanted_ms = match &granted {
             Ok(grant) => {
-                self.started = true;
+                if let Some(held) = self.state.holding_mut() {
+                    held.phase = Phase::Started;
+                }
                 self.publish(*grant);
                 // A want within the mark but past the deadline is answered now, with this
                 // grant that does not cover it (the generator refuses it), never kept for a
@@ -138,7 +140,9 @@ impl Keeper {
         let grant_wait = self.grant_wait_ms();
         let held = match &mut self.state {
             KeeperState::Held(held) => held,
-            KeeperState::Suspect(_) if !self.started => return Err(Refusal::Unconfirmed),
+            KeeperState::Suspect(held) if held.phase == Phase::Starting => {
+                return Err(Refusal::Unconfirmed)
+            }
             KeeperState::Suspect(held) => {
                 let why = format!(
                     "node index {} may be lost (not confirmed since {} ms ago); issuing no IDs \

@@ -39,6 +39,22 @@ pub enum Refusal {
     Unconfirmed,
 }
 
+/// How far the keeper's generator has come: starting (no grant made yet) or started. Every
+/// variant of `KeeperState` but `Released` carries it, so that a claim lost and leased again
+/// keeps it, and the simulation sees it (`Keeper::phase`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// No grant was made yet: a suspect claim keeps a generator's want instead of refusing it
+    /// (`Refusal::Unconfirmed`), as the start waits for the first claim, so that a start
+    /// slowed past half a term between its first claim and its first grant waits for the
+    /// renewal in flight instead of failing with `lease_lost`.
+    Starting,
+    /// A grant was made to a generator's ask: a claim that may be lost refuses at once. (A
+    /// generator that took a grant published before it asked tells the keeper by asking: the
+    /// ask counts, once the claim is held when it comes.) Never left but for `Released`.
+    Started,
+}
+
 /// Since when (keeper clock) and why no lease is held: kept from the first failure until a
 /// claim is held again, so that messages say how long IDs have been refused.
 #[derive(Debug, Clone)]
@@ -68,6 +84,8 @@ pub(super) struct Holding {
     pub in_doubt_ms: Option<i64>,
     /// No request before this instant (after a request went unanswered).
     pub retry_at: i64,
+    /// Whether a grant was made yet.
+    pub phase: Phase,
     /// Since when (keeper clock) a generator waits for the mark to move: from the first
     /// grant refused with `NeedMark` until one is made, or refused otherwise.
     pub mark_awaited_since: Option<i64>,
@@ -94,6 +112,7 @@ pub(super) enum KeeperState {
         abandoned: Option<Claim>,
         /// The failure that ended the last lease or claim, when there was one.
         no_lease: Option<NoLease>,
+        phase: Phase,
     },
     /// A claim answered by a coordinator whose clock is more than `MAX_CLOCK_BEHIND_MS`
     /// ahead of the generator's: it is given back, then the keeper is `Lost` with `no_lease`.
@@ -101,6 +120,7 @@ pub(super) enum KeeperState {
         claim: Claim,
         abandoned: Option<Claim>,
         no_lease: NoLease,
+        phase: Phase,
     },
     /// A claim confirmed within its deadline: grants are made.
     Held(Holding),
@@ -112,6 +132,7 @@ pub(super) enum KeeperState {
         no_lease: NoLease,
         abandoned: Option<Claim>,
         retry_at: i64,
+        phase: Phase,
     },
     /// Given back: nothing more happens.
     Released,
@@ -130,6 +151,17 @@ impl KeeperState {
         match self {
             KeeperState::Held(h) | KeeperState::Suspect(h) => Some(h),
             _ => None,
+        }
+    }
+
+    /// Whether a grant was made yet (`Started` once released: nothing is granted then).
+    pub fn phase(&self) -> Phase {
+        match self {
+            KeeperState::Held(h) | KeeperState::Suspect(h) => h.phase,
+            KeeperState::Acquiring { phase, .. }
+            | KeeperState::Refusing { phase, .. }
+            | KeeperState::Lost { phase, .. } => *phase,
+            KeeperState::Released => Phase::Started,
         }
     }
 
