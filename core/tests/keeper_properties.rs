@@ -322,17 +322,20 @@ impl World {
             Some(found) => found,
             None => {
                 let want = wall.max(holder.last_tick.values().copied().max().unwrap_or(i64::MIN));
-                let starting_suspect = holder.keeper.phase() == Phase::Starting
-                    && holder.keeper.state() == State::Suspect;
+                // Before the first grant, a claim that was held never refuses a start with
+                // lease_lost: suspect, it keeps the want until confirmed again; lost, it is
+                // leased again. Only a claim that fails (its own error) or a release does.
+                let (phase, state) = (holder.keeper.phase(), holder.keeper.state());
+                let start_held_a_claim = phase == Phase::LeasingAgain
+                    || (phase == Phase::Starting && state == State::Suspect);
                 let granted = holder.keeper.grant(want, wall, now);
-                if starting_suspect && matches!(granted, Err(Refusal::Lost(_))) {
-                    // A start waits for a suspect claim to be confirmed again: refused only
-                    // once the claim is lost (a term without confirmation) or released.
+                if let (true, Err(Refusal::Lost(error))) = (start_held_a_claim, &granted) {
                     prop_assert!(
-                        holder.keeper.state() == State::Lost || holder.released,
-                        "a start refused with {:?} while its claim is {:?}",
-                        granted,
-                        holder.keeper.state()
+                        holder.released || error.code() != ErrorCode::LeaseLost,
+                        "a start refused with {} in {:?}, {:?}",
+                        error,
+                        phase,
+                        state
                     );
                 }
                 let grant = match granted {

@@ -266,3 +266,61 @@ fn a_start_past_the_deadline_before_its_first_grant_waits_for_the_renewal() {
     let id = generator.next_id().unwrap();
     assert_eq!(decode(id, &layout).unwrap().worker_id, 0);
 }
+
+/// A start starved for a whole term between its first claim and its first grant (the claim
+/// expired at the coordinator; the keeper takes it as lost when the generator first asks)
+/// leases again and starts, instead of failing with `lease_lost`: nothing was issued under
+/// the lost claim. The keeper's, the coordinator's and the generator's clock are one fake
+/// clock, moved by the test a term past the start, and from there on by a thread of the test
+/// one ms per real ms at most (never faster than the keeper's real sleeps), so that the
+/// keeper's retry pause passes. Caught when the keeper refused a start's want at the loss:
+/// the build failed with `lease_lost ... was not confirmed for 4001 ms`.
+#[test]
+fn a_start_whose_claim_expired_before_its_first_grant_leases_again_and_starts() {
+    use flakery::lease::status::LossReason;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const SHORT_TERM: i64 = 4_000;
+    // A term behind the real clock, so that once moved on it is not ahead of the real clock
+    // that the driver reads for the clock check at claim (the coordinator answers with it).
+    // The generator's clock is it plus that term, as the keeper measures at the start (to
+    // the few ms the start took).
+    let keeper_clock = FakeClock::new(SystemClock.now_ms() - SHORT_TERM - 1);
+    let generator_clock = Ahead(keeper_clock.clone(), SHORT_TERM + 1);
+    let clock: Arc<dyn Clock> = Arc::new(keeper_clock.clone());
+    let board = Board::new(Arc::clone(&clock), SHORT_TERM);
+    board.store_mark(0, (SystemClock.now_ms() - 60_000).to_string().as_bytes());
+    let layout = Layout::twitter();
+    let lease = KeptLease::start(Box::new(board.connect()), &layout, clock).unwrap();
+    keeper_clock.advance(SHORT_TERM + 1);
+    assert_eq!(board.holder(0), None, "expired at the coordinator");
+    let ticking = Arc::new(AtomicBool::new(true));
+    let ticker = {
+        let (ticking, keeper_clock) = (Arc::clone(&ticking), keeper_clock.clone());
+        std::thread::spawn(move || {
+            while ticking.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(1));
+                keeper_clock.advance(1);
+            }
+        })
+    };
+    let built = Generator::builder()
+        .clock(generator_clock)
+        .lease(Box::new(lease))
+        .build();
+    ticking.store(false, Ordering::Relaxed);
+    ticker.join().unwrap();
+    let generator = built.expect("the start leases again");
+    assert_eq!(generator.lease_status().losses(LossReason::Lost), 1);
+    assert!(board.holder(0).is_some(), "claimed again");
+    let id = generator.next_id().unwrap();
+    assert_eq!(decode(id, &layout).unwrap().worker_id, 0);
+}
+
+/// A fake clock read `.1` ms ahead.
+struct Ahead(FakeClock, i64);
+
+impl Clock for Ahead {
+    fn now_ms(&self) -> i64 {
+        self.0.now_ms() + self.1
+    }
+}

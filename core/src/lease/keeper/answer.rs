@@ -37,7 +37,7 @@ impl Keeper {
                             claim,
                             abandoned,
                             no_lease: NoLease { since_ms, error },
-                            phase: self.state.phase(),
+                            phase: self.state.phase().with_new_claim(),
                         };
                     }
                 }
@@ -119,7 +119,7 @@ impl Keeper {
             .saturating_add(1)
             .max(gen_now)
             .saturating_add(self.ahead_ms());
-        let phase = self.state.phase();
+        let phase = self.state.phase().with_new_claim();
         self.state = KeeperState::Held(Holding {
             mark_ms: claim.floor_ms,
             claim,

@@ -120,6 +120,21 @@ impl Keeper {
             .map_or(0, |since| now.saturating_sub(since).max(0))
     }
 
+    /// What a want gets while no claim is held (acquiring, refusing a claim, lost).
+    fn refusal_without_claim(&self, now: i64) -> Refusal {
+        match (self.state.phase(), self.state.no_lease()) {
+            // The start's claim was lost: it waits while the keeper leases again.
+            (Phase::LeasingAgain, _) => Refusal::Unconfirmed,
+            // A claim of the start failed: its error is the start's, as the first claim's is.
+            (Phase::Starting, Some(no_lease)) => Refusal::Lost(no_lease.error.clone()),
+            (_, Some(no_lease)) => {
+                let why = format!("leasing a node ID again ({})", no_lease.error.message());
+                Refusal::Lost(self.lost_error(now, &why))
+            }
+            (_, None) => Refusal::Lost(self.lost_error(now, "leasing a node ID")),
+        }
+    }
+
     fn grant_or_refuse(
         &mut self,
         want_ms: i64,
@@ -140,7 +155,7 @@ impl Keeper {
         let grant_wait = self.grant_wait_ms();
         let held = match &mut self.state {
             KeeperState::Held(held) => held,
-            KeeperState::Suspect(held) if held.phase == Phase::Starting => {
+            KeeperState::Suspect(held) if held.phase != Phase::Started => {
                 return Err(Refusal::Unconfirmed)
             }
             KeeperState::Suspect(held) => {
@@ -152,13 +167,7 @@ impl Keeper {
                 );
                 return Err(Refusal::Lost(self.lost_error(now, &why)));
             }
-            _ => {
-                let why = match self.state.no_lease() {
-                    Some(n) => format!("leasing a node ID again ({})", n.error.message()),
-                    None => "leasing a node ID".into(),
-                };
-                return Err(Refusal::Lost(self.lost_error(now, &why)));
-            }
+            _ => return Err(self.refusal_without_claim(now)),
         };
         let deadline = held.deadline(term_ms);
         let mark = held.mark_ms.unwrap_or(i64::MIN);

@@ -173,6 +173,24 @@ impl Keeper {
         (self.term_ms / 4).max(GRANT_WAIT_MIN_MS)
     }
 
+    /// The longest a want the keeper kept waits for its answer (a grant or a refusal), when
+    /// the keeper thread runs: the floor's wait, the mark's wait, and a term for the claim to
+    /// be confirmed or lost; a start also waits for a claim lost to be leased again (the
+    /// retry pause and the claim's own bound). Past it, only a keeper thread that stopped
+    /// leaves the want unanswered.
+    pub fn answer_within_ms(&self) -> i64 {
+        let within = MAX_MARK_AHEAD_MS
+            .saturating_add(self.grant_wait_ms())
+            .saturating_add(self.term_ms);
+        if self.phase() == Phase::Started {
+            return within;
+        }
+        within
+            .saturating_add(RETRY_PAUSE_MS)
+            .saturating_add(self.term_ms)
+            .saturating_add(CLAIM_SLACK_MS)
+    }
+
     /// The coordinator's term.
     pub fn term_ms(&self) -> i64 {
         self.term_ms
@@ -247,16 +265,26 @@ impl Keeper {
     /// retry pause. A claim held is remembered, to forget and to start after.
     fn lose(&mut self, now: i64, why: Error) {
         let since_ms = self.state.no_lease().map_or(now, |n| n.since_ms);
-        let phase = self.state.phase();
-        let abandoned = match std::mem::replace(&mut self.state, KeeperState::Released) {
+        // A start's claim lost is leased again for it; a claim that failed fails the start.
+        let (abandoned, phase) = match std::mem::replace(&mut self.state, KeeperState::Released) {
             KeeperState::Released => return,
             KeeperState::Held(held) | KeeperState::Suspect(held) => {
                 self.lost_mark = Some((held.claim.index, held.used_up_to()));
-                Some(held.claim)
+                let phase = match held.phase {
+                    Phase::Started => Phase::Started,
+                    Phase::Starting | Phase::LeasingAgain => Phase::LeasingAgain,
+                };
+                (Some(held.claim), phase)
             }
-            KeeperState::Acquiring { abandoned, .. }
-            | KeeperState::Refusing { abandoned, .. }
-            | KeeperState::Lost { abandoned, .. } => abandoned,
+            KeeperState::Acquiring {
+                abandoned, phase, ..
+            }
+            | KeeperState::Refusing {
+                abandoned, phase, ..
+            }
+            | KeeperState::Lost {
+                abandoned, phase, ..
+            } => (abandoned, phase.with_new_claim()),
         };
         self.state = KeeperState::Lost {
             no_lease: NoLease {

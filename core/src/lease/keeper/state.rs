@@ -33,9 +33,10 @@ pub enum Refusal {
     /// ask again once the generator's clock has passed this Unix ms. The mark is being
     /// written meanwhile.
     Wait(i64),
-    /// A start: no grant was made yet and the claim is suspect (its last confirmation is more
-    /// than half a term old). The want is kept until the coordinator confirms the claim again
-    /// (then it is granted) or the claim is lost (then refused), both published.
+    /// A start: no grant was made yet and no claim is confirmed now: the claim is suspect (its
+    /// last confirmation is more than half a term old), or it was lost and the keeper leases
+    /// again (`Phase::LeasingAgain`). The want is kept until a claim is confirmed (then it is
+    /// granted) or a claim fails (then refused with its error), both published.
     Unconfirmed,
 }
 
@@ -47,12 +48,33 @@ pub enum Phase {
     /// No grant was made yet: a suspect claim keeps a generator's want instead of refusing it
     /// (`Refusal::Unconfirmed`), as the start waits for the first claim, so that a start
     /// slowed past half a term between its first claim and its first grant waits for the
-    /// renewal in flight instead of failing with `lease_lost`.
+    /// renewal in flight instead of failing with `lease_lost`. With no claim held, a want is
+    /// refused: the first claim is not answered yet, or a claim of the start failed (then
+    /// with that claim's error, which is the start's).
     Starting,
+    /// No grant was made yet, and the start's claim was lost (a term without confirmation on
+    /// a starved machine, or the coordinator said so): the keeper leases again, and the start
+    /// waits for the new claim as for the first (the want kept, `Refusal::Unconfirmed`). No ID
+    /// was issued under the lost claim, so nothing is at risk; the new claim passes every
+    /// check of a first one (the fresh-record wait, the floor never below the lost claim's
+    /// mark, the clock check) and is bounded as the first: one that fails is the start's
+    /// error (`Starting` again).
+    LeasingAgain,
     /// A grant was made to a generator's ask: a claim that may be lost refuses at once. (A
     /// generator that took a grant published before it asked tells the keeper by asking: the
     /// ask counts, once the claim is held when it comes.) Never left but for `Released`.
     Started,
+}
+
+impl Phase {
+    /// The phase once a claim is answered, held or refused: a start that was leasing again
+    /// is starting with the new claim.
+    pub(super) fn with_new_claim(self) -> Phase {
+        match self {
+            Phase::Started => Phase::Started,
+            Phase::Starting | Phase::LeasingAgain => Phase::Starting,
+        }
+    }
 }
 
 /// Since when (keeper clock) and why no lease is held: kept from the first failure until a
