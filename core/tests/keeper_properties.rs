@@ -324,14 +324,17 @@ impl World {
                 let want = wall.max(holder.last_tick.values().copied().max().unwrap_or(i64::MIN));
                 // Before the first grant, a claim that was held never refuses a start with
                 // lease_lost: suspect, it keeps the want until confirmed again; lost, it is
-                // leased again. Only a claim that fails (its own error) or a release does.
+                // leased again (once). Only a claim that fails (its own error), the loss of
+                // the claim leased again, or a release does.
                 let (phase, state) = (holder.keeper.phase(), holder.keeper.state());
                 let start_held_a_claim = phase == Phase::LeasingAgain
-                    || (phase == Phase::Starting && state == State::Suspect);
+                    || (phase != Phase::Started && state == State::Suspect);
                 let granted = holder.keeper.grant(want, wall, now);
                 if let (true, Err(Refusal::Lost(error))) = (start_held_a_claim, &granted) {
+                    let second_loss =
+                        phase == Phase::StartingAgain && holder.keeper.state() == State::Lost;
                     prop_assert!(
-                        holder.released || error.code() != ErrorCode::LeaseLost,
+                        holder.released || second_loss || error.code() != ErrorCode::LeaseLost,
                         "a start refused with {} in {:?}, {:?}",
                         error,
                         phase,

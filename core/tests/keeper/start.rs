@@ -218,3 +218,37 @@ fn lease_again(sim: &Sim, a: &mut keeper_sim::Holder, fence: &Fence) -> (flakery
     }
     panic!("the start's want was never answered");
 }
+
+/// A start leases again once: its new claim answered as late as a claim may be (a millisecond
+/// before its deadline, more than a term after it was sent), it is lost as it is held, and the
+/// start fails with `lease_lost`, within the wait the keeper gave the generator at its ask
+/// (`answer_within_ms`). Caught when the new claim's loss leased again like the first's: a
+/// coordinator that answers every claim that late kept the start leasing for ever (found by
+/// this test's first version, which asked for a grant after such a claim).
+#[test]
+fn a_start_leases_again_once_and_fails_when_the_new_claim_is_lost_too() {
+    use flakery::lease::keeper::RETRY_PAUSE_MS;
+    let sim = sim();
+    let mut a = sim.holder();
+    let (fence, confirmed, _unanswered, _) = first_ask_past_the_deadline(&sim, &mut a);
+    let (asked, within) = (sim.now(), a.keeper.answer_within_ms());
+    sim.clock.set(confirmed + TERM);
+    a.keeper.poll(sim.now());
+    assert_eq!(a.keeper.phase(), Phase::LeasingAgain);
+    sim.clock.advance(RETRY_PAUSE_MS);
+    let claim = a.take(&sim);
+    assert!(matches!(claim.request, Request::Claim { .. }), "{claim:?}");
+    sim.clock.set(claim.deadline_ms - 1);
+    let outcome = a.deliver(&claim).expect("an answer");
+    a.keeper.answer(claim.seq, outcome, sim.now());
+    assert_eq!(a.state(), State::Lost);
+    let (_, error) = fence.published().refusal.expect("the start refused");
+    assert_eq!(error.code(), ErrorCode::LeaseLost, "{error}");
+    assert!(!a.keeper.is_wanted());
+    assert_eq!(a.keeper.phase(), Phase::StartingAgain);
+    let took = sim.now() - asked;
+    assert!(
+        took <= within,
+        "refused {took} ms after the ask, past {within}"
+    );
+}

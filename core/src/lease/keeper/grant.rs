@@ -125,8 +125,11 @@ impl Keeper {
         match (self.state.phase(), self.state.no_lease()) {
             // The start's claim was lost: it waits while the keeper leases again.
             (Phase::LeasingAgain, _) => Refusal::Unconfirmed,
-            // A claim of the start failed: its error is the start's, as the first claim's is.
-            (Phase::Starting, Some(no_lease)) => Refusal::Lost(no_lease.error.clone()),
+            // A claim of the start failed, or its second was lost: that error is the start's,
+            // as the first claim's failure is.
+            (Phase::Starting | Phase::StartingAgain, Some(no_lease)) => {
+                Refusal::Lost(no_lease.error.clone())
+            }
             (_, Some(no_lease)) => {
                 let why = format!("leasing a node ID again ({})", no_lease.error.message());
                 Refusal::Lost(self.lost_error(now, &why))

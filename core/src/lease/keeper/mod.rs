@@ -175,9 +175,9 @@ impl Keeper {
 
     /// The longest a want the keeper kept waits for its answer (a grant or a refusal), when
     /// the keeper thread runs: the floor's wait, the mark's wait, and a term for the claim to
-    /// be confirmed or lost; a start also waits for a claim lost to be leased again (the
-    /// retry pause and the claim's own bound). Past it, only a keeper thread that stopped
-    /// leaves the want unanswered.
+    /// be confirmed or lost; a start also waits for a claim lost to be leased again once (the
+    /// retry pause, the claim's own bound, and a term for the new claim to be confirmed or
+    /// lost). Past it, only a keeper thread that stopped leaves the want unanswered.
     pub fn answer_within_ms(&self) -> i64 {
         let within = MAX_MARK_AHEAD_MS
             .saturating_add(self.grant_wait_ms())
@@ -189,6 +189,7 @@ impl Keeper {
             .saturating_add(RETRY_PAUSE_MS)
             .saturating_add(self.term_ms)
             .saturating_add(CLAIM_SLACK_MS)
+            .saturating_add(self.term_ms)
     }
 
     /// The coordinator's term.
@@ -270,11 +271,7 @@ impl Keeper {
             KeeperState::Released => return,
             KeeperState::Held(held) | KeeperState::Suspect(held) => {
                 self.lost_mark = Some((held.claim.index, held.used_up_to()));
-                let phase = match held.phase {
-                    Phase::Started => Phase::Started,
-                    Phase::Starting | Phase::LeasingAgain => Phase::LeasingAgain,
-                };
-                (Some(held.claim), phase)
+                (Some(held.claim), held.phase.with_claim_lost())
             }
             KeeperState::Acquiring {
                 abandoned, phase, ..

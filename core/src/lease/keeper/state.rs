@@ -58,8 +58,14 @@ pub enum Phase {
     /// was issued under the lost claim, so nothing is at risk; the new claim passes every
     /// check of a first one (the fresh-record wait, the floor never below the lost claim's
     /// mark, the clock check) and is bounded as the first: one that fails is the start's
-    /// error (`Starting` again).
+    /// error (`StartingAgain`).
     LeasingAgain,
+    /// No grant was made yet, on the claim leased again after the start's first was lost (or
+    /// after that claim failed): as `Starting`, but a loss is the start's error (`lease_lost`)
+    /// instead of leasing again. A start leases again once, so that it stays bounded: a
+    /// coordinator that answers every claim later than a term after it was sent (each claim
+    /// lost as it is held) would keep it leasing for ever.
+    StartingAgain,
     /// A grant was made to a generator's ask: a claim that may be lost refuses at once. (A
     /// generator that took a grant published before it asked tells the keeper by asking: the
     /// ask counts, once the claim is held when it comes.) Never left but for `Released`.
@@ -67,12 +73,21 @@ pub enum Phase {
 }
 
 impl Phase {
-    /// The phase once a claim is answered, held or refused: a start that was leasing again
-    /// is starting with the new claim.
+    /// The phase once a claim is answered (held or refused) or fails: a start that was
+    /// leasing again is on its second claim.
     pub(super) fn with_new_claim(self) -> Phase {
         match self {
-            Phase::Started => Phase::Started,
-            Phase::Starting | Phase::LeasingAgain => Phase::Starting,
+            Phase::LeasingAgain => Phase::StartingAgain,
+            other => other,
+        }
+    }
+
+    /// The phase once the claim held is lost: a start's first claim is leased again.
+    pub(super) fn with_claim_lost(self) -> Phase {
+        match self {
+            Phase::Starting => Phase::LeasingAgain,
+            Phase::LeasingAgain => Phase::StartingAgain,
+            other => other,
         }
     }
 }
