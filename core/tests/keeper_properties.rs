@@ -19,7 +19,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use flakery::lease::keeper::{
-    carry, Keeper, Next, Outcome, Refusal, State, Ticket, MAX_CLOCK_TOLERANCE_MS, RETRY_PAUSE_MS,
+    carry, Keeper, Next, Outcome, Phase, Refusal, State, Ticket, MAX_CLOCK_TOLERANCE_MS,
+    RETRY_PAUSE_MS,
 };
 use flakery::lease::{Board, Coordinator};
 use flakery::{Clock, ErrorCode, FakeClock, Fence, Grant, Layout};
@@ -86,6 +87,8 @@ struct Holder {
     fence: Fence,
     /// When the driver wakes next (the keeper's last `Sleep`).
     wake_at: i64,
+    /// A release was asked: every grant is refused from then on.
+    released: bool,
 }
 
 /// The coordinator's clock runs this much faster than the keeper's (in tenths): the keeper
@@ -153,6 +156,7 @@ impl World {
             outbox: VecDeque::new(),
             inbox: VecDeque::new(),
             last_tick: HashMap::new(),
+            released: false,
         });
     }
 
@@ -219,6 +223,7 @@ impl World {
                 let holder = &mut self.holders[pick(h)];
                 let last = holder.last_tick.values().copied().max();
                 holder.keeper.release(last);
+                holder.released = true;
                 self.drive(pick(h), now);
             }
             Event::Alarm(h) => {
@@ -317,7 +322,26 @@ impl World {
             Some(found) => found,
             None => {
                 let want = wall.max(holder.last_tick.values().copied().max().unwrap_or(i64::MIN));
-                let grant = match holder.keeper.grant(want, wall, now) {
+                // Before the first grant, a claim that was held never refuses a start with
+                // lease_lost: suspect, it keeps the want until confirmed again; lost, it is
+                // leased again (once). Only a claim that fails (its own error), the loss of
+                // the claim leased again, or a release does.
+                let (phase, state) = (holder.keeper.phase(), holder.keeper.state());
+                let start_held_a_claim = phase == Phase::LeasingAgain
+                    || (phase != Phase::Started && state == State::Suspect);
+                let granted = holder.keeper.grant(want, wall, now);
+                if let (true, Err(Refusal::Lost(error))) = (start_held_a_claim, &granted) {
+                    let second_loss =
+                        phase == Phase::StartingAgain && holder.keeper.state() == State::Lost;
+                    prop_assert!(
+                        holder.released || second_loss || error.code() != ErrorCode::LeaseLost,
+                        "a start refused with {} in {:?}, {:?}",
+                        error,
+                        phase,
+                        state
+                    );
+                }
+                let grant = match granted {
                     Ok(grant) => grant,
                     Err(
                         Refusal::Lost(_)

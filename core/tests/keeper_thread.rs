@@ -266,3 +266,143 @@ fn a_start_past_the_deadline_before_its_first_grant_waits_for_the_renewal() {
     let id = generator.next_id().unwrap();
     assert_eq!(decode(id, &layout).unwrap().worker_id, 0);
 }
+
+/// A start starved for a whole term between its first claim and its first grant (the claim
+/// expired at the coordinator; the keeper takes it as lost when the generator first asks)
+/// leases again and starts, instead of failing with `lease_lost`: nothing was issued under
+/// the lost claim. The keeper's, the coordinator's and the generator's clock are one fake
+/// clock, moved by the test a term past the start, and from there on by a thread of the test
+/// one ms per real ms at most (never faster than the keeper's real sleeps), so that the
+/// keeper's retry pause passes. Caught when the keeper refused a start's want at the loss:
+/// the build failed with `lease_lost ... was not confirmed for 4001 ms`.
+#[test]
+fn a_start_whose_claim_expired_before_its_first_grant_leases_again_and_starts() {
+    use flakery::lease::status::LossReason;
+    const SHORT_TERM: i64 = 4_000;
+    // A term behind the real clock, so that once moved on it is not ahead of the real clock
+    // that the driver reads for the clock check at claim (the coordinator answers with it).
+    // The generator's clock is it plus that term, as the keeper measures at the start (to
+    // the few ms the start took).
+    let keeper_clock = FakeClock::new(SystemClock.now_ms() - SHORT_TERM - 1);
+    let generator_clock = Ahead(keeper_clock.clone(), SHORT_TERM + 1);
+    let clock: Arc<dyn Clock> = Arc::new(keeper_clock.clone());
+    let board = Board::new(Arc::clone(&clock), SHORT_TERM);
+    board.store_mark(0, (SystemClock.now_ms() - 60_000).to_string().as_bytes());
+    let layout = Layout::twitter();
+    let lease = KeptLease::start(Box::new(board.connect()), &layout, clock).unwrap();
+    keeper_clock.advance(SHORT_TERM + 1);
+    assert_eq!(board.holder(0), None, "expired at the coordinator");
+    let built = with_clock_ticking(&keeper_clock, || {
+        Generator::builder()
+            .clock(generator_clock)
+            .lease(Box::new(lease))
+            .build()
+    });
+    let generator = built.expect("the start leases again");
+    assert_eq!(generator.lease_status().losses(LossReason::Lost), 1);
+    assert!(board.holder(0).is_some(), "claimed again");
+    let id = generator.next_id().unwrap();
+    assert_eq!(decode(id, &layout).unwrap().worker_id, 0);
+}
+
+/// Runs `run` while a thread moves `clock` on, 1 ms per real ms at most: never faster than
+/// the keeper thread's real sleeps, so that the keeper's pauses pass and none of its deadlines
+/// passes while it sleeps.
+fn with_clock_ticking<T>(clock: &FakeClock, run: impl FnOnce() -> T) -> T {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let ticking = Arc::new(AtomicBool::new(true));
+    let ticker = {
+        let (ticking, clock) = (Arc::clone(&ticking), clock.clone());
+        std::thread::spawn(move || {
+            while ticking.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(1));
+                clock.advance(1);
+            }
+        })
+    };
+    let result = run();
+    ticking.store(false, Ordering::Relaxed);
+    ticker.join().unwrap();
+    result
+}
+
+/// A fake clock read `.1` ms ahead.
+struct Ahead(FakeClock, i64);
+
+impl Clock for Ahead {
+    fn now_ms(&self) -> i64 {
+        self.0.now_ms() + self.1
+    }
+}
+
+/// A start starved while its first mark write is out (the write applied, its answer lost, and
+/// a whole term gone before the keeper runs again): the claim is lost before the start
+/// returns, and `KeptLease::start` waits while the keeper leases again instead of failing
+/// with `lease_lost`. Clocks as in the test above. Caught when the start's wait for the first
+/// claim took any `Lost` as the start's failure: `lease_lost ... was not confirmed for 4002 ms`.
+#[test]
+fn a_start_whose_claim_is_lost_before_its_first_mark_is_confirmed_leases_again() {
+    use flakery::lease::keeper::State;
+    use flakery::lease::{Claim, Coordinator, Failure, MemoryCoordinator};
+
+    /// The in-memory coordinator, but the answer to the first mark write is lost after the
+    /// keeper's clock moved a term and a millisecond (the write itself applied).
+    #[derive(Debug)]
+    struct StarvedFirstWrite(MemoryCoordinator, FakeClock, bool);
+
+    impl Coordinator for StarvedFirstWrite {
+        fn source(&self) -> flakery::NodeSource {
+            self.0.source()
+        }
+        fn describe(&self) -> String {
+            self.0.describe()
+        }
+        fn term_ms(&self) -> i64 {
+            self.0.term_ms()
+        }
+        fn claim_within(&mut self, count: u64, limit: i64, by: i64) -> flakery::Result<Claim> {
+            self.0.claim_within(count, limit, by)
+        }
+        fn renew(&mut self, claim: &mut Claim, by: i64) -> Result<(), Failure> {
+            self.0.renew(claim, by)
+        }
+        fn write_mark(
+            &mut self,
+            claim: &mut Claim,
+            expected_ms: Option<i64>,
+            new_ms: i64,
+            by: i64,
+        ) -> Result<(), Failure> {
+            let written = self.0.write_mark(claim, expected_ms, new_ms, by);
+            if std::mem::replace(&mut self.2, true) {
+                return written;
+            }
+            self.1.advance(SHORT_TERM + 1);
+            Err(Failure::Unanswered("the answer was lost".into()))
+        }
+        fn release(&mut self, claim: Claim, mark_ms: Option<i64>, by: i64) {
+            self.0.release(claim, mark_ms, by)
+        }
+        fn abandon(&mut self, claim: &Claim) {
+            self.0.abandon(claim)
+        }
+        fn reopen(&self) -> flakery::Result<Box<dyn Coordinator>> {
+            self.0.reopen()
+        }
+    }
+
+    const SHORT_TERM: i64 = 4_000;
+    let keeper_clock = FakeClock::new(SystemClock.now_ms() - SHORT_TERM - 1);
+    let clock: Arc<dyn Clock> = Arc::new(keeper_clock.clone());
+    let board = Board::new(Arc::clone(&clock), SHORT_TERM);
+    let old_mark = SystemClock.now_ms() - 60_000;
+    board.store_mark(0, old_mark.to_string().as_bytes());
+    let coordinator = StarvedFirstWrite(board.connect(), keeper_clock.clone(), false);
+    let started = with_clock_ticking(&keeper_clock, || {
+        KeptLease::start(Box::new(coordinator), &Layout::twitter(), clock)
+    });
+    let lease = started.expect("the start leases again");
+    assert_eq!(lease.state(), State::Held);
+    // Claimed again: the floor is the mark the lost claim wrote, not the old one it found.
+    assert!(lease.floor_ms() > Some(old_mark), "{:?}", lease.floor_ms());
+}

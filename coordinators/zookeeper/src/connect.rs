@@ -12,7 +12,30 @@ use std::time::{Duration, Instant};
 use crate::proto::{self, op, reply_header, Reader, Writer, ZkError};
 use crate::settings::Settings;
 use crate::transport::{start, Client};
+use flakery::clock::Clock;
 use flakery::error::{Error, ErrorCode, Result};
+
+/// The time the connect loop reads and waits on, in ms of the keeper's clock (a claim's
+/// deadline is one of its instants): that clock and the thread's real sleep in a lease
+/// (`KeeperTime`); in the tests a fake clock that a sleep moves, on which the start's timeout
+/// is checked to the millisecond (`start_timeout_tests`).
+pub(crate) trait Time: Send + Sync {
+    fn now_ms(&self) -> i64;
+    fn sleep_ms(&self, ms: i64);
+}
+
+/// The keeper's clock, and the thread's real sleep.
+pub(crate) struct KeeperTime(pub(crate) Arc<dyn Clock>);
+
+impl Time for KeeperTime {
+    fn now_ms(&self) -> i64 {
+        self.0.now_ms()
+    }
+
+    fn sleep_ms(&self, ms: i64) {
+        std::thread::sleep(Duration::from_millis(ms.max(0) as u64));
+    }
+}
 
 /// The first pause after a failed connection attempt; it doubles up to `BACKOFF_CAP`.
 pub(crate) const BACKOFF_FIRST: Duration = Duration::from_millis(50);
@@ -26,22 +49,24 @@ pub(crate) const BACKOFF_CAP: Duration = Duration::from_secs(1);
 #[derive(Debug, Default)]
 pub(crate) struct Backoff {
     delay: Option<Duration>,
-    not_before: Option<Instant>,
+    /// No attempt before this instant (`Time`'s ms).
+    not_before: Option<i64>,
     failures: u64,
     /// Why the last attempt failed, for a claim that makes none before its deadline.
     last: Option<String>,
 }
 
 impl Backoff {
-    fn failed(&mut self) {
+    /// An attempt failed at `now_ms`.
+    fn failed(&mut self, now_ms: i64) {
         let delay = self
             .delay
             .map_or(BACKOFF_FIRST, |d| (d * 2).min(BACKOFF_CAP));
         self.delay = Some(delay);
         self.failures += 1;
-        let half = delay / 2;
-        let jitter = Duration::from_nanos(random() % (half.as_nanos() as u64).max(1));
-        self.not_before = Some(Instant::now() + half + jitter);
+        let half = delay.as_millis() as i64 / 2;
+        let jitter = (random() % (half as u64 + 1)) as i64;
+        self.not_before = Some(now_ms.saturating_add(half + jitter));
     }
 
     /// A session was established: the next failure starts from the first pause again.
@@ -77,14 +102,16 @@ enum Refused {
     Fatal(Error),
 }
 
-/// A client with an established session, or an error at `deadline`: `coordinator_unavailable`
-/// naming the last failure, or `invalid_argument` when the servers grant a shorter session
-/// than asked for. Attempts wait `backoff`'s pauses; the first failure of a streak and the
+/// A client with an established session, or an error by `deadline_ms` (of `time`):
+/// `coordinator_unavailable` naming the last failure, once the next attempt would fall at or
+/// past the deadline, or `invalid_argument` when the servers grant a shorter session than
+/// asked for. Attempts wait `backoff`'s pauses; the first failure of a streak and the
 /// connection after one are logged, not each attempt. `on_broken` is called (on the client's
 /// reader thread) when the connection of a client still in use breaks.
 pub(crate) fn connect(
     settings: &Settings,
-    deadline: Instant,
+    deadline_ms: i64,
+    time: &dyn Time,
     backoff: &mut Backoff,
     on_broken: Arc<dyn Fn() + Send + Sync>,
 ) -> Result<Client> {
@@ -95,12 +122,15 @@ pub(crate) fn connect(
     let mut turn = 0usize;
     loop {
         if let Some(at) = backoff.not_before {
-            if at >= deadline {
+            if at >= deadline_ms {
                 return Err(settings.unavailable(&last));
             }
-            std::thread::sleep(at.saturating_duration_since(Instant::now()));
+            time.sleep_ms(at.saturating_sub(time.now_ms()));
         }
         let addresses = addresses(settings);
+        // The socket's own timeouts are real time: the deadline's distance as an instant.
+        let left = deadline_ms.saturating_sub(time.now_ms()).max(0);
+        let deadline = Instant::now() + Duration::from_millis(left as u64);
         let attempt = match addresses.get(turn % addresses.len().max(1)) {
             Some(address) => handshake(settings, *address, deadline),
             None => Err(Refused::Retry(format!(
@@ -135,8 +165,8 @@ pub(crate) fn connect(
                 }
                 last = why.clone();
                 backoff.last = Some(why);
-                backoff.failed();
-                if Instant::now() >= deadline {
+                backoff.failed(time.now_ms());
+                if time.now_ms() >= deadline_ms {
                     return Err(settings.unavailable(&last));
                 }
             }
@@ -265,21 +295,23 @@ mod tests {
     fn the_backoff_doubles_to_its_cap_with_jitter_and_starts_over_after_a_session() {
         let mut backoff = Backoff::default();
         let mut pauses = Vec::new();
-        for _ in 0..12 {
-            let before = Instant::now();
-            backoff.failed();
-            let after = Instant::now();
+        for now in 0..12 {
+            backoff.failed(now);
             let delay = backoff.delay.unwrap();
-            let not_before = backoff.not_before.unwrap();
+            let pause = backoff.not_before.unwrap() - now;
             // Between half the delay and all of it, from the instant of the failure.
-            assert!(not_before >= before + delay / 2 && not_before <= after + delay);
+            let delay_ms = delay.as_millis() as i64;
+            assert!(
+                pause >= delay_ms / 2 && pause <= delay_ms,
+                "{pause} of {delay_ms}"
+            );
             pauses.push(delay);
         }
         assert_eq!(pauses[0], BACKOFF_FIRST);
         assert_eq!(pauses[1], BACKOFF_FIRST * 2);
         assert_eq!(*pauses.last().unwrap(), BACKOFF_CAP);
         assert_eq!(backoff.succeeded(), 12);
-        backoff.failed();
+        backoff.failed(12);
         assert_eq!(backoff.delay, Some(BACKOFF_FIRST));
     }
 }

@@ -25,6 +25,8 @@ mod connect;
 mod lease;
 mod proto;
 mod settings;
+#[cfg(test)]
+mod start_timeout_tests;
 mod transport;
 
 use std::collections::HashSet;
@@ -32,7 +34,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use connect::Backoff;
+use connect::{Backoff, KeeperTime, Time};
 use flakery::clock::{Clock, SystemClock};
 use flakery::error::{Error, ErrorCode, Result};
 use flakery::lease::kept::MonotonicClock;
@@ -80,7 +82,8 @@ pub fn install() -> bool {
 /// One holder's connection to ZooKeeper.
 pub struct ZooKeeperCoordinator {
     settings: Settings,
-    clock: Arc<dyn Clock>,
+    /// The keeper's clock, which a claim's deadline is an instant of.
+    time: Arc<dyn Time>,
     client: Option<Client>,
     /// The pause before the next connection attempt, kept across claims.
     backoff: Backoff,
@@ -117,9 +120,13 @@ type TakenMark = std::result::Result<(Option<i64>, Stat, i64), String>;
 
 impl ZooKeeperCoordinator {
     fn new(settings: Settings, clock: Arc<dyn Clock>) -> ZooKeeperCoordinator {
+        ZooKeeperCoordinator::with_time(settings, Arc::new(KeeperTime(clock)))
+    }
+
+    fn with_time(settings: Settings, time: Arc<dyn Time>) -> ZooKeeperCoordinator {
         ZooKeeperCoordinator {
             settings,
-            clock,
+            time,
             client: None,
             backoff: Backoff::default(),
             broken_cause: None,
@@ -130,7 +137,7 @@ impl ZooKeeperCoordinator {
 
     /// `deadline_ms` of the keeper's clock as an instant.
     fn instant(&self, deadline_ms: i64) -> Instant {
-        let left = deadline_ms.saturating_sub(self.clock.now_ms()).max(0);
+        let left = deadline_ms.saturating_sub(self.time.now_ms()).max(0);
         Instant::now() + Duration::from_millis(left as u64)
     }
 
@@ -213,8 +220,13 @@ impl Coordinator for ZooKeeperCoordinator {
     fn claim_within(&mut self, count: u64, mark_limit_ms: i64, deadline_ms: i64) -> Result<Claim> {
         let by = self.instant(deadline_ms);
         let settings = self.settings.clone();
-        // Connecting gets the session timeout; the few requests of a claim the rest.
-        let connect_by = by.min(Instant::now() + settings.timeout());
+        // Connecting gets the session timeout (the start's own timeout: no session within it
+        // fails the start); the few requests of a claim the rest of the claim's deadline.
+        let connect_by_ms = deadline_ms.min(
+            self.time
+                .now_ms()
+                .saturating_add(settings.session_timeout_ms as i64),
+        );
         if self.live_client().is_none() {
             let alarm = Arc::clone(&self.alarm);
             let on_broken: Arc<dyn Fn() + Send + Sync> = Arc::new(move || {
@@ -224,7 +236,8 @@ impl Coordinator for ZooKeeperCoordinator {
             });
             self.client = Some(connect::connect(
                 &settings,
-                connect_by,
+                connect_by_ms,
+                self.time.as_ref(),
                 &mut self.backoff,
                 on_broken,
             )?);

@@ -15,9 +15,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, ErrorCode, Result};
 use crate::layout::Layout;
 use crate::lease::coordinator::{Alarm, Coordinator};
-use crate::lease::keeper::{
-    carry, Keeper, Next, Outcome, Refusal, Request, State, Ticket, MAX_MARK_AHEAD_MS,
-};
+use crate::lease::keeper::{carry, Keeper, Next, Outcome, Phase, Refusal, Request, State, Ticket};
 use crate::lease::node::{Asked, Fence, Grant, NodeLease, NodeSource};
 use crate::lease::status::{LeaseState, LeaseStatus, MARK_STALL_MS};
 
@@ -104,8 +102,9 @@ pub struct KeptLease {
 }
 
 impl KeptLease {
-    /// Claims a node index of `layout` from `coordinator` and keeps it. Fails with the first
-    /// claim's error (`worker_ids_exhausted`, `coordinator_unavailable`, ...).
+    /// Claims a node index of `layout` from `coordinator` and keeps it. Fails with the error
+    /// of the first claim that fails (`worker_ids_exhausted`, `coordinator_unavailable`, ...);
+    /// a claim lost before the generator's first grant is leased again, not a failure.
     pub fn start(
         mut coordinator: Box<dyn Coordinator>,
         layout: &Layout,
@@ -169,6 +168,9 @@ impl KeptLease {
                 // is suspect: `Refusal::Unconfirmed`), as a start slowed on a loaded machine
                 // can pass the deadline again between this return and that grant.
                 State::Held | State::Renewing | State::Suspect => {}
+                // A claim lost before the first grant: the keeper leases again for the start,
+                // whose new claim is bounded as the first (`Phase::LeasingAgain`).
+                State::Lost if keeper.phase() == Phase::LeasingAgain => {}
                 State::Lost | State::Released => {
                     let err = keeper.last_error().cloned().unwrap_or_else(|| {
                         Error::new(
@@ -399,11 +401,7 @@ impl NodeLease for KeptLease {
             shared.wake.notify_all();
             return Asked::Granted(grant);
         }
-        // The keeper answers every want by then: past the floor's wait, the mark's wait, or
-        // the deadline (then it refuses). Only a keeper thread that stopped lets it pass.
-        let within = MAX_MARK_AHEAD_MS
-            .saturating_add(keeper.grant_wait_ms())
-            .saturating_add(keeper.term_ms());
+        let within = keeper.answer_within_ms();
         drop(keeper);
         shared.wake.notify_all();
         Asked::Within(Duration::from_millis(within as u64))

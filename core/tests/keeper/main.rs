@@ -12,7 +12,7 @@ mod start;
 mod transitions;
 
 use flakery::lease::keeper::{
-    Next, Outcome, Refusal, Request, State, Ticket, AHEAD_MS, MAX_AHEAD_MS, MIN_LEAD_MS,
+    Next, Outcome, Phase, Refusal, Request, State, Ticket, AHEAD_MS, MAX_AHEAD_MS, MIN_LEAD_MS,
 };
 use flakery::lease::Failure;
 use flakery::{ErrorCode, Fence, Layout};

@@ -37,6 +37,7 @@ impl Keeper {
                             claim,
                             abandoned,
                             no_lease: NoLease { since_ms, error },
+                            phase: self.state.phase().with_new_claim(),
                         };
                     }
                 }
@@ -118,6 +119,7 @@ impl Keeper {
             .saturating_add(1)
             .max(gen_now)
             .saturating_add(self.ahead_ms());
+        let phase = self.state.phase().with_new_claim();
         self.state = KeeperState::Held(Holding {
             mark_ms: claim.floor_ms,
             claim,
@@ -126,6 +128,7 @@ impl Keeper {
             want_mark_ms,
             in_doubt_ms: None,
             retry_at: i64::MIN,
+            phase,
             mark_awaited_since: None,
         });
         // Re-leased while generating: the generator asks again and gets the new floor.

@@ -1,7 +1,7 @@
 //! What a generator may issue now, what it makes the keeper write next, and how both reach
 //! the generator: published into its fence.
 
-use super::state::{Holding, KeeperState};
+use super::state::{Holding, KeeperState, Phase};
 use super::{Keeper, Refusal, BUSY_FOR_MS, MARK_STALL_MS, MAX_MARK_AHEAD_MS};
 use crate::error::{Error, ErrorCode};
 use crate::layout::Layout;
@@ -30,7 +30,9 @@ impl Keeper {
         let wanted = kept.max(Some(want_ms));
         self.wanted_ms = match &granted {
             Ok(grant) => {
-                self.started = true;
+                if let Some(held) = self.state.holding_mut() {
+                    held.phase = Phase::Started;
+                }
                 self.publish(*grant);
                 // A want within the mark but past the deadline is answered now, with this
                 // grant that does not cover it (the generator refuses it), never kept for a
@@ -118,6 +120,24 @@ impl Keeper {
             .map_or(0, |since| now.saturating_sub(since).max(0))
     }
 
+    /// What a want gets while no claim is held (acquiring, refusing a claim, lost).
+    fn refusal_without_claim(&self, now: i64) -> Refusal {
+        match (self.state.phase(), self.state.no_lease()) {
+            // The start's claim was lost: it waits while the keeper leases again.
+            (Phase::LeasingAgain, _) => Refusal::Unconfirmed,
+            // A claim of the start failed, or its second was lost: that error is the start's,
+            // as the first claim's failure is.
+            (Phase::Starting | Phase::StartingAgain, Some(no_lease)) => {
+                Refusal::Lost(no_lease.error.clone())
+            }
+            (_, Some(no_lease)) => {
+                let why = format!("leasing a node ID again ({})", no_lease.error.message());
+                Refusal::Lost(self.lost_error(now, &why))
+            }
+            (_, None) => Refusal::Lost(self.lost_error(now, "leasing a node ID")),
+        }
+    }
+
     fn grant_or_refuse(
         &mut self,
         want_ms: i64,
@@ -138,7 +158,9 @@ impl Keeper {
         let grant_wait = self.grant_wait_ms();
         let held = match &mut self.state {
             KeeperState::Held(held) => held,
-            KeeperState::Suspect(_) if !self.started => return Err(Refusal::Unconfirmed),
+            KeeperState::Suspect(held) if held.phase != Phase::Started => {
+                return Err(Refusal::Unconfirmed)
+            }
             KeeperState::Suspect(held) => {
                 let why = format!(
                     "node index {} may be lost (not confirmed since {} ms ago); issuing no IDs \
@@ -148,13 +170,7 @@ impl Keeper {
                 );
                 return Err(Refusal::Lost(self.lost_error(now, &why)));
             }
-            _ => {
-                let why = match self.state.no_lease() {
-                    Some(n) => format!("leasing a node ID again ({})", n.error.message()),
-                    None => "leasing a node ID".into(),
-                };
-                return Err(Refusal::Lost(self.lost_error(now, &why)));
-            }
+            _ => return Err(self.refusal_without_claim(now)),
         };
         let deadline = held.deadline(term_ms);
         let mark = held.mark_ms.unwrap_or(i64::MIN);

@@ -49,7 +49,7 @@ pub use policy::{
 };
 use policy::{BUSY_FOR_MS, LEAD_MARGIN_MS};
 use state::{KeeperState, NoLease};
-pub use state::{Refusal, State};
+pub use state::{Phase, Refusal, State};
 
 #[derive(Debug)]
 pub struct Keeper {
@@ -79,13 +79,6 @@ pub struct Keeper {
     /// The furthest tick (generator time) a generator asked for and was not granted yet: served
     /// again at every step until it is granted or refused, and the answer published.
     wanted_ms: Option<i64>,
-    /// A grant was made to a generator's ask: the start is over. Until then a suspect claim
-    /// keeps the want instead of refusing it (`Refusal::Unconfirmed`), as the start waits for
-    /// the first claim: a start slowed past half a term between its first claim and its first
-    /// grant waits for the renewal in flight instead of failing with `lease_lost`. (A
-    /// generator that took a grant published before it asked tells the keeper by asking: the
-    /// note counts, once the claim is held when it comes.)
-    started: bool,
 }
 
 impl Keeper {
@@ -99,6 +92,7 @@ impl Keeper {
             state: KeeperState::Acquiring {
                 abandoned: None,
                 no_lease: None,
+                phase: Phase::Starting,
             },
             release: None,
             in_flight: None,
@@ -110,7 +104,6 @@ impl Keeper {
             server_offset_ms: None,
             fence: None,
             wanted_ms: None,
-            started: false,
         }
     }
 
@@ -129,6 +122,11 @@ impl Keeper {
             KeeperState::Held(_) if self.in_flight.is_some() => State::Renewing,
             KeeperState::Held(_) => State::Held,
         }
+    }
+
+    /// Whether a generator was granted anything yet (a start is over at its first grant).
+    pub fn phase(&self) -> Phase {
+        self.state.phase()
     }
 
     /// The claim held now.
@@ -173,6 +171,25 @@ impl Keeper {
     /// least `GRANT_WAIT_MIN_MS`.
     pub fn grant_wait_ms(&self) -> i64 {
         (self.term_ms / 4).max(GRANT_WAIT_MIN_MS)
+    }
+
+    /// The longest a want the keeper kept waits for its answer (a grant or a refusal), when
+    /// the keeper thread runs: the floor's wait, the mark's wait, and a term for the claim to
+    /// be confirmed or lost; a start also waits for a claim lost to be leased again once (the
+    /// retry pause, the claim's own bound, and a term for the new claim to be confirmed or
+    /// lost). Past it, only a keeper thread that stopped leaves the want unanswered.
+    pub fn answer_within_ms(&self) -> i64 {
+        let within = MAX_MARK_AHEAD_MS
+            .saturating_add(self.grant_wait_ms())
+            .saturating_add(self.term_ms);
+        if self.phase() == Phase::Started {
+            return within;
+        }
+        within
+            .saturating_add(RETRY_PAUSE_MS)
+            .saturating_add(self.term_ms)
+            .saturating_add(CLAIM_SLACK_MS)
+            .saturating_add(self.term_ms)
     }
 
     /// The coordinator's term.
@@ -249,15 +266,22 @@ impl Keeper {
     /// retry pause. A claim held is remembered, to forget and to start after.
     fn lose(&mut self, now: i64, why: Error) {
         let since_ms = self.state.no_lease().map_or(now, |n| n.since_ms);
-        let abandoned = match std::mem::replace(&mut self.state, KeeperState::Released) {
+        // A start's claim lost is leased again for it; a claim that failed fails the start.
+        let (abandoned, phase) = match std::mem::replace(&mut self.state, KeeperState::Released) {
             KeeperState::Released => return,
             KeeperState::Held(held) | KeeperState::Suspect(held) => {
                 self.lost_mark = Some((held.claim.index, held.used_up_to()));
-                Some(held.claim)
+                (Some(held.claim), held.phase.with_claim_lost())
             }
-            KeeperState::Acquiring { abandoned, .. }
-            | KeeperState::Refusing { abandoned, .. }
-            | KeeperState::Lost { abandoned, .. } => abandoned,
+            KeeperState::Acquiring {
+                abandoned, phase, ..
+            }
+            | KeeperState::Refusing {
+                abandoned, phase, ..
+            }
+            | KeeperState::Lost {
+                abandoned, phase, ..
+            } => (abandoned, phase.with_new_claim()),
         };
         self.state = KeeperState::Lost {
             no_lease: NoLease {
@@ -266,6 +290,7 @@ impl Keeper {
             },
             abandoned,
             retry_at: now.saturating_add(RETRY_PAUSE_MS),
+            phase,
         };
         self.close_fence();
     }

@@ -33,10 +33,63 @@ pub enum Refusal {
     /// ask again once the generator's clock has passed this Unix ms. The mark is being
     /// written meanwhile.
     Wait(i64),
-    /// A start: no grant was made yet and the claim is suspect (its last confirmation is more
-    /// than half a term old). The want is kept until the coordinator confirms the claim again
-    /// (then it is granted) or the claim is lost (then refused), both published.
+    /// A start: no grant was made yet and no claim is confirmed now: the claim is suspect (its
+    /// last confirmation is more than half a term old), or it was lost and the keeper leases
+    /// again (`Phase::LeasingAgain`). The want is kept until a claim is confirmed (then it is
+    /// granted) or a claim fails (then refused with its error), both published.
     Unconfirmed,
+}
+
+/// How far the keeper's generator has come: starting (no grant made yet) or started. Every
+/// variant of `KeeperState` but `Released` carries it, so that a claim lost and leased again
+/// keeps it, and the simulation sees it (`Keeper::phase`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// No grant was made yet: a suspect claim keeps a generator's want instead of refusing it
+    /// (`Refusal::Unconfirmed`), as the start waits for the first claim, so that a start
+    /// slowed past half a term between its first claim and its first grant waits for the
+    /// renewal in flight instead of failing with `lease_lost`. With no claim held, a want is
+    /// refused: the first claim is not answered yet, or a claim of the start failed (then
+    /// with that claim's error, which is the start's).
+    Starting,
+    /// No grant was made yet, and the start's claim was lost (a term without confirmation on
+    /// a starved machine, or the coordinator said so): the keeper leases again, and the start
+    /// waits for the new claim as for the first (the want kept, `Refusal::Unconfirmed`). No ID
+    /// was issued under the lost claim, so nothing is at risk; the new claim passes every
+    /// check of a first one (the fresh-record wait, the floor never below the lost claim's
+    /// mark, the clock check) and is bounded as the first: one that fails is the start's
+    /// error (`StartingAgain`).
+    LeasingAgain,
+    /// No grant was made yet, on the claim leased again after the start's first was lost (or
+    /// after that claim failed): as `Starting`, but a loss is the start's error (`lease_lost`)
+    /// instead of leasing again. A start leases again once, so that it stays bounded: a
+    /// coordinator that answers every claim later than a term after it was sent (each claim
+    /// lost as it is held) would keep it leasing for ever.
+    StartingAgain,
+    /// A grant was made to a generator's ask: a claim that may be lost refuses at once. (A
+    /// generator that took a grant published before it asked tells the keeper by asking: the
+    /// ask counts, once the claim is held when it comes.) Never left but for `Released`.
+    Started,
+}
+
+impl Phase {
+    /// The phase once a claim is answered (held or refused) or fails: a start that was
+    /// leasing again is on its second claim.
+    pub(super) fn with_new_claim(self) -> Phase {
+        match self {
+            Phase::LeasingAgain => Phase::StartingAgain,
+            other => other,
+        }
+    }
+
+    /// The phase once the claim held is lost: a start's first claim is leased again.
+    pub(super) fn with_claim_lost(self) -> Phase {
+        match self {
+            Phase::Starting => Phase::LeasingAgain,
+            Phase::LeasingAgain => Phase::StartingAgain,
+            other => other,
+        }
+    }
 }
 
 /// Since when (keeper clock) and why no lease is held: kept from the first failure until a
@@ -68,6 +121,8 @@ pub(super) struct Holding {
     pub in_doubt_ms: Option<i64>,
     /// No request before this instant (after a request went unanswered).
     pub retry_at: i64,
+    /// Whether a grant was made yet.
+    pub phase: Phase,
     /// Since when (keeper clock) a generator waits for the mark to move: from the first
     /// grant refused with `NeedMark` until one is made, or refused otherwise.
     pub mark_awaited_since: Option<i64>,
@@ -94,6 +149,7 @@ pub(super) enum KeeperState {
         abandoned: Option<Claim>,
         /// The failure that ended the last lease or claim, when there was one.
         no_lease: Option<NoLease>,
+        phase: Phase,
     },
     /// A claim answered by a coordinator whose clock is more than `MAX_CLOCK_BEHIND_MS`
     /// ahead of the generator's: it is given back, then the keeper is `Lost` with `no_lease`.
@@ -101,6 +157,7 @@ pub(super) enum KeeperState {
         claim: Claim,
         abandoned: Option<Claim>,
         no_lease: NoLease,
+        phase: Phase,
     },
     /// A claim confirmed within its deadline: grants are made.
     Held(Holding),
@@ -112,6 +169,7 @@ pub(super) enum KeeperState {
         no_lease: NoLease,
         abandoned: Option<Claim>,
         retry_at: i64,
+        phase: Phase,
     },
     /// Given back: nothing more happens.
     Released,
@@ -130,6 +188,17 @@ impl KeeperState {
         match self {
             KeeperState::Held(h) | KeeperState::Suspect(h) => Some(h),
             _ => None,
+        }
+    }
+
+    /// Whether a grant was made yet (`Started` once released: nothing is granted then).
+    pub fn phase(&self) -> Phase {
+        match self {
+            KeeperState::Held(h) | KeeperState::Suspect(h) => h.phase,
+            KeeperState::Acquiring { phase, .. }
+            | KeeperState::Refusing { phase, .. }
+            | KeeperState::Lost { phase, .. } => *phase,
+            KeeperState::Released => Phase::Started,
         }
     }
 

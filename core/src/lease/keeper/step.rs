@@ -86,12 +86,14 @@ impl Keeper {
             KeeperState::Lost {
                 no_lease,
                 abandoned,
+                phase,
                 ..
             } => {
                 let (no_lease, abandoned) = (Some(no_lease.clone()), abandoned.take());
                 self.state = KeeperState::Acquiring {
                     abandoned: None,
                     no_lease,
+                    phase: *phase,
                 };
                 self.send_claim(now, abandoned)
             }
