@@ -1,8 +1,15 @@
 //! An option's value as a surface writes it, read by the core's one parser: an integer flag or
-//! variable, a constant field `NAME=VALUE`, a default of the table.
+//! variable, a constant field `NAME=VALUE`, a default of the table, a client's duration (in
+//! whole milliseconds on the surfaces whose keywords say `ms`, a `Duration` in Rust).
 
-use super::{OptionKind, OptionSpec, Surface, FIELDS};
+use std::time::Duration;
+
+use super::{ClientKind, ClientOptionSpec, OptionKind, OptionSpec, Surface, FIELDS};
 use crate::error::{Error, Result};
+
+/// The shortest a client's duration may be, in milliseconds: a deadline of 0 would fail every
+/// call, an age of 0 drop every ID.
+const MIN_DURATION_MS: u64 = 1;
 
 impl<K: OptionKind> OptionSpec<K> {
     /// The default of an integer option, as a number.
@@ -15,6 +22,47 @@ impl<K: OptionKind> OptionSpec<K> {
     pub fn parse_u64(&self, surface: Surface, text: &str) -> Result<u64> {
         debug_assert!(self.kind.is_integer(), "{} is no integer", self.rust);
         crate::decimal::parse_u64(&self.name(surface), text).map_err(|e| e.about(self.rust))
+    }
+}
+
+impl ClientOptionSpec {
+    /// A client's duration as the surfaces whose keywords say `ms` give it (Python's
+    /// `max_age_ms`, Node's and Java's `maxAgeMs`): at least 1. The message names the option
+    /// as `surface` spells it and shows the number as the caller wrote it, in the keyword's
+    /// unit, never as a `Duration` ("not 0ns"). C and Go give 0 for the default and never
+    /// come here with it.
+    pub fn millis(&self, surface: Surface, ms: u64) -> Result<Duration> {
+        debug_assert!(
+            self.kind == ClientKind::Duration,
+            "{} is no duration",
+            self.rust
+        );
+        if ms >= MIN_DURATION_MS {
+            return Ok(Duration::from_millis(ms));
+        }
+        Err(Error::invalid_argument(format!(
+            "{} must be at least {MIN_DURATION_MS}, not {ms}",
+            self.name(surface)
+        ))
+        .about(self.rust))
+    }
+
+    /// A client's duration as Rust gives it, a `Duration`: its whole milliseconds, from 1 to
+    /// 2^64-1; the message shows it as Rust writes it (`10µs`).
+    pub fn duration_ms(&self, duration: Duration) -> Result<u64> {
+        debug_assert!(
+            self.kind == ClientKind::Duration,
+            "{} is no duration",
+            self.rust
+        );
+        match u64::try_from(duration.as_millis()) {
+            Ok(ms) if ms >= MIN_DURATION_MS => Ok(ms),
+            _ => Err(Error::invalid_argument(format!(
+                "{} must be from {}, not {duration:?}",
+                self.rust, self.range
+            ))
+            .about(self.rust)),
+        }
     }
 }
 
@@ -38,7 +86,7 @@ pub fn parse_field(pair: &str) -> Result<(String, u64)> {
 mod tests {
     use super::*;
     use crate::error::ErrorCode;
-    use crate::option_table::{OPTIONS, WORKER_ID};
+    use crate::option_table::{message_on, CLIENT_OPTIONS, MAX_AGE, OPTIONS, TIMEOUT, WORKER_ID};
 
     #[test]
     fn integers_are_read_by_the_strict_parser_named_per_surface() {
@@ -79,5 +127,51 @@ mod tests {
             let err = parse_field(&format!("v={bad}")).unwrap_err();
             assert!(err.message().starts_with("--field v="), "{err}");
         }
+    }
+
+    #[test]
+    fn a_client_duration_is_refused_as_each_surface_writes_it() {
+        let durations: Vec<_> = CLIENT_OPTIONS
+            .iter()
+            .filter(|o| o.kind == ClientKind::Duration)
+            .collect();
+        assert_eq!(durations.len(), 3);
+        for o in durations {
+            assert!(o.range.starts_with("1 ms to 2^64-1 ms"), "{}", o.rust);
+            for surface in [Surface::Python, Surface::Node] {
+                assert_eq!(o.millis(surface, 1), Ok(Duration::from_millis(1)));
+                assert_eq!(
+                    o.millis(surface, u64::MAX),
+                    Ok(Duration::from_millis(u64::MAX))
+                );
+                let err = o.millis(surface, 0).unwrap_err();
+                assert_eq!(err.code(), ErrorCode::InvalidArgument);
+                assert_eq!(
+                    message_on(&err, surface),
+                    format!("{} must be at least 1, not 0", o.name(surface))
+                );
+            }
+            assert_eq!(o.duration_ms(Duration::from_micros(1_500)), Ok(1));
+            for bad in [Duration::ZERO, Duration::from_micros(999), Duration::MAX] {
+                let err = o.duration_ms(bad).unwrap_err();
+                assert_eq!(err.code(), ErrorCode::InvalidArgument);
+                assert_eq!(
+                    err.message(),
+                    format!("{} must be from {}, not {bad:?}", o.rust, o.range)
+                );
+            }
+        }
+        // `timeout` has no `_`, so `message_on` leaves the word alone: the name is spelt where
+        // the message is made, as the surface writes it.
+        let err = TIMEOUT.millis(Surface::Python, 0).unwrap_err();
+        assert_eq!(
+            message_on(&err, Surface::Python),
+            "timeout_ms must be at least 1, not 0"
+        );
+        let err = MAX_AGE.millis(Surface::Node, 0).unwrap_err();
+        assert_eq!(
+            message_on(&err, Surface::Node),
+            "maxAgeMs must be at least 1, not 0"
+        );
     }
 }
