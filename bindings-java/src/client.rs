@@ -3,13 +3,11 @@
 //! age, failover, deadlines and fallback are the crate's. A client crosses to Java as a handle
 //! (handles.rs), released by the Java object's `Cleaner`; its `Drop` never waits.
 
-use std::time::Duration;
-
 use flakery::option_table::{
-    CLIENT_OPTIONS, LAYOUT, MAX_AGE, MAX_BLOCK, MIN_BLOCK, PREFER_FIRST, PREFETCH, REQUEST_TIMEOUT,
-    SERVERS, TIMEOUT, TOKEN,
+    ClientOptionSpec, CLIENT_OPTIONS, LAYOUT, MAX_AGE, MAX_BLOCK, MIN_BLOCK, PREFER_FIRST,
+    PREFETCH, REQUEST_TIMEOUT, SERVERS, TIMEOUT, TOKEN,
 };
-use flakery::{Error, Generator, IdFormat, Layout};
+use flakery::{Error, Generator, IdFormat, Layout, Surface};
 use flakery_client::{split_servers, Client, Options};
 use jni::objects::{JClass, JObjectArray, JString};
 use jni::sys::{jint, jlong, jlongArray, jobjectArray, jstring};
@@ -59,15 +57,17 @@ fn set(options: &mut Options, name: &str, text: &str) -> Result<(), Error> {
             ))),
         }
     };
-    let ms = || number().map(Duration::from_millis);
+    // Checked here, where the value is still the caller's milliseconds: the client's own
+    // check sees a `Duration` and would show one ("not 0ns"). Java's names are Node's.
+    let ms = |spec: &ClientOptionSpec| spec.millis(Surface::Node, number()?);
     let size = || number().map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     match name {
         _ if name == SERVERS.js => options.servers.extend(split_servers(text)),
         _ if name == TOKEN.js => options.token = Some(text.to_string()),
         _ if name == LAYOUT.js => options.layout = Some(Layout::parse(text)?),
-        _ if name == MAX_AGE.js => options.max_age = ms()?,
-        _ if name == TIMEOUT.js => options.timeout = ms()?,
-        _ if name == REQUEST_TIMEOUT.js => options.request_timeout = ms()?,
+        _ if name == MAX_AGE.js => options.max_age = ms(&MAX_AGE)?,
+        _ if name == TIMEOUT.js => options.timeout = ms(&TIMEOUT)?,
+        _ if name == REQUEST_TIMEOUT.js => options.request_timeout = ms(&REQUEST_TIMEOUT)?,
         _ if name == MIN_BLOCK.js => options.min_block = size()?,
         _ if name == MAX_BLOCK.js => options.max_block = size()?,
         _ if name == PREFETCH.js => options.prefetch = flag()?,

@@ -18,9 +18,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flakery::option_table::{
-    CLIENT_OPTIONS, FALLBACK, MAX_AGE, MAX_BLOCK, MIN_BLOCK, PREFER_FIRST, PREFETCH,
-    REQUEST_TIMEOUT, SERVERS, TIMEOUT, TOKEN,
+    ClientOptionSpec, CLIENT_OPTIONS, FALLBACK, MAX_AGE, MAX_BLOCK, MIN_BLOCK, PREFER_FIRST,
+    PREFETCH, REQUEST_TIMEOUT, SERVERS, TIMEOUT, TOKEN,
 };
+use flakery::Surface;
 use flakery_client::Options;
 use napi::bindgen_prelude::{i64n, ClassInstance, FromNapiValue, Object, This, ToNapiValue};
 use napi::{sys, Env, JsValue, Unknown, ValueType};
@@ -79,12 +80,17 @@ fn client_options(env: &Env, value: &Unknown) -> JsResult<Options> {
     if let Some(servers) = o.get(SERVERS.js)? {
         options.servers = read_servers(env, &servers)?;
     }
-    let ms = |key: &str, default: Duration| -> JsResult<Duration> {
-        Ok(o.u64(key)?.map_or(default, Duration::from_millis))
+    // Checked here, where the value is still the caller's milliseconds: the client's own
+    // check sees a `Duration` and would show one ("not 0ns").
+    let ms = |spec: &ClientOptionSpec, default: Duration| -> JsResult<Duration> {
+        match o.u64(spec.js)? {
+            Some(ms) => spec.millis(Surface::Node, ms).or_throw(env.raw()),
+            None => Ok(default),
+        }
     };
-    options.max_age = ms(MAX_AGE.js, options.max_age)?;
-    options.timeout = ms(TIMEOUT.js, options.timeout)?;
-    options.request_timeout = ms(REQUEST_TIMEOUT.js, options.request_timeout)?;
+    options.max_age = ms(&MAX_AGE, options.max_age)?;
+    options.timeout = ms(&TIMEOUT, options.timeout)?;
+    options.request_timeout = ms(&REQUEST_TIMEOUT, options.request_timeout)?;
     let block = |key: &str, default: usize| -> JsResult<usize> {
         Ok(o.u64(key)?
             .map_or(default, |n| usize::try_from(n).unwrap_or(usize::MAX)))

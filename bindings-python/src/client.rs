@@ -10,7 +10,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use flakery::Layout;
+use flakery::option_table::{ClientOptionSpec, MAX_AGE, REQUEST_TIMEOUT, TIMEOUT};
+use flakery::{Layout, Surface};
 use flakery_client::Options;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -18,7 +19,7 @@ use pyo3::types::{PyList, PyString};
 
 use crate::args;
 use crate::decoded::PyDecoded;
-use crate::errors::{to_py, wrong_type};
+use crate::errors::{to_py, wrong_type, IntoPyResult};
 use crate::fast::{self, NoArgs};
 use crate::generator::PyGenerator;
 use crate::layout::PyLayout;
@@ -89,14 +90,19 @@ impl PyClient {
         if let Some(layout) = layout.filter(|l| !l.is_none()) {
             options.layout = Some(Layout::clone(&*crate::layout::layout_arg(layout)?));
         }
-        let ms = |obj, name, default: Duration| -> PyResult<Duration> {
-            Ok(args::opt_u64_arg(obj, name)?.map_or(default, Duration::from_millis))
+        // Checked here, where the value is still the caller's milliseconds: the client's own
+        // check sees a `Duration` and would show one ("not 0ns").
+        let ms = |obj, spec: &ClientOptionSpec, default: Duration| -> PyResult<Duration> {
+            match args::opt_u64_arg(obj, spec.python)? {
+                Some(ms) => spec.millis(Surface::Python, ms).py(),
+                None => Ok(default),
+            }
         };
-        options.max_age = ms(max_age_ms, "max_age_ms", options.max_age)?;
-        options.timeout = ms(timeout_ms, "timeout_ms", options.timeout)?;
+        options.max_age = ms(max_age_ms, &MAX_AGE, options.max_age)?;
+        options.timeout = ms(timeout_ms, &TIMEOUT, options.timeout)?;
         options.request_timeout = ms(
             request_timeout_ms,
-            "request_timeout_ms",
+            &REQUEST_TIMEOUT,
             options.request_timeout,
         )?;
         let block = |obj, name, default: usize| -> PyResult<usize> {

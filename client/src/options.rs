@@ -146,19 +146,9 @@ impl Settings {
                 .about(table::FALLBACK.rust));
             }
         }
-        let ms = |spec: &ClientOptionSpec, d: Duration| -> Result<u64> {
-            match u64::try_from(d.as_millis()) {
-                Ok(ms) if ms > 0 => Ok(ms),
-                _ => Err(Error::invalid_argument(format!(
-                    "{} must be from {}, not {d:?}",
-                    spec.rust, spec.range
-                ))
-                .about(spec.rust)),
-            }
-        };
-        let max_age_ms = ms(&table::MAX_AGE, options.max_age)?;
-        let timeout_ms = ms(&table::TIMEOUT, options.timeout)?;
-        ms(&table::REQUEST_TIMEOUT, options.request_timeout)?;
+        let max_age_ms = table::MAX_AGE.duration_ms(options.max_age)?;
+        let timeout_ms = table::TIMEOUT.duration_ms(options.timeout)?;
+        table::REQUEST_TIMEOUT.duration_ms(options.request_timeout)?;
         if !(1..=MAX_BLOCK).contains(&options.min_block)
             || !(options.min_block..=MAX_BLOCK).contains(&options.max_block)
         {

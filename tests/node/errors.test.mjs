@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
-import { Generator, compose, decode, layoutInfoOf, nextIds } from 'flakery'
+import { Client, Generator, compose, decode, layoutInfoOf, nextIds } from 'flakery'
 import { throwsCode } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
@@ -96,6 +96,23 @@ test("the core's messages name options as JavaScript does", () => {
   // Every option through the table (core/src/option_table/): this one said sequence_policy.
   throwsCode(() => new Generator({ sequencePolicy: 'sometimes' }), RangeError, 'invalid_argument', /^sequencePolicy 'sometimes' is not 'wait' or 'borrow'$/)
   throwsCode(() => new Generator({ layout: 'instagram', datacenterId: 1 }), RangeError, 'invalid_argument', /^(?!.*[a-z]_[a-z])/)
+})
+
+test("a Client's durations are refused as JavaScript wrote them, never as a Rust Duration", () => {
+  // The rows of docs/client.md#options whose default is in milliseconds; their Node column.
+  const doc = readFileSync(new URL('../../docs/client.md', import.meta.url), 'utf8')
+  const lines = doc.split('## Options')[1].split('\n')
+  const start = lines.findIndex((line) => line.startsWith('|'))
+  const end = lines.findIndex((line, i) => i > start && !line.startsWith('|'))
+  const rows = lines.slice(start + 2, end).map((line) => line.split('|').map((cell) => cell.trim()))
+  const keys = rows.filter((row) => row[9].endsWith(' ms')).map((row) => row[3].replaceAll('`', ''))
+  assert.deepEqual(keys, ['maxAgeMs', 'timeoutMs', 'requestTimeoutMs'])
+  const servers = 'http://127.0.0.1:1' // never asked: the options are checked first
+  for (const key of keys) {
+    const e = throwsCode(() => new Client({ servers, [key]: 0 }), RangeError, 'invalid_argument')
+    assert.equal(e.message, `${key} must be at least 1, not 0`)
+    new Client({ servers, [key]: 1 }).close()
+  }
 })
 
 test('the keys of Generator options are the table of docs/spec.md#generator-options', () => {

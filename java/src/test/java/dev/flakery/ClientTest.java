@@ -312,7 +312,14 @@ class ClientTest {
         fails("invalid_argument", () -> Client.builder().server(url).minBlock(0).build());
         fails("invalid_argument", () -> Client.builder().server(url).minBlock(20).maxBlock(10).build());
         fails("invalid_argument", () -> Client.builder().server(url).maxBlock(100_001).build());
-        fails("invalid_argument", () -> Client.builder().server(url).maxAgeMs(0).build());
+        // A duration as Java wrote it, named as Java spells it: never a Rust Duration ("not 0ns").
+        assertEquals("maxAgeMs must be at least 1, not 0",
+                fails("invalid_argument", () -> Client.builder().server(url).maxAgeMs(0).build()).getMessage());
+        assertEquals("timeoutMs must be at least 1, not 0",
+                fails("invalid_argument", () -> Client.builder().server(url).timeoutMs(0).build()).getMessage());
+        assertEquals("requestTimeoutMs must be at least 1, not 0",
+                fails("invalid_argument", () -> Client.builder().server(url).requestTimeoutMs(0).build()).getMessage());
+        Client.builder().server(url).maxAgeMs(1).timeoutMs(1).requestTimeoutMs(1).build().close();
         fails("invalid_argument", () -> Client.builder().server(url).timeoutMs(-1).build());
         fails("invalid_layout", () -> Client.builder().server(url).layout("nope").build());
         try (Client client = Client.builder().server(" " + url + " , ").layout(Layout.parse("discord")).build()) {
