@@ -84,6 +84,9 @@ if [ "$smoke" = 1 ]; then
   profile_dir=debug
   cargo_profile=(--profile dev)
   c_profile=(--profile dev)
+  # The CLI and the client's examples of a smoke run: tests/rust's debug graph (as
+  # bench/server/run.sh says), not a `-p` build that unifies features anew.
+  bins_build=(cargo build --locked --workspace --bins --examples --profile dev)
 else
   out="$root/bench/results"
   raw="$root/bench/results/tmp/raw"
@@ -91,6 +94,7 @@ else
   profile_dir=release
   cargo_profile=()
   c_profile=(--release)
+  bins_build=()
 fi
 rm -rf "$raw"
 mkdir -p "$raw"
@@ -256,7 +260,11 @@ bench_startup() {
   bash tests/db/install.sh || { skip_lang startup "PostgreSQL / MariaDB could not be installed"; return; }
   bash tests/zookeeper/install.sh || echo "!!!!!!!! startup: no ZooKeeper (tests/zookeeper/install.sh failed): its row is left out !!!!!!!!" >&2
   echo "=== startup: building the flakery command"
-  quiet cargo build --locked -p flakery-cli "${c_profile[@]}" || { failed=1; return; }
+  if [ ${#bins_build[@]} -gt 0 ]; then
+    quiet "${bins_build[@]}" || { failed=1; return; }
+  else
+    quiet cargo build --locked -p flakery-cli "${c_profile[@]}" || { failed=1; return; }
+  fi
   echo "=== startup: running"
   local args=(--runs 11 --md "$out/startup.md")
   [ "$smoke" = 1 ] && args=(--runs 1 --md "$out/startup.md")
@@ -270,8 +278,12 @@ if want startup; then bench_startup; fi
 bench_client() {
   has python3 || { skip_lang client "python3 is not installed"; return; }
   echo "=== client: building flakery and the client's drain"
-  quiet cargo build --locked -p flakery-cli -p flakery-client --bins --examples "${c_profile[@]}" \
-    || { failed=1; return; }
+  if [ ${#bins_build[@]} -gt 0 ]; then
+    quiet "${bins_build[@]}" || { failed=1; return; }
+  else
+    quiet cargo build --locked -p flakery-cli -p flakery-client --bins --examples "${c_profile[@]}" \
+      || { failed=1; return; }
+  fi
   local args=(--flakery "$target/$profile_dir/flakery" --drain "$target/$profile_dir/examples/drain"
     --out "$raw/client.json" --md "$out/client.md")
   if [ "$smoke" = 1 ]; then

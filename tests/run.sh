@@ -19,7 +19,10 @@
 #     target/release/libflakery_node.so) when another feature unification builds it again:
 #     every area builds such a file with the same command as the others that use it (then
 #     cargo finds it fresh and leaves it), or runs once no area that uses it is running
-#     (bench/smoke.sh, which builds the CLI with `-p flakery-cli`; tests/node, after tests/dist).
+#     (tests/node, after tests/dist). The debug graph is tests/rust's `cargo test --workspace`:
+#     the other areas build from it with `--workspace` and a feature or a target named, so
+#     that cargo unifies features alike and builds only what differs (a `-p` build unifies
+#     them anew and compiles much of the graph again).
 # The run ends when the last lane has: the lanes are balanced so that the cores stay busy to
 # the end, not one lane alone for the last minutes.
 # An area's output is kept apart and printed whole when it ends, with its wall and CPU time.
@@ -53,12 +56,9 @@ lane_debug=(tests/rust/run.sh tests/security/run.sh)
 lane_server=(tests/server/run.sh)
 # tests/client after tests/node: both run `npm ci` in the repository (which replaces
 # node_modules and builds the addon), and it tests the Node Client of that addon.
-# bench/smoke.sh once no other area runs target/debug/flakery (tests/security, tests/server,
-# tests/db, tests/client): it builds that file with `-p flakery-cli`, another feature
-# unification, which replaces it. It installs the wheel of tests/dist and uses the addon of
-# tests/node, both ended by then.
-lane_release=(tests/dist/run.sh tests/node/run.sh tests/client/run.sh
-  after:tests/db/run.sh after:tests/security/run.sh after:tests/server/run.sh bench/smoke.sh)
+# bench/smoke.sh installs the wheel of tests/dist and uses the addon of tests/node, both ended
+# by then; its CLI is tier 1's target/debug/flakery (bench/run.sh, the smoke run's build).
+lane_release=(tests/dist/run.sh tests/node/run.sh tests/client/run.sh bench/smoke.sh)
 # The areas that wait on servers first: tests/zookeeper builds in a target directory of its
 # own (zookeeper_tests_target_dir, tests/lib.sh), so it waits on no other lane's build.
 # tests/python once tests/dist has built the wheel it installs.

@@ -24,14 +24,20 @@ need wrk wrk
 need nginx nginx-light
 need python3
 
+# The smoke run's build is the debug graph of tests/rust's `cargo test --workspace` (every
+# binary and example of the workspace, dev-dependencies unified alike: cargo finds it fresh
+# but for the few binaries no test needs); `-p flakery-cli -p flakery-bench` unified features
+# anew and compiled the server's graph again (39 s of CPU in a fresh-clone run).
 if [ "$smoke" = 1 ]; then
-  duration=1s stream_count=200000 profile=(--profile dev) dir=debug
+  duration=1s stream_count=200000 dir=debug
+  build=(cargo build --locked -q --workspace --bins --examples --profile dev)
 else
-  duration=10s stream_count=40000000 profile=(--release) dir=release
+  duration=10s stream_count=40000000 dir=release
+  build=(cargo build --locked -q -p flakery-cli -p flakery-bench --bin flakery --bin batch_load --release)
 fi
 batch_connections=8
 echo "=== server: building flakery and the batch load (${dir})"
-quiet cargo build --locked -q -p flakery-cli -p flakery-bench --bin flakery --bin batch_load "${profile[@]}"
+quiet "${build[@]}"
 bin="$(target_dir)/$dir/flakery"
 batch_load="$(target_dir)/$dir/batch_load"
 venv="$(target_dir)/bench-server-venv"

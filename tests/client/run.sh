@@ -17,27 +17,34 @@ if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
 fi
 bash tests/zookeeper/install.sh || skip_or_fail "Debian's zookeeper package could not be installed"
 
-echo "--- unit tests of flakery-client"
-check "cargo test -p flakery-client" quiet cargo test -q --locked -p flakery-client
-
-# The CLI as tests/server builds it (the same command: cargo finds it fresh and leaves it).
-echo "building flakery (cargo test --workspace --test cli --no-run) and the client's hammer ..."
-quiet cargo test -q --workspace --locked --test cli --no-run
-quiet cargo build -q --locked -p flakery-client --example hammer
-# The client's and the core's rlibs, for the quick start of docs/client.md: those in deps/,
-# named by their hash (a build of another lane may replace the copy at the top of target/).
-rlibs="$(cargo build --locked -q -p flakery-client --message-format=json | python3 -c '
+# The client's own tests (unit and tests/*.rs) run in tests/rust's `cargo test --workspace`.
+# What this area uses is what that command builds (the same command: cargo finds it fresh and
+# leaves it): the CLI, the client's hammer example (cargo test builds examples), and the
+# client's and the core's rlibs for the quick start of docs/client.md, taken from deps/ by
+# their hash (a build of another lane may replace the copies at the top of target/). A `-p
+# flakery-client` build would unify features anew and compile much of the graph again.
+echo "building flakery, the client's hammer and rlibs (cargo test --workspace --no-run) ..."
+artifacts="$(cargo test --workspace --locked --no-run --message-format=json | python3 -c '
 import json, sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] in ("flakery", "flakery_client"):
+    if m.get("reason") != "compiler-artifact" or m["profile"]["test"]:
+        continue
+    name, kind = m["target"]["name"], m["target"]["kind"]
+    if name in ("flakery", "flakery_client") and "lib" in kind:
         meta = next(f for f in m["filenames"] if f.endswith(".rmeta"))
-        print(m["target"]["name"], meta[: -len(".rmeta")] + ".rlib")')"
-export FLAKERY_CORE_RLIB="$(awk '$1 == "flakery" { print $2 }' <<<"$rlibs")"
-export FLAKERY_CLIENT_RLIB="$(awk '$1 == "flakery_client" { print $2 }' <<<"$rlibs")"
+        print(name, meta[: -len(".rmeta")] + ".rlib")
+    elif name == "hammer" and "example" in kind:
+        print(name, m["executable"])')"
+artifact() { awk -v n="$1" '$1 == n { print $2; exit }' <<<"$artifacts"; }
+export FLAKERY_CORE_RLIB="$(artifact flakery)"
+export FLAKERY_CLIENT_RLIB="$(artifact flakery_client)"
+export FLAKERY_HAMMER="$(artifact hammer)"
+for built in "$FLAKERY_CORE_RLIB" "$FLAKERY_CLIENT_RLIB" "$FLAKERY_HAMMER"; do
+  [ -f "$built" ] || { echo "FAIL: cargo test --workspace --no-run: missing '$built' ($artifacts)" >&2; exit 1; }
+done
 export FLAKERY_DEPS="$(target_dir)/debug/deps"
 export FLAKERY_BIN="$(target_dir)/debug/flakery"
-export FLAKERY_HAMMER="$(target_dir)/debug/examples/hammer"
 
 # The Client of the C, Go and Node bindings (tests/client/test_bindings.py).
 source tests/client/bindings.sh

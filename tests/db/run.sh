@@ -17,7 +17,12 @@ bash tests/db/install.sh || skip_or_fail "Debian's postgresql / mariadb-server c
 # Its test binaries side by side: each spends its time waiting on the servers it starts
 # (database 83 s, database_contention 99 s, database_datacenter 89 s, database_tls 44 s one
 # after another in a quiet run).
-cargo_tests_side_by_side -p flakery-sql --features system-tests --locked
+# With `--workspace`, as tests/rust's `cargo test --workspace`, and the four test targets by
+# name: the dependencies' features unify alike, so only flakery-sql (with its feature) and its
+# tests are built; `-p flakery-sql` unified them anew and compiled much of the graph again. Its
+# unit and doc tests need no server and run in tests/rust.
+cargo_tests_side_by_side --workspace --features flakery-sql/system-tests --locked \
+  --test database --test database_contention --test database_datacenter --test database_tls
 # The clock really set back (faketime, on the CLI only) between two runs on one row. The CLI
 # as tests/rust builds it for its own CLI tests (target/debug/flakery: built already in
 # tests/run.sh; `cargo build -p flakery-cli` unifies features anew and builds most of the

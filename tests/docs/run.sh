@@ -63,8 +63,8 @@ cargo build --release --locked -q -p flakery-c
 # The CLI as tier 1 builds it for its own tests (built already in tests/run.sh): `cargo build
 # --release -p flakery-cli` compiled the server's graph once more for the release profile (135
 # units: tokio, hyper, tonic, ...) and linked it, for output no block can tell
-# apart. Taken by its hash-named file in target/debug/deps, which no other build replaces:
-# bench/smoke.sh, beside this area, builds target/debug/flakery with other features.
+# apart. Taken by its hash-named file in target/debug/deps, which no other build replaces
+# (a `-p flakery-cli` build, as an area run alone may make, replaces target/debug/flakery).
 quiet cargo test --workspace --locked --test cli --no-run
 cli="$(find "$target/debug/deps" -maxdepth 1 -type f -samefile "$target/debug/flakery" | head -n 1)"
 [ -x "$cli" ] || { echo "FAIL: target/debug/flakery is no hard link into target/debug/deps" >&2; exit 1; }
@@ -88,15 +88,15 @@ if ! node -e 'require("./index.js").nextIdString' >/dev/null 2>&1; then
 fi
 
 # The java blocks run against the jar that tests/java built in this run (its JNI library is
-# cargo's debug build, stripped); run alone, this builds it the same way.
+# the release build of tests/dist, stripped); run alone, this builds it the same way.
 version="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"$/\1/p' Cargo.toml)"
 java_jar="$root/java/target/flakery-$version.jar"
 if ! built_this_run "$java_jar"; then
-  echo "(no jar of this run: cargo build -p flakery-java, mvn package)"
-  cargo build --locked -q -p flakery-java
+  echo "(no jar of this run: cargo build --release -p flakery-java, mvn package)"
+  cargo build --release --locked -q -p flakery-java
   native="$root/java/target/native-resources/dev/flakery/native/linux-x86_64"
   mkdir -p "$native"
-  strip --strip-debug -o "$native/libflakery_java.so" "$target/debug/libflakery_java.so"
+  strip --strip-debug -o "$native/libflakery_java.so" "$target/release/libflakery_java.so"
   (cd java && quiet mvn -q -B -Dstyle.color=never -DskipTests package)
 fi
 
