@@ -23,7 +23,7 @@ useradd --system --no-create-home --shell /usr/sbin/nologin "$user"
 
 # With `--workspace`, as tests/rust's `cargo test --workspace`: the features of the core's
 # dependencies unify alike, so only the core (with its feature) and the test are built; `-p
-# flakery` unified them anew and compiled its dev-dependencies again (39 s of CPU against 9).
+# flakery` unified them anew and compiled its dev-dependencies again (39 s of CPU against 4).
 echo "--- building core/tests/security.rs"
 exe="$(cargo test --workspace --locked --features flakery/system-tests --test security --no-run 2>&1 \
   | sed -n 's/.*Executable tests\/security.rs (\(.*\))$/\1/p')"
