@@ -204,6 +204,13 @@ for line in sys.stdin:
     fail "cargo test $* --no-run"
     return 0
   }
+  # The label of each binary: the arguments without the `--test NAME` that select targets.
+  local selection=() skip_next=0 arg
+  for arg in "$@"; do
+    if [ "$skip_next" = 1 ]; then skip_next=0; continue; fi
+    if [ "$arg" = --test ]; then skip_next=1; continue; fi
+    selection+=("$arg")
+  done
   out="$(mktemp -d)"
   # run_one LABEL DIRECTORY COMMAND...: in the background, its output in a file of its own.
   run_one() {
@@ -216,16 +223,16 @@ for line in sys.stdin:
   while read -r kind name exe dir; do
     [ -n "$kind" ] || continue
     if [ "$kind" = lib ]; then
-      run_one "$* --lib" "$dir" "$exe"
+      run_one "${selection[*]} --lib" "$dir" "$exe"
       run_one "$* --doc" "$PWD" cargo test "$@" --doc
     elif [ "$each" = 1 ]; then
       tests="$(cd "$dir" && "$exe" --list --format=terse | sed -n 's/: test$//p')"
-      [ -n "$tests" ] || fail "$* --test $name --list: no test listed"
+      [ -n "$tests" ] || fail "${selection[*]} --test $name --list: no test listed"
       for test in $tests; do
-        run_one "$* --test $name --exact $test" "$dir" "$exe" --exact "$test"
+        run_one "${selection[*]} --test $name --exact $test" "$dir" "$exe" --exact "$test"
       done
     else
-      run_one "$* --test $name" "$dir" "$exe"
+      run_one "${selection[*]} --test $name" "$dir" "$exe"
     fi
   done <<<"$targets"
   for i in "${!pids[@]}"; do
