@@ -87,6 +87,8 @@ if [ "$smoke" = 1 ]; then
   # The CLI and the client's examples of a smoke run: tests/rust's debug graph (as
   # bench/server/run.sh says), not a `-p` build that unifies features anew.
   bins_build=(cargo build --locked --workspace --bins --examples --profile dev)
+  # And the criterion benches (named, with --workspace: the same graph), run once each.
+  bench_of=(--workspace)
 else
   out="$root/bench/results"
   raw="$root/bench/results/tmp/raw"
@@ -95,6 +97,7 @@ else
   cargo_profile=()
   c_profile=(--release)
   bins_build=()
+  bench_of=()
 fi
 rm -rf "$raw"
 mkdir -p "$raw"
@@ -131,10 +134,12 @@ no_skipped_peers() {
 # ---- Rust: criterion and the harness, flakery against the peer crates
 bench_rust() {
   echo "=== rust: building the bench crate and its peers"
-  quiet cargo bench --locked -p flakery-bench --bench peers --no-run "${cargo_profile[@]}" || { failed=1; return; }
+  local of=("${bench_of[@]}")
+  [ ${#of[@]} -gt 0 ] || of=(-p flakery-bench)
+  quiet cargo bench --locked "${of[@]}" --bench peers --no-run "${cargo_profile[@]}" || { failed=1; return; }
   echo "=== rust: running"
   if BENCH_OUT="$raw/rust.json" BENCH_SMOKE="$smoke" \
-    cargo bench --locked -q -p flakery-bench --bench peers "${cargo_profile[@]}" >"$raw/rust.log" 2>&1; then
+    cargo bench --locked -q "${of[@]}" --bench peers "${cargo_profile[@]}" >"$raw/rust.log" 2>&1; then
     grep -E '^(---|per_call/)' "$raw/rust.log" | sed 's/^/  /' || true
   else
     cat "$raw/rust.log" >&2
@@ -288,7 +293,7 @@ bench_client() {
     --out "$raw/client.json" --md "$out/client.md")
   if [ "$smoke" = 1 ]; then
     echo "=== client: the criterion bench once, in its test mode"
-    quiet cargo bench --locked -p flakery-client --bench steady --profile dev -- --test \
+    quiet cargo bench --locked --workspace --bench steady --profile dev -- --test \
       || { failed=1; return; }
     args+=(--smoke)
   else
