@@ -4,8 +4,8 @@
 //! (handles.rs), released by the Java object's `Cleaner`; its `Drop` never waits.
 
 use flakery::option_table::{
-    ClientOptionSpec, CLIENT_OPTIONS, LAYOUT, MAX_AGE, MAX_BLOCK, MIN_BLOCK, PREFER_FIRST,
-    PREFETCH, REQUEST_TIMEOUT, SERVERS, TIMEOUT, TOKEN,
+    parse_flag, ClientOptionSpec, CLIENT_OPTIONS, LAYOUT, MAX_AGE, MAX_BLOCK, MIN_BLOCK,
+    PREFER_FIRST, PREFETCH, REQUEST_TIMEOUT, SERVERS, TIMEOUT, TOKEN,
 };
 use flakery::{Error, Generator, IdFormat, Layout, Surface};
 use flakery_client::{split_servers, Client, Options};
@@ -48,15 +48,7 @@ fn set(options: &mut Options, name: &str, text: &str) -> Result<(), Error> {
             ))
         })
     };
-    let flag = || -> Result<bool, Error> {
-        match text {
-            "true" => Ok(true),
-            "false" => Ok(false),
-            _ => Err(Error::invalid_argument(format!(
-                "{name} '{text}' is not true or false"
-            ))),
-        }
-    };
+    let flag = || parse_flag(name, text);
     // Checked here, where the value is still the caller's milliseconds: the client's own
     // check sees a `Duration` and would show one ("not 0ns"). Java's names are Node's.
     let ms = |spec: &ClientOptionSpec| spec.millis(Surface::Node, number()?);

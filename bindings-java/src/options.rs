@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use flakery::option_table::{Kind, OptionSpec, OPTIONS};
+use flakery::option_table::{parse_flag, Kind, OptionSpec, OPTIONS};
 use flakery::{DatabaseMode, DatabaseUrl, Error, Layout, Options, Surface};
 
 /// The core's options from the builder's `names[i] = values[i]` and its constant fields.
@@ -51,7 +51,7 @@ fn set(options: &mut Options, spec: &OptionSpec, text: &str) -> Result<(), Error
             }
         }
         Kind::SequencePolicy => options.sequence_policy = text.parse()?,
-        Kind::Flag => options.random_sequence_start = flag(spec, text)?,
+        Kind::Flag => options.random_sequence_start = parse_flag(spec.js, text)?,
         Kind::Text => match spec.rust {
             "zookeeper" => options.zookeeper = Some(text.to_string()),
             "namespace" => options.namespace = Some(text.to_string()),
@@ -64,17 +64,6 @@ fn set(options: &mut Options, spec: &OptionSpec, text: &str) -> Result<(), Error
         Kind::Fields => return Err(unknown(spec)),
     }
     Ok(())
-}
-
-fn flag(spec: &OptionSpec, text: &str) -> Result<bool, Error> {
-    match text {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(Error::invalid_argument(format!(
-            "{} '{text}' is not true or false",
-            spec.js
-        ))),
-    }
 }
 
 /// An option of the table this binding cannot set (a new one): a test of the Java package

@@ -31,7 +31,7 @@ pub use generator::{
 };
 pub use kind::{ClientKind, Kind, OptionKind};
 pub use messages::{from_environment, message_on};
-pub use values::parse_field;
+pub use values::{parse_field, parse_flag};
 
 /// Where an option is written: each spells its name its own way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

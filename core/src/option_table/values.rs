@@ -66,6 +66,19 @@ impl ClientOptionSpec {
     }
 }
 
+/// A flag written as text (`true` or `false`, as the Java package passes its builder's
+/// booleans); the message names the option as the caller's surface spells it (`name`).
+pub fn parse_flag(name: &str, text: &str) -> Result<bool> {
+    match text {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(Error::invalid_argument(format!(
+            "{name} '{}' is not true or false",
+            crate::truncate::shown(text)
+        ))),
+    }
+}
+
 /// A constant field's value written `NAME=VALUE` (`flakery compose --field`, `flakery serve
 /// --field`): the name trimmed, the value canonical decimal; messages name `--field` (the
 /// only surfaces that write fields as text are flags).
@@ -87,6 +100,20 @@ mod tests {
     use super::*;
     use crate::error::ErrorCode;
     use crate::option_table::{message_on, CLIENT_OPTIONS, MAX_AGE, OPTIONS, TIMEOUT, WORKER_ID};
+
+    #[test]
+    fn a_flag_is_true_or_false_and_nothing_else() {
+        assert!(parse_flag("prefetch", "true").unwrap());
+        assert!(!parse_flag("prefetch", "false").unwrap());
+        for bad in ["", "TRUE", "1", "yes", " true"] {
+            let err = parse_flag("preferFirst", bad).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::InvalidArgument);
+            assert_eq!(
+                err.message(),
+                format!("preferFirst '{bad}' is not true or false")
+            );
+        }
+    }
 
     #[test]
     fn integers_are_read_by_the_strict_parser_named_per_surface() {
