@@ -5,11 +5,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use flakery::{ErrorCode, Generator, LeaseState, NodeId};
-use tokio::sync::watch;
 
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::readiness::Readiness;
+use crate::stopping::Ticks;
 
 /// Batches up to this size are first tried on the async threads through the generator's
 /// lock-free hot path (about 10 ns an ID); the rest of a batch, and every larger one, is made
@@ -30,7 +30,7 @@ const SLOW_SLOTS: usize = 4;
 const STATUS_POLL: Duration = Duration::from_millis(10);
 
 /// How often the identity is checked when no request has told us anything.
-const PROBE_EVERY: Duration = Duration::from_millis(250);
+pub const PROBE_EVERY: Duration = Duration::from_millis(250);
 
 pub struct Ids {
     pub generator: Generator,
@@ -266,14 +266,10 @@ impl Ids {
 
     /// Checks the identity every `PROBE_EVERY` by asking for an ID (a gap in the IDs costs
     /// nothing), so `/readyz` turns 503 when a lease is lost even with no traffic, and back.
-    pub async fn watch_identity(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
+    pub async fn watch_identity(self: Arc<Self>, mut ticks: Ticks) {
         let mut last_node = self.generator.node();
         let mut last_state = self.readiness.lease().state();
-        loop {
-            tokio::select! {
-                _ = tokio::time::sleep(PROBE_EVERY) => {}
-                _ = stop.changed() => return,
-            }
+        while ticks.next().await {
             let this = Arc::clone(&self);
             let probe = tokio::task::spawn_blocking(move || this.generator.try_next_id()).await;
             let Ok(result) = probe else { continue };

@@ -18,6 +18,7 @@ mod metrics;
 mod query;
 mod readiness;
 mod serve;
+mod stopping;
 mod unavailable;
 
 use std::process::ExitCode;

@@ -14,12 +14,13 @@ use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::Semaphore;
 
 use crate::budget::Budget;
 use crate::config::ServeArgs;
 use crate::guard::Guard;
-use crate::ids::Ids;
+use crate::ids::{Ids, PROBE_EVERY};
+use crate::stopping::{Background, Ticks};
 use crate::{compat, grpc, http, leaf};
 
 /// Most concurrent HTTP/2 streams (gRPC calls) on one connection: each open stream costs its
@@ -30,6 +31,8 @@ const MAX_H2_STREAMS: u32 = 128;
 const HEAD_BUFFER_BYTES: usize = 2 * crate::guard::MAX_HEAD_BYTES;
 /// What HTTP/2 queues per stream for the socket (hyper's default is 400 KiB).
 const H2_SEND_BUFFER: usize = 4 * crate::budget::CHUNK;
+/// How often gRPC health's status is brought in line with `/readyz`.
+const MIRROR_EVERY: Duration = Duration::from_millis(100);
 /// Largest gRPC request message (every request is a few bytes).
 const MAX_GRPC_MESSAGE: usize = 4 * 1024;
 
@@ -74,7 +77,7 @@ fn app(ids: &Arc<Ids>, args: &ServeArgs, grpc: Router) -> Router {
 async fn mirror_readiness(
     ids: Arc<Ids>,
     mut reporter: tonic_health::server::HealthReporter,
-    mut stop: watch::Receiver<bool>,
+    mut ticks: Ticks,
 ) {
     let mut shown = None;
     loop {
@@ -89,9 +92,8 @@ async fn mirror_readiness(
             reporter.set_service_status("flakery.v1.Ids", status).await;
             shown = Some(ready);
         }
-        tokio::select! {
-            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
-            _ = stop.changed() => {}
+        if !ticks.next().await {
+            return;
         }
     }
 }
@@ -114,9 +116,13 @@ async fn shutdown_signal() -> &'static str {
 /// Serves until a signal, then drains. The caller releases the identity afterwards.
 pub async fn serve(ids: Arc<Ids>, args: ServeArgs, listener: TcpListener) {
     let (reporter, health) = tonic_health::server::health_reporter();
-    let (stop_tx, stop_rx) = watch::channel(false);
-    tokio::spawn(Arc::clone(&ids).watch_identity(stop_rx.clone()));
-    tokio::spawn(mirror_readiness(Arc::clone(&ids), reporter, stop_rx));
+    let mut background = Background::new();
+    background.spawn(Arc::clone(&ids).watch_identity(background.ticks(PROBE_EVERY)));
+    background.spawn(mirror_readiness(
+        Arc::clone(&ids),
+        reporter,
+        background.ticks(MIRROR_EVERY),
+    ));
     let ids_service = grpc::service(Arc::clone(&ids)).max_decoding_message_size(MAX_GRPC_MESSAGE);
     let grpc = tonic::service::Routes::new(ids_service)
         .add_service(health)
@@ -155,7 +161,7 @@ pub async fn serve(ids: Arc<Ids>, args: ServeArgs, listener: TcpListener) {
         "no new connections; finishing the requests in flight"
     );
     drop(listener);
-    let _ = stop_tx.send(true);
+    background.stop().await;
     if tokio::time::timeout(args.shutdown_grace(), accept.graceful.shutdown())
         .await
         .is_err()
