@@ -20,8 +20,9 @@ Node identity, the first source configured wins:
                                   /run/lock; inside a container it must be set)
 Logs go to stderr (FLAKERY_LOG=info|debug|...); the token is never logged.";
 
-/// `flakery serve`'s flags; each also reads the `FLAKERY_*` variable shown.
-#[derive(Args, Debug, Clone)]
+/// `flakery serve`'s flags; each also reads the `FLAKERY_*` variable shown. `Debug` is
+/// written by hand: it never shows the token.
+#[derive(Args, Clone)]
 pub struct ServeArgs {
     /// Address to listen on (HTTP/1.1, h2c and gRPC share it).
     #[arg(long, env = "FLAKERY_LISTEN", default_value = "127.0.0.1:8080")]
@@ -104,6 +105,54 @@ pub struct ServeArgs {
     /// Log format: text or json.
     #[arg(long, env = "FLAKERY_LOG_FORMAT", default_value = "text")]
     pub log_format: String,
+}
+
+impl std::fmt::Debug for ServeArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Every field named, so that a new one cannot be left out (or shown) unawares.
+        let ServeArgs {
+            listen,
+            layout,
+            datacenter_id,
+            worker_id,
+            exhaustion_warning_days,
+            fields,
+            sequence_policy,
+            max_borrow_ms,
+            backwards_tolerance_ms,
+            token,
+            max_connections,
+            max_in_flight,
+            max_unsent_bytes,
+            max_body_bytes,
+            header_timeout_s,
+            request_timeout_s,
+            drain_delay_ms,
+            shutdown_grace_s,
+            log_format,
+        } = self;
+        f.debug_struct("ServeArgs")
+            .field("listen", listen)
+            .field("layout", layout)
+            .field("datacenter_id", datacenter_id)
+            .field("worker_id", worker_id)
+            .field("exhaustion_warning_days", exhaustion_warning_days)
+            .field("fields", fields)
+            .field("sequence_policy", sequence_policy)
+            .field("max_borrow_ms", max_borrow_ms)
+            .field("backwards_tolerance_ms", backwards_tolerance_ms)
+            .field("token", &token.as_ref().map(|_| "<hidden>"))
+            .field("max_connections", max_connections)
+            .field("max_in_flight", max_in_flight)
+            .field("max_unsent_bytes", max_unsent_bytes)
+            .field("max_body_bytes", max_body_bytes)
+            .field("header_timeout_s", header_timeout_s)
+            .field("request_timeout_s", request_timeout_s)
+            .field("drain_delay_ms", drain_delay_ms)
+            .field("shutdown_grace_s", shutdown_grace_s)
+            .field("log_format", log_format)
+            .finish()
+    }
 }
 
 /// Unsets each variable of `serve`'s flags that is empty or only white space, as every

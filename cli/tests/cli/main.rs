@@ -3,6 +3,7 @@
 mod bad_input;
 mod decode;
 mod next;
+mod secrets;
 
 use std::process::{Command, Output};
 
