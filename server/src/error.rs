@@ -97,18 +97,22 @@ impl ApiError {
     }
 }
 
+/// The HTTP status the server answers a core error with.
+pub fn status_of(code: ErrorCode) -> StatusCode {
+    match code {
+        ErrorCode::InvalidArgument | ErrorCode::InvalidLayout => StatusCode::BAD_REQUEST,
+        ErrorCode::LeaseLost
+        | ErrorCode::CoordinatorUnavailable
+        | ErrorCode::ClockMovedBackwards => StatusCode::SERVICE_UNAVAILABLE,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
 impl From<flakery::Error> for ApiError {
     fn from(error: flakery::Error) -> Self {
-        let status = match error.code() {
-            ErrorCode::InvalidArgument | ErrorCode::InvalidLayout => StatusCode::BAD_REQUEST,
-            ErrorCode::LeaseLost
-            | ErrorCode::CoordinatorUnavailable
-            | ErrorCode::ClockMovedBackwards => StatusCode::SERVICE_UNAVAILABLE,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
         ApiError {
             code: error.code().as_str(),
-            status,
+            status: status_of(error.code()),
             message: error.message().to_string(),
         }
     }

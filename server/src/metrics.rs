@@ -118,6 +118,12 @@ impl Metrics {
             ),
             &["code"],
         )?;
+        // Every label value known in advance is shown at 0 from the start (Prometheus's
+        // instrumentation guidance): a series that appears with its first event has no
+        // earlier sample, so `rate()` and `increase()` miss that event.
+        for code in crate::unavailable::codes() {
+            unavailable.with_label_values(&[code]);
+        }
         let layout_time_left = Gauge::new(
             "flakery_layout_time_left_seconds",
             "Seconds until the layout's time field is used up",
@@ -197,6 +203,7 @@ impl Metrics {
                 let _ = self.registry.register(metric);
             }
         });
+        // Every reason from the first scrape on, at 0 until it happens (see `new`).
         for reason in LossReason::ALL {
             let counter = self.lease_losses.with_label_values(&[reason.as_str()]);
             counter.inc_by(status.losses(reason).saturating_sub(counter.get()));
@@ -231,4 +238,58 @@ fn unix_seconds() -> f64 {
 /// Seconds from now until the layout can stamp no later time (the core's `time_left_ms`).
 pub fn layout_time_left_seconds(layout: &Layout) -> f64 {
     layout.time_left_ms((unix_seconds() * 1000.0) as i64) as f64 / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The value of `name{label="value"}` in the exposition, if listed.
+    fn value(text: &str, name: &str, label: &str, value: &str) -> Option<String> {
+        let series = format!("{name}{{{label}=\"{value}\"}} ");
+        text.lines()
+            .find_map(|line| line.strip_prefix(&series))
+            .map(str::to_string)
+    }
+
+    /// A fresh server lists every label value of its labelled counters at 0, each list read
+    /// from where it is defined (the core's loss reasons and lease states, the error table's
+    /// codes answered 503), so `rate()` sees the first event.
+    #[test]
+    fn every_known_label_value_is_listed_at_0_from_the_start() {
+        let metrics = Metrics::new().unwrap();
+        metrics.show_lease(&LeaseStatus::new());
+        let text = metrics.render().unwrap();
+        let mut codes = 0;
+        for code in flakery::ErrorCode::ALL {
+            if crate::error::status_of(code) == axum::http::StatusCode::SERVICE_UNAVAILABLE {
+                codes += 1;
+                let shown = value(&text, "flakery_unavailable_total", "code", code.as_str());
+                assert_eq!(shown.as_deref(), Some("0"), "{code}:\n{text}");
+            }
+        }
+        assert!(codes >= 3, "the table's 503s: {codes}");
+        for code in ["overloaded", "other"] {
+            let shown = value(&text, "flakery_unavailable_total", "code", code);
+            assert_eq!(shown.as_deref(), Some("0"), "{code}");
+        }
+        for reason in LossReason::ALL {
+            let shown = value(
+                &text,
+                "flakery_lease_losses_total",
+                "reason",
+                reason.as_str(),
+            );
+            assert_eq!(shown.as_deref(), Some("0"), "{}:\n{text}", reason.as_str());
+        }
+        for state in LeaseState::ALL {
+            let shown = value(&text, "flakery_lease_state", "state", state.as_str());
+            let expected = if state == LeaseState::Acquiring {
+                "1"
+            } else {
+                "0"
+            };
+            assert_eq!(shown.as_deref(), Some(expected), "{}", state.as_str());
+        }
+    }
 }

@@ -13,6 +13,7 @@ import urllib.parse
 import urllib.request
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 import zkserver
 from conftest import ROOT, free_port
@@ -134,3 +135,33 @@ def test_a_real_prometheus_reads_the_new_metrics_and_rules(start_server, prometh
             for target in panel["targets"]:
                 for name in re.findall(r"\b(flakery_[a-z_]+|process_[a-z_]+)", target["expr"]):
                     assert name in exposed, f"dashboard panel {panel['title']!r} reads {name}"
+
+
+def documented_labels(series):
+    """The label values docs/server.md's metrics table names for `series` (`name{label}`)."""
+    with open(os.path.join(ROOT, "docs", "server.md")) as f:
+        row = next(line for line in f if line.startswith(f"| `{series}` |"))
+    return set(re.findall(r"`([a-z_]+)`", row.split("|")[3]))
+
+
+def test_a_fresh_server_lists_every_label_value_at_0(start_server):
+    """Prometheus's instrumentation guidance: every label value known in advance is exposed
+    from the start, so that `rate()` and dashboards see the first event. A fresh
+    ZooKeeper-leased server, asked for nothing but its health and metrics, lists each value
+    docs/server.md names (the Rust unit tests check the same lists against the core's tables),
+    every counter at 0."""
+    with zkserver.start() as zk:
+        s = start_server(env={"FLAKERY_ZOOKEEPER": zk.connect, "FLAKERY_NAMESPACE": "fresh"})
+        _, _, body = s.get("/metrics")
+    samples = [sample for family in text_string_to_metric_families(body.decode())
+               for sample in family.samples]
+    for metric, label, counter in [("flakery_unavailable_total", "code", True),
+                                   ("flakery_lease_losses_total", "reason", True),
+                                   ("flakery_lease_state", "state", False)]:
+        shown = {x.labels[label]: x.value for x in samples if x.name == metric}
+        expected = documented_labels(f"{metric}{{{label}}}")
+        assert len(expected) >= 4, expected
+        assert set(shown) == expected, f"{metric}: {sorted(shown)} != {sorted(expected)}"
+        if counter:
+            assert all(v == 0 for v in shown.values()), f"{metric}: {shown}"
+
