@@ -140,3 +140,148 @@ fn a_refused_secret_is_not_in_the_error() {
         hides_secrets("DatabaseUrl::parse's error", &error);
     }
 }
+
+/// Words that name a secret in a field's name.
+const SECRET_WORDS: [&str; 7] = [
+    "token",
+    "password",
+    "secret",
+    "credential",
+    "authorization",
+    "url",
+    "connect",
+];
+
+/// Fields with such a name whose `Debug` shows no secret, by their type or their whole line:
+/// their type's `Debug` masks it, or it is no secret.
+const SHOWN_SAFELY: [(&str, &str); 5] = [
+    (
+        "DatabaseUrl",
+        "its Debug shows the URL with every password masked",
+    ),
+    (
+        "Option<Credentials>",
+        "its Debug shows the user, the password redacted",
+    ),
+    (
+        "*const c_char",
+        "a C struct's pointer: Debug shows the address",
+    ),
+    ("Token", "a lease's holder ID and mark version, no secret"),
+    (
+        "pub(crate) connect: String,",
+        "ZooKeeper's settings: the connect string with its credentials cut off",
+    ),
+];
+
+/// Every `struct` or `enum` that derives `Debug` in the crates' sources, with the fields
+/// whose names say they may hold a secret: `(file, item, field line)`.
+fn derived_debug_with_secret_names() -> Vec<(String, String, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut found = Vec::new();
+    let mut dirs = vec![root.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                // Not ours (target, node_modules, the fuzz and extension builds), or no Rust.
+                let skip = name.starts_with('.')
+                    || [
+                        "target",
+                        "node_modules",
+                        "fuzz",
+                        "postgres",
+                        "tests",
+                        "go",
+                        "java",
+                    ]
+                    .contains(&name.as_str());
+                if !skip {
+                    dirs.push(path);
+                }
+            } else if name.ends_with(".rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let file = path.strip_prefix(&root).unwrap().display().to_string();
+                found.extend(
+                    scan(&text)
+                        .into_iter()
+                        .map(|(item, field)| (file.clone(), item, field)),
+                );
+            }
+        }
+    }
+    found
+}
+
+/// `(item, field line)` for each field with a secret's name in an item deriving `Debug`.
+fn scan(text: &str) -> Vec<(String, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    for (at, line) in lines.iter().enumerate() {
+        let line = line.trim();
+        if !(line.starts_with("#[derive(") && line.contains("Debug")) {
+            continue;
+        }
+        // The item: the next line that is not an attribute or a comment.
+        let Some(start) = (at + 1..lines.len()).find(|&i| {
+            let l = lines[i].trim();
+            !(l.starts_with("#[") || l.starts_with("//"))
+        }) else {
+            continue;
+        };
+        let head = lines[start].trim();
+        if !(head.contains("struct ") || head.contains("enum ")) || !head.ends_with('{') {
+            continue;
+        }
+        let item = head.trim_end_matches('{').trim().to_string();
+        let mut depth = 1;
+        for body in &lines[start + 1..] {
+            depth += body.matches('{').count() as i32 - body.matches('}').count() as i32;
+            if depth <= 0 {
+                break;
+            }
+            let field = body.trim();
+            let name = field
+                .trim_start_matches("pub(crate) ")
+                .trim_start_matches("pub ")
+                .split(':')
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            let is_field = field.contains(':') && !field.starts_with("//");
+            if is_field && SECRET_WORDS.iter().any(|w| name.contains(w)) {
+                found.push((item.clone(), field.to_string()));
+            }
+        }
+    }
+    found
+}
+
+/// The class, not only the instances above: no type in the workspace's sources derives
+/// `Debug` over a field whose name says it may hold a secret, unless that field's type shows
+/// it masked (`SHOWN_SAFELY`, each with its reason). A new `token: String` in a type that
+/// derives `Debug` fails here.
+#[test]
+fn nothing_that_holds_a_secret_derives_debug() {
+    let found = derived_debug_with_secret_names();
+    assert!(
+        found.iter().any(|(file, _, _)| file.contains("core")),
+        "the scan read nothing: {found:?}"
+    );
+    let unsafe_fields: Vec<_> = found
+        .iter()
+        .filter(|(_, _, field)| {
+            let ty = field.split_once(':').map_or("", |(_, ty)| ty.trim());
+            let ty = ty.trim_end_matches(',');
+            !SHOWN_SAFELY
+                .iter()
+                .any(|(safe, _why)| *safe == ty || *safe == field)
+        })
+        .collect();
+    assert!(
+        unsafe_fields.is_empty(),
+        "these derive Debug over what may be a secret: write Debug by hand, hiding it \
+         (as ServeArgs does): {unsafe_fields:#?}"
+    );
+}
