@@ -175,33 +175,27 @@ const SHOWN_SAFELY: [(&str, &str); 5] = [
 ];
 
 /// Every `struct` or `enum` that derives `Debug` in the crates' sources, with the fields
-/// whose names say they may hold a secret: `(file, item, field line)`.
-fn derived_debug_with_secret_names() -> Vec<(String, String, String)> {
+/// whose names say they may hold a secret: `(file, item, field line)`; and how many files
+/// were read.
+fn derived_debug_with_secret_names() -> (Vec<(String, String, String)>, usize) {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut found = Vec::new();
+    let mut read = 0;
     let mut dirs = vec![root.clone()];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).unwrap().flatten() {
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().into_owned();
             if path.is_dir() {
-                // Not ours (target, node_modules, the fuzz and extension builds), or no Rust.
+                // Build output, packages of others, and tests (whose fakes hold no secret).
                 let skip = name.starts_with('.')
-                    || [
-                        "target",
-                        "node_modules",
-                        "fuzz",
-                        "postgres",
-                        "tests",
-                        "go",
-                        "java",
-                    ]
-                    .contains(&name.as_str());
+                    || ["target", "node_modules", "tests"].contains(&name.as_str());
                 if !skip {
                     dirs.push(path);
                 }
             } else if name.ends_with(".rs") {
                 let text = std::fs::read_to_string(&path).unwrap();
+                read += 1;
                 let file = path.strip_prefix(&root).unwrap().display().to_string();
                 found.extend(
                     scan(&text)
@@ -211,7 +205,7 @@ fn derived_debug_with_secret_names() -> Vec<(String, String, String)> {
             }
         }
     }
-    found
+    (found, read)
 }
 
 /// `(item, field line)` for each field with a secret's name in an item deriving `Debug`.
@@ -264,11 +258,8 @@ fn scan(text: &str) -> Vec<(String, String)> {
 /// derives `Debug` fails here.
 #[test]
 fn nothing_that_holds_a_secret_derives_debug() {
-    let found = derived_debug_with_secret_names();
-    assert!(
-        found.iter().any(|(file, _, _)| file.contains("core")),
-        "the scan read nothing: {found:?}"
-    );
+    let (found, read) = derived_debug_with_secret_names();
+    assert!(read > 100, "the scan read {read} files");
     let unsafe_fields: Vec<_> = found
         .iter()
         .filter(|(_, _, field)| {
