@@ -10,12 +10,13 @@ import (
 	"runtime"
 	"strings"
 	"time"
-	"unsafe"
 )
 
-// ClientOptions configure NewClient. The zero value is every default: the servers from
-// FLAKERY_SERVERS, the token from FLAKERY_SERVER_TOKEN, the layout from FLAKERY_LAYOUT (else
-// "twitter"), and the defaults of docs/client.md#options for a zero duration or size.
+// ClientOptions configure NewClient. Start from DefaultClientOptions(), which holds the
+// defaults of the options table (docs/client.md#options), and set what you need: a zero
+// duration or block size is refused, as every surface refuses it, never read as "the default".
+// Empty Servers, Token and Layout are "not given": FLAKERY_SERVERS, FLAKERY_SERVER_TOKEN and
+// FLAKERY_LAYOUT (else "twitter").
 type ClientOptions struct {
 	// Servers are base URLs, "http://host:port"; each may hold several separated by commas.
 	Servers []string
@@ -23,16 +24,16 @@ type ClientOptions struct {
 	Token string
 	// Layout is the servers' layout, for Decode (checked against each server).
 	Layout string
-	// MaxAge: an ID held longer than this is dropped, never handed out (default 10 s).
+	// MaxAge: an ID held longer than this is dropped, never handed out (at least 1 ms).
 	MaxAge time.Duration
-	// Timeout: every call returns or fails within this (default 5 s).
+	// Timeout: every call returns or fails within this (at least 1 ms).
 	Timeout time.Duration
 	// RequestTimeout: one request may take this long before the next server is asked
-	// (default 1 s).
+	// (at least 1 ms; at most Timeout is used).
 	RequestTimeout time.Duration
-	// MinBlock is the smallest block of IDs asked for (default 16).
+	// MinBlock is the smallest block of IDs asked for (1 to MaxBlock).
 	MinBlock int
-	// MaxBlock is the largest block of IDs asked for (default 10000, at most 100000).
+	// MaxBlock is the largest block of IDs asked for (MinBlock to 100000).
 	MaxBlock int
 	// NoPrefetch asks for a block only when the stock is empty.
 	NoPrefetch bool
@@ -45,24 +46,45 @@ type ClientOptions struct {
 	Fallback *Options
 }
 
+// DefaultClientOptions are the client's options with every default of the options table,
+// as the C library's flakery_client_options_init writes them (10 s, 5 s, 1 s, 16, 10000):
+// the table is read, never copied here.
+func DefaultClientOptions() ClientOptions {
+	var opts C.flakery_client_options
+	if err := call(func() C.flakery_status { return C.flakery_client_options_init(&opts) }); err != nil {
+		panic("flakery: flakery_client_options_init failed: " + err.Error())
+	}
+	return ClientOptions{
+		MaxAge:         time.Duration(opts.max_age_ms) * time.Millisecond,
+		Timeout:        time.Duration(opts.timeout_ms) * time.Millisecond,
+		RequestTimeout: time.Duration(opts.request_timeout_ms) * time.Millisecond,
+		MinBlock:       int(opts.min_block),
+		MaxBlock:       int(opts.max_block),
+		NoPrefetch:     bool(opts.no_prefetch),
+		PreferFirst:    bool(opts.prefer_first),
+	}
+}
+
 // Client takes IDs from flakery serve instances, with the calls of a Generator: NextID is a
 // local call in the steady state (docs/client.md). It is safe for concurrent use.
 type Client struct {
 	ptr *C.flakery_client
 }
 
-func millis(d time.Duration) C.uint64_t {
-	if d <= 0 {
-		return 0
+// millis is d in whole milliseconds for C. Below 1 ms (0 among them) it is refused here, where
+// it is still a Duration, in the words of the core's check of a Rust Duration
+// (option_table::ClientOptionSpec::duration_ms) with Go's name and Go's way to show it; a
+// value C would refuse in its own words (0) never gets there.
+func millis(name string, d time.Duration) (C.uint64_t, error) {
+	if d < time.Millisecond {
+		return 0, invalidArgument(name + " must be from 1 ms to 2^64-1 ms, not " + d.String())
 	}
-	if ms := d.Milliseconds(); ms > 0 {
-		return C.uint64_t(ms)
-	}
-	return 1
+	return C.uint64_t(d.Milliseconds()), nil
 }
 
-// NewClient makes a client. It asks no server yet. Close it when done; the memory is
-// released when the client is garbage collected.
+// NewClient makes a client from o, which starts from DefaultClientOptions(). It asks no
+// server yet. Close it when done; the memory is released when the client is garbage
+// collected.
 func NewClient(o ClientOptions) (*Client, error) {
 	if o.MinBlock < 0 || o.MaxBlock < 0 {
 		return nil, invalidArgument("MinBlock and MaxBlock must not be negative")
@@ -71,29 +93,42 @@ func NewClient(o ClientOptions) (*Client, error) {
 	if err := call(func() C.flakery_status { return C.flakery_client_options_init(&opts) }); err != nil {
 		return nil, err
 	}
-	var strs cStrings
-	defer strs.free()
-	if len(o.Servers) > 0 {
-		opts.servers = strs.add(strings.Join(o.Servers, ","))
+	var err error
+	for _, d := range []struct {
+		name  string
+		value time.Duration
+		out   *C.uint64_t
+	}{
+		{"MaxAge", o.MaxAge, &opts.max_age_ms},
+		{"Timeout", o.Timeout, &opts.timeout_ms},
+		{"RequestTimeout", o.RequestTimeout, &opts.request_timeout_ms},
+	} {
+		if *d.out, err = millis(d.name, d.value); err != nil {
+			return nil, err
+		}
 	}
-	if o.Token != "" {
-		opts.token = strs.add(o.Token)
-	}
-	if o.Layout != "" {
-		opts.layout = strs.add(o.Layout)
-	}
-	opts.max_age_ms = millis(o.MaxAge)
-	opts.timeout_ms = millis(o.Timeout)
-	opts.request_timeout_ms = millis(o.RequestTimeout)
 	opts.min_block = C.size_t(o.MinBlock)
 	opts.max_block = C.size_t(o.MaxBlock)
 	opts.no_prefetch = C.bool(o.NoPrefetch)
 	opts.prefer_first = C.bool(o.PreferFirst)
+
+	// The token and the servers (which may carry one in a URL) are wiped from C memory by
+	// free, as every string of mem is.
+	var mem cMem
+	defer mem.free()
+	if len(o.Servers) > 0 {
+		opts.servers = mem.add(strings.Join(o.Servers, ","))
+	}
+	if o.Token != "" {
+		opts.token = mem.add(o.Token)
+	}
+	if o.Layout != "" {
+		opts.layout = mem.add(o.Layout)
+	}
 	if o.Fallback != nil {
 		// In C memory: cgo forbids handing C a Go pointer to memory that holds Go pointers.
-		fallback := (*C.flakery_options)(C.malloc(C.sizeof_flakery_options))
-		strs = append(strs, unsafe.Pointer(fallback))
-		if err := o.Fallback.fill(fallback, &strs); err != nil {
+		fallback := (*C.flakery_options)(mem.alloc(C.sizeof_flakery_options))
+		if err := o.Fallback.fill(fallback, &mem); err != nil {
 			return nil, err
 		}
 		opts.fallback = fallback
@@ -105,7 +140,10 @@ func NewClient(o ClientOptions) (*Client, error) {
 	}
 	c := &Client{ptr: ptr}
 	// Freeing never waits for a server: the client's thread ends by itself.
-	runtime.SetFinalizer(c, func(c *Client) { C.flakery_client_free(c.ptr) })
+	runtime.SetFinalizer(c, func(c *Client) {
+		C.flakery_client_free(c.ptr)
+		handlesFreed.Add(1)
+	})
 	return c, nil
 }
 

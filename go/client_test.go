@@ -19,8 +19,15 @@ func testServers(t *testing.T) []string {
 	return strings.Split(servers, ",")
 }
 
+// clientOptions are the defaults (DefaultClientOptions, as a caller starts) with servers.
+func clientOptions(servers ...string) ClientOptions {
+	o := DefaultClientOptions()
+	o.Servers = servers
+	return o
+}
+
 func TestClientIDsFromGoroutinesAreUnique(t *testing.T) {
-	c, err := NewClient(ClientOptions{Servers: testServers(t)})
+	c, err := NewClient(clientOptions(testServers(t)...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,9 +86,9 @@ func TestClientIDsFromGoroutinesAreUnique(t *testing.T) {
 func TestClientFallbackAnswersWhenEveryServerIsDown(t *testing.T) {
 	testServers(t)
 	dead := os.Getenv("FLAKERY_TEST_DEAD_SERVER")
-	options := ClientOptions{Servers: []string{dead}, Timeout: 300 * time.Millisecond,
-		RequestTimeout: 300 * time.Millisecond,
-		Fallback:       &Options{DatacenterID: Uint64(31), WorkerID: Uint64(29)}}
+	options := clientOptions(dead)
+	options.Timeout, options.RequestTimeout = 300*time.Millisecond, 300*time.Millisecond
+	options.Fallback = &Options{DatacenterID: Uint64(31), WorkerID: Uint64(29)}
 	c, err := NewClient(options)
 	if err != nil {
 		t.Fatal(err)
@@ -116,8 +123,9 @@ func TestClientFallbackAnswersWhenEveryServerIsDown(t *testing.T) {
 func TestClientErrorsHaveTheClientCodes(t *testing.T) {
 	testServers(t)
 	dead := os.Getenv("FLAKERY_TEST_DEAD_SERVER")
-	c, err := NewClient(ClientOptions{Servers: []string{dead}, Timeout: 300 * time.Millisecond,
-		RequestTimeout: 300 * time.Millisecond})
+	options := clientOptions(dead)
+	options.Timeout, options.RequestTimeout = 300*time.Millisecond, 300*time.Millisecond
+	c, err := NewClient(options)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +135,9 @@ func TestClientErrorsHaveTheClientCodes(t *testing.T) {
 	}
 
 	tokenServer := os.Getenv("FLAKERY_TEST_TOKEN_SERVER")
-	wrong, err := NewClient(ClientOptions{Servers: []string{tokenServer}, Token: "wrong-token-go-5b2a"})
+	options = clientOptions(tokenServer)
+	options.Token = "wrong-token-go-5b2a"
+	wrong, err := NewClient(options)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +145,8 @@ func TestClientErrorsHaveTheClientCodes(t *testing.T) {
 	if !errors.Is(err, ErrUnauthorized) || strings.Contains(err.Error(), "wrong-token-go-5b2a") {
 		t.Fatalf("a wrong token gave %v", err)
 	}
-	right, err := NewClient(ClientOptions{Servers: []string{tokenServer}, Token: os.Getenv("FLAKERY_TEST_TOKEN")})
+	options.Token = os.Getenv("FLAKERY_TEST_TOKEN")
+	right, err := NewClient(options)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +160,7 @@ func TestClientErrorsHaveTheClientCodes(t *testing.T) {
 		t.Fatalf("a closed client gave %v", err)
 	}
 
-	if _, err := NewClient(ClientOptions{Servers: []string{"https://127.0.0.1:1"}}); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := NewClient(clientOptions("https://127.0.0.1:1")); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("an https URL gave %v", err)
 	}
 }

@@ -40,9 +40,9 @@ func partsFromC(p *C.flakery_parts) Parts {
 // Decode takes id apart under layout (a spec such as "twitter" or "discord"). A negative id,
 // or one with bits set above the layout's, is ErrInvalidArgument.
 func Decode(layout string, id int64) (Parts, error) {
-	var strs cStrings
-	defer strs.free()
-	spec := strs.add(layout)
+	var mem cMem
+	defer mem.free()
+	spec := mem.add(layout)
 	var p C.flakery_parts
 	if err := call(func() C.flakery_status { return C.flakery_decode(spec, C.int64_t(id), &p) }); err != nil {
 		return Parts{}, err
@@ -54,9 +54,9 @@ func Decode(layout string, id int64) (Parts, error) {
 // the epoch), "datacenter", "worker", "sequence", or a constant field such as Vesta's
 // "version".
 func DecodeField(layout string, id int64, field string) (uint64, error) {
-	var strs cStrings
-	defer strs.free()
-	spec, name := strs.add(layout), strs.add(field)
+	var mem cMem
+	defer mem.free()
+	spec, name := mem.add(layout), mem.add(field)
 	var out C.uint64_t
 	err := call(func() C.flakery_status { return C.flakery_decode_field(spec, C.int64_t(id), name, &out) })
 	return uint64(out), err
@@ -77,9 +77,9 @@ func Compose(layout string, p Parts) (int64, error) {
 // under a layout that is unsigned by definition ("discord", ";unsigned=true") and are
 // ErrInvalidArgument under any other.
 func DecodeU64(layout string, id uint64) (Parts, error) {
-	var strs cStrings
-	defer strs.free()
-	spec := strs.add(layout)
+	var mem cMem
+	defer mem.free()
+	spec := mem.add(layout)
 	var p C.flakery_parts
 	if err := call(func() C.flakery_status { return C.flakery_decode_u64(spec, C.uint64_t(id), &p) }); err != nil {
 		return Parts{}, err
@@ -102,24 +102,24 @@ func withCParts(layout string, p Parts, f func(spec *C.char, c *C.flakery_parts)
 	if len(p.Fields) > 1<<16 {
 		return invalidArgument("too many constant fields")
 	}
-	var strs cStrings
-	defer strs.free()
-	spec := strs.add(layout)
+	var mem cMem
+	defer mem.free()
+	spec := mem.add(layout)
 	c := C.flakery_parts{
 		timestamp_ms:  C.int64_t(p.TimestampMs),
 		datacenter_id: C.uint64_t(p.DatacenterID),
 		worker_id:     C.uint64_t(p.WorkerID),
 		sequence:      C.uint64_t(p.Sequence),
 	}
-	c.field_names, c.field_values, c.field_count = strs.fields(p.Fields)
+	c.field_names, c.field_values, c.field_count = mem.fields(p.Fields)
 	return call(func() C.flakery_status { return f(spec, &c) })
 }
 
 // LayoutTimeLeft is how long layout can still make IDs from now (0 once it has run out).
 func LayoutTimeLeft(layout string) (time.Duration, error) {
-	var strs cStrings
-	defer strs.free()
-	spec := strs.add(layout)
+	var mem cMem
+	defer mem.free()
+	spec := mem.add(layout)
 	var ms C.int64_t
 	err := call(func() C.flakery_status { return C.flakery_layout_time_left_ms(spec, &ms) })
 	if int64(ms) > int64(math.MaxInt64/time.Millisecond) {
@@ -131,9 +131,9 @@ func LayoutTimeLeft(layout string) (time.Duration, error) {
 // NormalizeLayout is the canonical spec of layout: a preset's name where it is one, else
 // the full field list.
 func NormalizeLayout(layout string) (string, error) {
-	var strs cStrings
-	defer strs.free()
-	spec := strs.add(layout)
+	var mem cMem
+	defer mem.free()
+	spec := mem.add(layout)
 	return readString(func(buf *C.char, n C.size_t, written *C.size_t) C.flakery_status {
 		return C.flakery_layout_normalize(spec, buf, n, written)
 	})

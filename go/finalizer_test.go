@@ -95,12 +95,22 @@ func TestFinalizerReturnsWhileZooKeeperIsPaused(t *testing.T) {
 	// release to give up.
 	type seen struct{ connected bool }
 	freed := make(chan seen, 1)
-	hook := func() { freed <- seen{zk.clients() == 1} }
+	// Never blocks: a generator of an earlier test finalized now as well must not stop the
+	// finalizer goroutine (and every finalizer after it) on a full channel.
+	hook := func() {
+		select {
+		case freed <- seen{zk.clients() == 1}:
+		default:
+		}
+	}
 	afterFree.Store(&hook)
 	defer afterFree.Store(nil)
 
 	zk.signal(t, "pause")
-	g = nil
+	// g is reachable until here, no further: a collection earlier (garbage of the tests
+	// before makes one likely) would free it before the hook is set and the server paused,
+	// and this test would wait forever. (`g = nil` is a dead store, which keeps nothing.)
+	runtime.KeepAlive(g)
 	var when seen
 	for done := false; !done; {
 		runtime.GC()

@@ -66,8 +66,8 @@ type Options struct {
 // Uint64 returns a pointer to v, for the optional fields of Options.
 func Uint64(v uint64) *uint64 { return &v }
 
-// fill writes o into opts, its strings copied into strs (for C, until strs is freed).
-func (o Options) fill(opts *C.flakery_options, strs *cStrings) error {
+// fill writes o into opts, its strings copied into mem (for C, until mem is freed).
+func (o Options) fill(opts *C.flakery_options, mem *cMem) error {
 	if len(o.Fields) > 1<<16 {
 		return invalidArgument("too many constant fields")
 	}
@@ -75,7 +75,7 @@ func (o Options) fill(opts *C.flakery_options, strs *cStrings) error {
 		return err
 	}
 	if o.Layout != "" {
-		opts.layout = strs.add(o.Layout)
+		opts.layout = mem.add(o.Layout)
 	}
 	if o.DatacenterID != nil {
 		opts.has_datacenter_id = true
@@ -93,62 +93,32 @@ func (o Options) fill(opts *C.flakery_options, strs *cStrings) error {
 		opts.backwards_tolerance_ms = C.uint64_t(*o.BackwardsToleranceMs)
 	}
 	opts.random_sequence_start = C.bool(o.RandomSequenceStart)
-	opts.field_names, opts.field_values, opts.field_count = strs.fields(o.Fields)
+	opts.field_names, opts.field_values, opts.field_count = mem.fields(o.Fields)
 	if o.ZooKeeper != "" {
-		opts.zookeeper = strs.add(o.ZooKeeper)
+		opts.zookeeper = mem.add(o.ZooKeeper)
 	}
 	if o.Namespace != "" {
-		opts.namespace_ = strs.add(o.Namespace)
+		opts.namespace_ = mem.add(o.Namespace)
 	}
 	opts.session_timeout_ms = C.uint64_t(o.SessionTimeoutMs)
 	if o.LeaseDir != "" {
-		opts.lease_dir = strs.add(o.LeaseDir)
+		opts.lease_dir = mem.add(o.LeaseDir)
 	}
 	if o.DatabaseURL != "" {
-		opts.database_url = strs.add(o.DatabaseURL)
+		opts.database_url = mem.add(o.DatabaseURL)
 	}
 	if o.DatabaseMode != "" {
-		opts.database_mode = strs.add(o.DatabaseMode)
+		opts.database_mode = mem.add(o.DatabaseMode)
 	}
 	return nil
 }
 
-// cStrings holds C copies of strings for the duration of one call.
-type cStrings []unsafe.Pointer
-
-func (s *cStrings) add(text string) *C.char {
-	p := C.CString(text)
-	*s = append(*s, unsafe.Pointer(p))
-	return p
-}
-
-// fields copies names and values into C memory (cgo forbids handing C an array of Go
-// pointers) and returns them with their count.
-func (s *cStrings) fields(m map[string]uint64) (**C.char, *C.uint64_t, C.size_t) {
-	if len(m) == 0 {
-		return nil, nil, 0
-	}
-	n := len(m)
-	names := (*[1 << 20]*C.char)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))[:n:n]
-	values := (*[1 << 20]C.uint64_t)(C.malloc(C.size_t(n) * 8))[:n:n]
-	*s = append(*s, unsafe.Pointer(&names[0]), unsafe.Pointer(&values[0]))
-	i := 0
-	for name, value := range m {
-		names[i] = s.add(name)
-		values[i] = C.uint64_t(value)
-		i++
-	}
-	return &names[0], &values[0], C.size_t(n)
-}
-
-func (s cStrings) free() {
-	for _, p := range s {
-		C.free(p)
-	}
-}
-
 // afterFree, set by tests, is called after a finalizer has freed a generator's handle.
 var afterFree atomic.Pointer[func()]
+
+// handlesFreed counts the generators' and clients' handles their finalizers have freed, so
+// that a memory test can wait for every one it made before it reads the C heap.
+var handlesFreed atomic.Int64
 
 // Generator makes IDs under one layout and node identity. It is safe for concurrent use by
 // any number of goroutines: IDs are unique across them and increase on each.
@@ -160,9 +130,10 @@ type Generator struct {
 // memory is released when the generator is garbage collected.
 func New(o Options) (*Generator, error) {
 	var opts C.flakery_options
-	var strs cStrings
-	defer strs.free()
-	if err := o.fill(&opts, &strs); err != nil {
+	// The database URL (its password) and every other string are wiped from C memory by free.
+	var mem cMem
+	defer mem.free()
+	if err := o.fill(&opts, &mem); err != nil {
 		return nil, err
 	}
 
@@ -177,6 +148,7 @@ func New(o Options) (*Generator, error) {
 	// node ID and returns, and its own threads finish it (docs/spec.md#the-generators-slow-path).
 	runtime.SetFinalizer(g, func(g *Generator) {
 		C.flakery_generator_free(g.ptr)
+		handlesFreed.Add(1)
 		if f := afterFree.Load(); f != nil {
 			(*f)()
 		}

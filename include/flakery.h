@@ -266,10 +266,12 @@ typedef struct flakery_options {
 } flakery_options;
 
 /**
- * The options of `flakery_client_new` (docs/client.md#options). Every member's default is
- * all-zero bytes: fill it with `flakery_client_options_init(&opts)` first (which sets
- * `struct_size`, as `flakery_options_init` does), then set what you need. Strings are
- * borrowed only during `flakery_client_new`; NULL means "not given".
+ * The options of `flakery_client_new` (docs/client.md#options). Fill it with
+ * `flakery_client_options_init(&opts)` first, which sets `struct_size` (as
+ * `flakery_options_init` does) and every member to its default from the options table, then
+ * set what you need. A duration or block size of 0 is refused, as on every surface: it is
+ * never read as "the default". Strings are borrowed only during `flakery_client_new`; NULL
+ * means "not given".
  */
 typedef struct flakery_client_options {
     /**
@@ -292,23 +294,25 @@ typedef struct flakery_client_options {
      */
     const char *layout;
     /**
-     * An ID held longer than this is dropped, never handed out. 0: 10000.
+     * An ID held longer than this is dropped, never handed out (default 10000, at least 1).
      */
     uint64_t max_age_ms;
     /**
-     * Every call returns or fails within this. 0: 5000.
+     * Every call returns or fails within this (default 5000, at least 1).
      */
     uint64_t timeout_ms;
     /**
-     * One request to one server may take this long before the next is asked. 0: 1000.
+     * One request to one server may take this long before the next is asked (default 1000,
+     * at least 1; at most `timeout_ms` is used).
      */
     uint64_t request_timeout_ms;
     /**
-     * The smallest block of IDs asked for (the size adapts to the rate of use). 0: 16.
+     * The smallest block of IDs asked for (the size adapts to the rate of use): default 16,
+     * 1 to `max_block`.
      */
     size_t min_block;
     /**
-     * The largest block of IDs asked for (at most 100000). 0: 10000.
+     * The largest block of IDs asked for: default 10000, `min_block` to 100000.
      */
     size_t max_block;
     /**
@@ -491,10 +495,11 @@ flakery_status flakery_generator_layout(const struct flakery_generator *generato
                                         size_t *written);
 
 /**
- * Fills the caller's `flakery_client_options` of `size` bytes with every default (all zero)
- * and sets its `struct_size` to `size`. Call it through `flakery_client_options_init(&opts)`.
- * Errors: `FLAKERY_STATUS_INVALID_ARGUMENT` for NULL or a `size` smaller than the first
- * version's (nothing is written then).
+ * Fills the caller's `flakery_client_options` of `size` bytes with every default of the
+ * options table (docs/client.md#options) and sets its `struct_size` to `size`; the bytes of
+ * a newer header past this library's struct are set to zero, their "not given". Call it
+ * through `flakery_client_options_init(&opts)`. Errors: `FLAKERY_STATUS_INVALID_ARGUMENT` for
+ * NULL or a `size` smaller than the first version's (nothing is written then).
  */
 flakery_status flakery_client_options_init_sized(struct flakery_client_options *opts, size_t size);
 
@@ -709,8 +714,9 @@ static inline flakery_status flakery_options_init(struct flakery_options *opts) 
 #ifndef FLAKERY_H_CLIENT_OPTIONS_INIT
 #define FLAKERY_H_CLIENT_OPTIONS_INIT
 /**
- * Fills `*opts` with every default (all zero) and sets its `struct_size` to `sizeof *opts`,
- * as flakery_options_init does. Call it before setting any member.
+ * Fills `*opts` with every default of the options table (docs/client.md#options) and sets
+ * its `struct_size` to `sizeof *opts`, as flakery_options_init does. Call it before setting
+ * any member: a duration or block size left at 0 is refused, never read as the default.
  */
 static inline flakery_status flakery_client_options_init(struct flakery_client_options *opts) {
     return flakery_client_options_init_sized(opts, sizeof *opts);

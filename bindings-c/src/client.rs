@@ -3,10 +3,13 @@
 
 use std::ffi::c_char;
 use std::sync::Arc;
-use std::time::Duration;
 
 use flakery_client_rs::{Client, Options};
-use flakery_core::{Error, Generator, Layout};
+use flakery_core::option_table::{
+    ClientOptionSpec, MAX_AGE, MAX_BLOCK, MIN_BLOCK, PREFER_FIRST, PREFETCH, REQUEST_TIMEOUT,
+    TIMEOUT,
+};
+use flakery_core::{Error, Generator, Layout, Surface};
 
 use crate::error::{flakery_status, guard, null, out_slice, str_arg, write_string};
 use crate::options::flakery_options;
@@ -22,10 +25,12 @@ pub struct flakery_client {
     inner: Client,
 }
 
-/// The options of `flakery_client_new` (docs/client.md#options). Every member's default is
-/// all-zero bytes: fill it with `flakery_client_options_init(&opts)` first (which sets
-/// `struct_size`, as `flakery_options_init` does), then set what you need. Strings are
-/// borrowed only during `flakery_client_new`; NULL means "not given".
+/// The options of `flakery_client_new` (docs/client.md#options). Fill it with
+/// `flakery_client_options_init(&opts)` first, which sets `struct_size` (as
+/// `flakery_options_init` does) and every member to its default from the options table, then
+/// set what you need. A duration or block size of 0 is refused, as on every surface: it is
+/// never read as "the default". Strings are borrowed only during `flakery_client_new`; NULL
+/// means "not given".
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct flakery_client_options {
@@ -40,15 +45,17 @@ pub struct flakery_client_options {
     /// The servers' layout spec, for decoding (checked against each server). NULL:
     /// `FLAKERY_LAYOUT`, else "twitter".
     pub layout: *const c_char,
-    /// An ID held longer than this is dropped, never handed out. 0: 10000.
+    /// An ID held longer than this is dropped, never handed out (default 10000, at least 1).
     pub max_age_ms: u64,
-    /// Every call returns or fails within this. 0: 5000.
+    /// Every call returns or fails within this (default 5000, at least 1).
     pub timeout_ms: u64,
-    /// One request to one server may take this long before the next is asked. 0: 1000.
+    /// One request to one server may take this long before the next is asked (default 1000,
+    /// at least 1; at most `timeout_ms` is used).
     pub request_timeout_ms: u64,
-    /// The smallest block of IDs asked for (the size adapts to the rate of use). 0: 16.
+    /// The smallest block of IDs asked for (the size adapts to the rate of use): default 16,
+    /// 1 to `max_block`.
     pub min_block: usize,
-    /// The largest block of IDs asked for (at most 100000). 0: 10000.
+    /// The largest block of IDs asked for: default 10000, `min_block` to 100000.
     pub max_block: usize,
     /// Do not ask for the next block before the stock runs out (default false: prefetch).
     pub no_prefetch: bool,
@@ -95,10 +102,42 @@ unsafe fn checked_size(opts: *const flakery_client_options, size: usize) -> Resu
     Ok(())
 }
 
-/// Fills the caller's `flakery_client_options` of `size` bytes with every default (all zero)
-/// and sets its `struct_size` to `size`. Call it through `flakery_client_options_init(&opts)`.
-/// Errors: `FLAKERY_STATUS_INVALID_ARGUMENT` for NULL or a `size` smaller than the first
-/// version's (nothing is written then).
+/// A numeric default of the options table (core/src/option_table/client.rs), which has one
+/// for every duration and block size (its own test holds it).
+fn table_default(spec: &ClientOptionSpec) -> u64 {
+    spec.default_u64().unwrap_or_default()
+}
+
+/// A flag's default in the table, `true` or `false`.
+fn table_flag(spec: &ClientOptionSpec) -> bool {
+    spec.default == Some("true")
+}
+
+impl Default for flakery_client_options {
+    /// Every default of the options table; NULL for what is "not given".
+    fn default() -> Self {
+        flakery_client_options {
+            struct_size: std::mem::size_of::<flakery_client_options>(),
+            servers: std::ptr::null(),
+            token: std::ptr::null(),
+            layout: std::ptr::null(),
+            max_age_ms: table_default(&MAX_AGE),
+            timeout_ms: table_default(&TIMEOUT),
+            request_timeout_ms: table_default(&REQUEST_TIMEOUT),
+            min_block: table_default(&MIN_BLOCK) as usize,
+            max_block: table_default(&MAX_BLOCK) as usize,
+            no_prefetch: !table_flag(&PREFETCH),
+            prefer_first: table_flag(&PREFER_FIRST),
+            fallback: std::ptr::null(),
+        }
+    }
+}
+
+/// Fills the caller's `flakery_client_options` of `size` bytes with every default of the
+/// options table (docs/client.md#options) and sets its `struct_size` to `size`; the bytes of
+/// a newer header past this library's struct are set to zero, their "not given". Call it
+/// through `flakery_client_options_init(&opts)`. Errors: `FLAKERY_STATUS_INVALID_ARGUMENT` for
+/// NULL or a `size` smaller than the first version's (nothing is written then).
 #[no_mangle]
 pub unsafe extern "C" fn flakery_client_options_init_sized(
     opts: *mut flakery_client_options,
@@ -108,15 +147,25 @@ pub unsafe extern "C" fn flakery_client_options_init_sized(
         if opts.is_null() {
             return Err(null("opts"));
         }
-        if !(std::mem::size_of::<flakery_client_options>()..=MAX_STRUCT_SIZE).contains(&size) {
+        let ours = std::mem::size_of::<flakery_client_options>();
+        if !(ours..=MAX_STRUCT_SIZE).contains(&size) {
             return Err(Error::invalid_argument(format!(
                 "size {size} is the sizeof no version of flakery_client_options"
             )));
         }
-        // SAFETY: the caller's struct is writable for `size` bytes, as the header requires.
+        let defaults = flakery_client_options {
+            struct_size: size,
+            ..flakery_client_options::default()
+        };
+        // SAFETY: the caller's struct is writable for `size` bytes, as the header requires,
+        // and `size >= ours`. An untyped copy, so the padding of `defaults` may be copied.
         unsafe {
-            std::ptr::write_bytes(opts.cast::<u8>(), 0, size);
-            std::ptr::addr_of_mut!((*opts).struct_size).write(size);
+            std::ptr::copy_nonoverlapping(
+                std::ptr::addr_of!(defaults).cast::<u8>(),
+                opts.cast::<u8>(),
+                ours,
+            );
+            std::ptr::write_bytes(opts.cast::<u8>().add(ours), 0, size - ours);
         }
         Ok(())
     })
@@ -164,22 +213,14 @@ unsafe fn read(opts: *const flakery_client_options) -> Result<Options, Error> {
     if let Some(layout) = unsafe { optional_str(c.layout, "layout")? } {
         options.layout = Some(Layout::parse(&layout)?);
     }
-    let ms = |value: u64, default: Duration| {
-        if value == 0 {
-            default
-        } else {
-            Duration::from_millis(value)
-        }
-    };
-    options.max_age = ms(c.max_age_ms, options.max_age);
-    options.timeout = ms(c.timeout_ms, options.timeout);
-    options.request_timeout = ms(c.request_timeout_ms, options.request_timeout);
-    if c.min_block != 0 {
-        options.min_block = c.min_block;
-    }
-    if c.max_block != 0 {
-        options.max_block = c.max_block;
-    }
+    // Every member is the caller's: `flakery_client_options_init` wrote the table's defaults,
+    // so a 0 left here was set (or the struct was never filled) and is refused as every
+    // surface refuses it, named as C spells it.
+    options.max_age = MAX_AGE.millis(Surface::C, c.max_age_ms)?;
+    options.timeout = TIMEOUT.millis(Surface::C, c.timeout_ms)?;
+    options.request_timeout = REQUEST_TIMEOUT.millis(Surface::C, c.request_timeout_ms)?;
+    options.min_block = c.min_block;
+    options.max_block = c.max_block;
     options.prefetch = !c.no_prefetch;
     options.prefer_first = c.prefer_first;
     if !c.fallback.is_null() {
@@ -329,5 +370,81 @@ unsafe fn client_ref<'a>(client: *const flakery_client) -> Result<&'a Client, Er
     match unsafe { client.as_ref() } {
         Some(client) => Ok(&client.inner),
         None => Err(null("client")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flakery_core::option_table::{ClientKind, CLIENT_OPTIONS};
+    use flakery_core::ErrorCode;
+
+    /// `flakery_client_options_init`'s defaults are the table's, member by member, named as
+    /// the table names C's members; what has no default is NULL.
+    #[test]
+    fn the_defaults_are_the_tables() {
+        let mut c = std::mem::MaybeUninit::<flakery_client_options>::uninit();
+        let size = std::mem::size_of::<flakery_client_options>();
+        // SAFETY: a struct of `size` bytes.
+        let status = unsafe { flakery_client_options_init_sized(c.as_mut_ptr(), size) };
+        assert_eq!(status, flakery_status::Ok);
+        // SAFETY: filled by the call above.
+        let c = unsafe { c.assume_init() };
+        assert_eq!(c.struct_size, size);
+        for o in CLIENT_OPTIONS {
+            let number = || o.default_u64().unwrap_or_else(|| panic!("{}", o.c));
+            match o.c {
+                "max_age_ms" => assert_eq!(c.max_age_ms, number()),
+                "timeout_ms" => assert_eq!(c.timeout_ms, number()),
+                "request_timeout_ms" => assert_eq!(c.request_timeout_ms, number()),
+                "min_block" => assert_eq!(c.min_block as u64, number()),
+                "max_block" => assert_eq!(c.max_block as u64, number()),
+                "no_prefetch" => assert_eq!(Some((!c.no_prefetch).to_string().as_str()), o.default),
+                "prefer_first" => assert_eq!(Some(c.prefer_first.to_string().as_str()), o.default),
+                "servers" | "token" | "layout" | "fallback" => assert_eq!(o.default, None),
+                other => panic!("the table's C member {other} is not written here"),
+            }
+        }
+        assert!(c.servers.is_null() && c.token.is_null() && c.layout.is_null());
+        assert!(c.fallback.is_null());
+    }
+
+    /// A duration of 0 is the caller's and is refused with the table's message in C's names,
+    /// never read as the default; 1 is taken.
+    #[test]
+    fn a_zero_duration_is_refused_as_c_names_it() {
+        let mut seen = 0;
+        for o in CLIENT_OPTIONS
+            .iter()
+            .filter(|o| o.kind == ClientKind::Duration)
+        {
+            seen += 1;
+            for (value, refused) in [(0, true), (1, false)] {
+                let mut c = flakery_client_options {
+                    servers: c"http://127.0.0.1:9".as_ptr(),
+                    ..flakery_client_options::default()
+                };
+                match o.c {
+                    "max_age_ms" => c.max_age_ms = value,
+                    "timeout_ms" => c.timeout_ms = value,
+                    "request_timeout_ms" => c.request_timeout_ms = value,
+                    other => panic!("{other}"),
+                }
+                // SAFETY: a struct of this library's own size.
+                let read = unsafe { read(&c) };
+                match read {
+                    Err(err) if refused => {
+                        assert_eq!(err.code(), ErrorCode::InvalidArgument);
+                        assert_eq!(err.message(), format!("{} must be at least 1, not 0", o.c));
+                    }
+                    Ok(_) if !refused => {}
+                    other => panic!("{} = {value}: {:?}", o.c, other.err()),
+                }
+            }
+        }
+        assert_eq!(
+            seen, 3,
+            "a duration of the table that this test does not set"
+        );
     }
 }

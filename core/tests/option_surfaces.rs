@@ -183,7 +183,7 @@ fn the_client_options_of_every_surface_are_the_client_table() {
         &members,
         |o| o.c,
         ClientKind::c_type,
-        states_default("0: "),
+        states_default("default "),
     );
     let types = read("bindings-node/types.d.ts");
     let keys = typescript_keys(&types, "export interface ClientOptions {");
@@ -195,7 +195,7 @@ fn the_client_options_of_every_surface_are_the_client_table() {
         ClientKind::typescript_type,
         states_default("Default "),
     );
-    // Go's zero durations and sizes are the defaults too, its comments say them in seconds.
+    // Go's defaults are DefaultClientOptions()'s, which C's init writes (a zero is refused).
     let go = read("go/client.go");
     let fields = go_fields(&go, "type ClientOptions struct {");
     check_against(

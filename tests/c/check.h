@@ -66,6 +66,10 @@ void test_bad_layouts_and_values(void);
 void test_last_error(void);
 void test_environment_integers(void);
 void test_host_name_not_utf8(void);
+/* test_client_options.c */
+void test_client_options_table(void);
+/* test_memory.c */
+void test_memory(void);
 /* test_leases.c */
 void test_leases(void);
 void test_database(void);

@@ -58,6 +58,24 @@ header_is_generated() {
 }
 check "include/flakery.h is what cbindgen generates" header_is_generated
 
+# test_client_options.c checks the C struct against the options table as docs/client.md shows
+# it (rendered from core/src/option_table/client.rs): each numeric row as "member=default".
+FLAKERY_TEST_CLIENT_TABLE="$(python3 - <<'PY'
+import re
+text = open("docs/client.md").read().split("## Options", 1)[1]
+rows = []
+for line in text.splitlines():
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if len(cells) == 10 and (m := re.fullmatch(r"(\d+)( ms)?", cells[8])):
+        rows.append(f"{cells[3].strip('`')}={m.group(1)}")
+    elif rows and not line.startswith("|"):
+        break
+print(",".join(rows))
+PY
+)"
+export FLAKERY_TEST_CLIENT_TABLE
+echo "client options table (docs/client.md): $FLAKERY_TEST_CLIENT_TABLE"
+
 # The link line of docs/c.md: the archive, then FLAKERY_STATIC_LIBS.
 sanitize=(-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all)
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1"

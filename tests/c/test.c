@@ -54,6 +54,8 @@ int main(void) {
     test_database();
     test_environment_integers();
     test_host_name_not_utf8();
+    test_client_options_table();
+    test_memory();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The Go package (go/, package flakery, cgo over the C API found with pkg-config): installs
 # the release C library into a scratch prefix (bindings-c/install.sh), then in go/ runs
-# go vet, go test -race against the static library (the default) and go test against
-# libflakery.so (-tags flakery_shared); then builds and runs a separate module that imports
+# go vet, go test -race against the static library (the default), go test against
+# libflakery.so (-tags flakery_shared) and go test -asan (AddressSanitizer, and LeakSanitizer at
+# the end of the process: C memory that neither Go nor C can reach any more fails it); the
+# last two run go/memory_test.go (every function 100,000 times, the C heap bounded), which the
+# race detector's allocations would blur; then builds and runs a separate module that imports
 # flakery.dev/go through a go.work, as docs/go.md shows (tests/dist builds the same program
 # with a replace directive, against the release tarball).
 # In CI (CI=true) it always runs: a missing Go is installed from Debian's packages.
@@ -15,6 +18,8 @@ ensure_cargo
 need go golang-go
 need cc gcc libc6-dev
 need pkg-config pkg-config
+# go test -asan links gcc's AddressSanitizer runtime (LeakSanitizer included).
+[ -e "$(gcc -print-file-name=libasan.so)" ] || apt_install libasan8 || true
 # go/finalizer_test.go runs against a real ZooKeeper (tests/zookeeper/zkserver.py).
 need python3
 bash tests/zookeeper/install.sh || skip_or_fail "cannot install ZooKeeper"
@@ -54,6 +59,13 @@ check "go test -race (static libflakery.a)" go test -race -count=1 -v ./...
 echo "--- go test (shared libflakery.so)"
 check "go test (shared libflakery.so)" \
   env LD_LIBRARY_PATH="$prefix/lib" go test -tags flakery_shared -count=1 ./...
+
+echo "--- go test -asan (static libflakery.a; LeakSanitizer at exit)"
+# clobberfree: the collector overwrites what it frees, so that C memory only a dead Go object
+# pointed to (a C string whose free was skipped) is unreachable when the tests end (TestMain
+# collects then) and LeakSanitizer reports it.
+check "go test -asan (static libflakery.a, LeakSanitizer)" \
+  env GODEBUG=clobberfree=1 ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 go test -asan -count=1 ./...
 
 echo "--- a separate module importing flakery.dev/go through go.work (docs/go.md)"
 app="$work/app"

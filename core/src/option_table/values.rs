@@ -27,10 +27,10 @@ impl<K: OptionKind> OptionSpec<K> {
 
 impl ClientOptionSpec {
     /// A client's duration as the surfaces whose keywords say `ms` give it (Python's
-    /// `max_age_ms`, Node's and Java's `maxAgeMs`): at least 1. The message names the option
-    /// as `surface` spells it and shows the number as the caller wrote it, in the keyword's
-    /// unit, never as a `Duration` ("not 0ns"). C and Go give 0 for the default and never
-    /// come here with it.
+    /// `max_age_ms`, C's `max_age_ms`, Node's and Java's `maxAgeMs`): at least 1, so 0 is
+    /// refused, never read as the default. The message names the option as `surface` spells
+    /// it and shows the number as the caller wrote it, in the keyword's unit, never as a
+    /// `Duration` ("not 0ns").
     pub fn millis(&self, surface: Surface, ms: u64) -> Result<Duration> {
         debug_assert!(
             self.kind == ClientKind::Duration,
