@@ -11,6 +11,7 @@ once (a Rust `Box::leak` of 32 bytes in decode) failed test_layout_and_decode (2
 test_client_calls (5.2 MB, its one `client.decode` a round).
 """
 
+import datetime
 import gc
 import os
 import pickle
@@ -27,6 +28,8 @@ WARMUP = 20_000
 ROUNDS = 100_000
 BOUND = 1_500_000
 PAGE = os.sysconf("SC_PAGE_SIZE")
+WHEN = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
+NAIVE = datetime.datetime(2024, 1, 1)
 
 
 def resident() -> int:
@@ -103,7 +106,7 @@ def test_layout_and_decode():
         decoded = flakery.decode(id)
         (decoded.id, decoded.timestamp_ms, decoded.datetime, decoded.datacenter_id)
         (decoded.worker_id, decoded.sequence, decoded.fields, decoded.layout)
-        assert decoded == generator.decode(id) and not decoded < decoded and hash(decoded)
+        assert decoded == generator.decode(str(id)) and not decoded < decoded and hash(decoded)
         layout_decoded = flakery.decode(str(id), layout)
         pickle.loads(pickle.dumps(layout_decoded))
         flakery.decode(id, "vesta-max-peak").fields
@@ -128,6 +131,7 @@ def test_presets_compose_and_text():
         flakery.compose(
             timestamp_ms=1_500_000_000_000, worker_id=5, fields={"method": 1}, layout="vesta-max-peak"
         )
+        flakery.compose(timestamp=WHEN, datacenter_id=1, worker_id=2, layout=flakery.Layout("discord"))
         assert flakery.from_base32(flakery.to_base32(id)) == id
         assert flakery.from_base62(flakery.to_base62(str(id))) == id
         if i % 100 == 0:
@@ -152,6 +156,7 @@ def test_errors_raised_and_caught():
         refused(flakery.InvalidArgumentError, flakery.to_base62, -5)
         refused(flakery.InvalidArgumentError, flakery.compose, timestamp_ms=0, worker_id=1 << 20)
         refused(flakery.InvalidArgumentError, flakery.compose, timestamp_ms=1, fields={"x": 1})
+        refused(flakery.InvalidArgumentError, flakery.compose, timestamp=NAIVE)
         refused(flakery.InvalidArgumentError, flakery.Generator, worker_id=5000)
         refused(flakery.InvalidArgumentError, flakery.Generator, worker_id=1, max_borrow_ms=-1)
         refused(flakery.LeaseLostError, closed.next_id)
