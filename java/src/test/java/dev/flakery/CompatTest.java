@@ -8,8 +8,10 @@ import dev.flakery.compat.leaf.FlakeryIDGen;
 import dev.flakery.compat.leaf.IDGen;
 import dev.flakery.compat.leaf.Result;
 import dev.flakery.compat.leaf.Status;
+import dev.flakery.compat.uid.DefaultUidGenerator;
 import dev.flakery.compat.uid.FlakeryUidGenerator;
 import dev.flakery.compat.uid.UidGenerator;
+import dev.flakery.compat.uid.WorkerIdAssigner;
 import dev.flakery.compat.vesta.FlakeryIdService;
 import dev.flakery.compat.vesta.Id;
 import dev.flakery.compat.vesta.IdService;
@@ -38,7 +40,7 @@ class CompatTest {
     }
 
     /** Runs {@code body} with the JVM's default time zone set to {@code zone}, then restores it. */
-    private static void inZone(String zone, Executable body) throws Throwable {
+    static void inZone(String zone, Executable body) throws Throwable {
         TimeZone saved = TimeZone.getDefault();
         TimeZone.setDefault(TimeZone.getTimeZone(zone));
         try {
@@ -54,17 +56,27 @@ class CompatTest {
         assertTrue(vectors.size() >= 30);
         for (Map<String, Object> v : vectors) {
             long uid = Long.parseLong((String) v.get("uid"));
-            try (FlakeryUidGenerator uids = new FlakeryUidGenerator(
-                    Generator.builder().layout((String) v.get("layout")).workerId(0).build())) {
-                inZone((String) v.get("tz"), () -> {
-                    if (v.get("flakery") instanceof Map<?, ?> refusal) {
-                        FlakeryException e = assertThrows(FlakeryException.class, () -> uids.parseUID(uid));
-                        assertEquals(refusal.get("error_code"), e.code(), v.toString());
-                    } else {
-                        assertEquals(v.get("parseUID"), uids.parseUID(uid), v.toString());
+            inZone((String) v.get("tz"), () -> {
+                // The vectors' driver (uid_generator.json's made_by), with the bean of flakery's
+                // for uid-generator's; and a FlakeryUidGenerator of the vector's layout.
+                DefaultUidGenerator bean = new DefaultUidGenerator();
+                bean.setWorkerIdAssigner((WorkerIdAssigner) () -> 0L);
+                if (v.get("epochStr") != null) {
+                    bean.setEpochStr((String) v.get("epochStr"));
+                }
+                bean.afterPropertiesSet();
+                try (bean; FlakeryUidGenerator uids = new FlakeryUidGenerator(
+                        Generator.builder().layout((String) v.get("layout")).workerId(0).build())) {
+                    for (UidGenerator each : List.of(bean, uids)) {
+                        if (v.get("flakery") instanceof Map<?, ?> refusal) {
+                            FlakeryException e = assertThrows(FlakeryException.class, () -> each.parseUID(uid));
+                            assertEquals(refusal.get("error_code"), e.code(), v.toString());
+                        } else {
+                            assertEquals(v.get("parseUID"), each.parseUID(uid), v + " " + each.getClass());
+                        }
                     }
-                });
-            }
+                }
+            });
         }
     }
 
