@@ -29,6 +29,10 @@ use pgrx::pg_sys;
 use pgrx::PGRXSharedMemory;
 
 pub const MARK_FILE: &str = "flakery.mark";
+/// The furthest ahead of the clock a mark is written: within the generator's default
+/// backwards tolerance (1 s), so that after a restart the first IDs wait for the clock to pass
+/// the mark instead of refusing with clock_moved_backwards.
+const MAX_AHEAD_MS: i64 = flakery::options::DEFAULT_BACKWARDS_TOLERANCE_MS as i64;
 /// The floor the postmaster could not read: every call reads the file again for the reason.
 pub const FLOOR_UNREADABLE: i64 = i64::MAX;
 
@@ -38,6 +42,10 @@ pub struct MarkState {
     floor_ms: AtomicI64,
     /// The mark in the WAL and in the file: IDs up to it may be issued.
     mark_ms: AtomicI64,
+    /// How long the last new mark took to write (ms): the next one is written that much
+    /// further ahead, so that a slow synchronous standby does not leave the clock past each
+    /// mark by the time it is confirmed (each call writing mark after mark).
+    write_ms: AtomicI64,
     /// The PID of the process writing a new mark (0: none).
     writer: AtomicI32,
     /// Broadcast each time a writer is done.
@@ -63,6 +71,7 @@ impl MarkState {
             } else {
                 floor_ms
             }),
+            write_ms: AtomicI64::new(0),
             writer: AtomicI32::new(0),
             written: UnsafeCell::new(written),
         }
@@ -205,10 +214,16 @@ impl ClusterMark {
         if want_ms <= mark_ms {
             return Ok(mark_ms); // written by the last writer, after this one looked
         }
-        let mark_ms = want_ms.max(now_ms).saturating_add(LOOKAHEAD_MS);
+        let ahead_ms = LOOKAHEAD_MS
+            .max(self.state.write_ms.load(SeqCst).saturating_mul(2))
+            .min(MAX_AHEAD_MS);
+        let mark_ms = want_ms.max(now_ms).saturating_add(ahead_ms);
+        let started = std::time::Instant::now();
         crate::wal_mark::journal(mark_ms)?;
         store(&self.path, &self.file, mark_ms)?;
         self.state.mark_ms.fetch_max(mark_ms, SeqCst);
+        let took_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        self.state.write_ms.store(took_ms, SeqCst);
         Ok(mark_ms)
     }
 }

@@ -139,8 +139,8 @@ fn build() -> flakery::Result<Generator<CoarseSystemClock, SharedWord>> {
         .lease(lease)
         .build_on(SharedWord::new(STATE.get()))
         .map_err(|e| {
-            if !fixed {
-                return e; // the lease's refusals name their setting
+            if !fixed || e.code() == ErrorCode::LeaseLost {
+                return e; // the lease's refusals name their setting; a mark's, its cause
             }
             refused(
                 e.code(),

@@ -8,11 +8,12 @@
 # A session that lowers its own synchronous_commit still waits; flakery.synchronous_mark = off,
 # a server setting that no session can change, does not. Then 1,000 marks under
 # synchronous_commit = remote_apply against a healthy standby, none refused (the primary's
-# clock sped up 200 times by faketime, so that each call needs a new mark).
+# clock sped up 1,000 times by faketime, so that many calls need a new mark).
 
 # sync_pair [FAKETIME]: cluster 1 made anew and started (its clock changed by FAKETIME), and
 # cluster 2 made anew as its synchronous standby. Leaves cluster 1 current.
-sync_pair() {
+# fresh_cluster: cluster 1 stopped and made anew (initdb), current.
+fresh_cluster() {
   on_cluster 2
   [ -z "$pid" ] || stop_server
   on_cluster 1
@@ -20,6 +21,9 @@ sync_pair() {
   rm -rf "$data1"
   as_pg "$PGBIN/initdb" -D "$data1" -U postgres -A trust --no-sync >"$work/initdb.log" 2>&1 ||
     { cat "$work/initdb.log" >&2; exit 1; }
+}
+sync_pair() {
+  fresh_cluster
   # No timer of the primary's that its sped-up clock would fire at once.
   configure "${NODE[@]}" wal_sender_timeout=0 checkpoint_timeout=1d autovacuum=off
   start_server ${1:+"$1"}
@@ -41,7 +45,10 @@ session() {
     >"$work/$1.out" 2>&1 &
   session_pid[$1]=$!
 }
-backend_of() { psql_q "SELECT pid FROM pg_stat_activity WHERE application_name = '$1'"; }
+# signal FUNCTION NAME: pg_cancel_backend or pg_terminate_backend of the session NAME.
+signal() {
+  psql_q "SELECT $1(pid) FROM pg_stat_activity WHERE application_name = '$2'" >/dev/null
+}
 # waits_on WHAT NAME EVENT: the session NAME is seen waiting on EVENT (pg_stat_activity).
 waits_on() {
   local seen=""
@@ -95,14 +102,14 @@ session timed_out "SET statement_timeout = '3s'; SELECT flakery.next_id()"
 session terminated "SELECT flakery.next_id()"
 waits_on "a second session waits for the writer on the extension's condition variable" canceled Extension
 waits_on "a third one too" terminated Extension
-psql_q "SELECT pg_cancel_backend($(backend_of canceled))" >/dev/null
+signal pg_cancel_backend canceled
 ends_while_stopped "pg_cancel_backend ends the wait of a queued session (canceling statement)" \
   canceled "ERROR:  canceling statement due to user request"
 ends_while_stopped "statement_timeout ends the wait of a queued session" \
   timed_out "ERROR:  canceling statement due to statement timeout"
-psql_q "SELECT pg_terminate_backend($(backend_of terminated))" >/dev/null
+signal pg_terminate_backend terminated
 ends_while_stopped "pg_terminate_backend ends the wait of a queued session" terminated "$TERMINATED"
-psql_q "SELECT pg_cancel_backend($(backend_of writer))" >/dev/null
+signal pg_cancel_backend writer
 ends_while_stopped "pg_cancel_backend ends the writer's wait for the standby, which refuses (lease_lost)" \
   writer "$NOT_CONFIRMED"
 
@@ -111,18 +118,18 @@ session writer2 "SELECT flakery.next_id()"
 waits_on "a new writer waits for the standby" writer2 SyncRep
 session next "SELECT flakery.next_id()"
 waits_on "a session queues behind it" next Extension
-psql_q "SELECT pg_terminate_backend($(backend_of writer2))" >/dev/null
+signal pg_terminate_backend writer2
 ends_while_stopped "pg_terminate_backend ends the writer's wait for the standby" writer2 "$TERMINATED"
 waits_on "the queued session then writes the mark itself (the terminated writer gave the writing back)" \
   next SyncRep
-psql_q "SELECT pg_cancel_backend($(backend_of next))" >/dev/null
+signal pg_cancel_backend next
 ends_while_stopped "and its wait ends with a cancel" next "$NOT_CONFIRMED"
 
 # synchronous_commit is the session's: it decides nothing for the mark.
 session local "SET synchronous_commit = local; SELECT flakery.next_id()"
 waits_on "a session that SETs synchronous_commit = local still waits for the standby when it writes a mark" \
   local SyncRep
-psql_q "SELECT pg_cancel_backend($(backend_of local))" >/dev/null
+signal pg_cancel_backend local
 ends_while_stopped "and refuses when its wait is canceled" local "$NOT_CONFIRMED"
 refuses "a session cannot SET flakery.synchronous_mark" \
   "SET flakery.synchronous_mark = off" 'parameter "flakery.synchronous_mark" cannot be changed now'
@@ -160,13 +167,13 @@ while alive "$pid"; do sleep 0.1; done
 pid=""
 
 # ---- 1,000 marks under remote_apply, the standby healthy: none refused. The primary's clock
-# runs 200 times fast: 500 ms of look-ahead pass in 2.5 ms, and nearly every call writes a mark.
-sync_pair "+0 x200"
+# runs 1,000 times fast: 500 ms of look-ahead pass in 0.5 ms, and many calls write a mark.
+sync_pair "+0 x1000"
 start_lsn="$(psql_q "SELECT pg_current_wal_insert_lsn()")"
 marks=0
 : >"$work/marks.out"
 : >"$work/marks.err"
-for _ in $(seq 1 40); do
+for _ in $(seq 1 80); do
   yes "SELECT flakery.next_id();" | head -n 250 |
     PGOPTIONS="-c synchronous_commit=remote_apply" "$PGBIN/psql" -X -q -A -t -h "$work" \
       -p "$port" -U postgres >>"$work/marks.out" 2>>"$work/marks.err" || true
@@ -180,7 +187,5 @@ issued="$(wc -l <"$work/marks.out")"
 echo "remote_apply: $marks marks in the WAL, $issued IDs issued, $refused refused ($(head -n 1 "$work/marks.err"))"
 check "1,000 marks under synchronous_commit = remote_apply with a healthy synchronous standby: none refused ($marks marks, $refused refused)" \
   test "$marks" -ge 1000 -a "$refused" = 0 -a "$issued" -gt 0
-stop_server
-on_cluster 2
-stop_server
-on_cluster 1
+# What follows gets a cluster without a synchronous standby or a mark ahead of the clock.
+fresh_cluster
