@@ -1,20 +1,19 @@
 //! `next_id()` and `next_ids(n)`: one generator per cluster. Its state is one word in shared
 //! memory (`SharedWord`), so every backend advances the same state and no two sessions make
 //! the same ID; each backend builds its own `Generator` on that word when it first asks
-//! (after the postmaster forked it), with the core's `SharedMark` as its lease: the node ID
-//! from postgresql.conf and the high-water mark in `$PGDATA/flakery.mark`, written ahead
-//! of every ID, so that a restart (with the clock set back, or after a crash) starts above
-//! every ID issued before. The postmaster reads the mark once when it makes the shared
-//! memory (each start, and each reinitialization after a backend crashed): that is the
-//! floor of the run. Each new mark is in the WAL too (`wal_mark.rs`), whose replay raises the
-//! floor: a promoted standby starts above every mark its primary wrote.
+//! (after the postmaster forked it), with the cluster's mark as its lease (`cluster_mark.rs`):
+//! the node ID from postgresql.conf and the high-water mark in `$PGDATA/flakery.mark` and in
+//! shared memory, written ahead of every ID, so that a restart (with the clock set back, or
+//! after a crash) starts above every ID issued before. The postmaster reads the mark once when
+//! it makes the shared memory (each start, and each reinitialization after a backend
+//! crashed): that is the floor of the run. Each new mark is in the WAL too (`wal_mark.rs`),
+//! whose replay raises the floor: a promoted standby starts above every mark its primary
+//! wrote.
 
-use std::ffi::CStr;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::OnceLock;
 
-use flakery::lease::shared_mark::{read_floor, SharedMark};
+use flakery::lease::shared_mark::read_floor;
 use flakery::{
     CoarseSystemClock, CoordinatorKind, Error, ErrorCode, Generator, NodeId, NodeLease, NodeSource,
     SharedWord,
@@ -22,22 +21,20 @@ use flakery::{
 use pgrx::prelude::*;
 use pgrx::{pg_shmem_init, PgAtomic};
 
+use crate::cluster_mark::{ClusterMark, MarkState, FLOOR_UNREADABLE};
 use crate::errors::OrRaise;
 use crate::grant_record::GrantRecord;
 use crate::record_lease::RecordLease;
 use crate::settings::Node;
-use crate::wal_mark::WalJournal;
 
 static STATE: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakery.state") };
-static FLOOR_MS: PgAtomic<AtomicI64> = unsafe { PgAtomic::new(c"flakery.floor_ms") };
+/// The run's floor and the mark, and the wait for a new one (`cluster_mark.rs`).
+static MARK: PgAtomic<MarkState> = unsafe { PgAtomic::new(c"flakery.mark") };
 /// The lease worker's grant (`worker.rs`), when the node ID is leased.
 static RECORD: PgAtomic<GrantRecord> = unsafe { PgAtomic::new(c"flakery.grant") };
-/// The floor the postmaster could not read: every call reads the file again for the reason.
-const FLOOR_UNREADABLE: i64 = i64::MAX;
 /// Loaded by shared_preload_libraries: only then is there shared memory of ours.
 static PRELOADED: AtomicBool = AtomicBool::new(false);
 
-pub const MARK_FILE: &str = "flakery.mark";
 /// IDs a set-returning `next_ids` makes at a time: memory stays bounded whatever `n` is.
 const BATCH: usize = 4096;
 
@@ -51,7 +48,7 @@ pub fn init() {
     crate::settings::define();
     crate::wal_mark::register();
     pg_shmem_init!(STATE);
-    pg_shmem_init!(FLOOR_MS = AtomicI64::new(startup_floor()));
+    pg_shmem_init!(MARK = MarkState::new(crate::cluster_mark::startup_floor()));
     pg_shmem_init!(RECORD);
     if crate::settings::lease_configured() {
         crate::worker::register();
@@ -63,29 +60,12 @@ pub fn record() -> &'static GrantRecord {
     RECORD.get()
 }
 
-pub fn mark_path() -> PathBuf {
-    // SAFETY: DataDir is set before any library is loaded and never changes.
-    let dir = unsafe { CStr::from_ptr(pg_sys::DataDir) };
-    PathBuf::from(dir.to_string_lossy().into_owned()).join(MARK_FILE)
-}
-
 /// A mark replayed from the WAL: nothing of this run may be issued at or below it.
-pub fn raise_floor(mark_ms: i64) {
-    if PRELOADED.load(SeqCst) {
-        FLOOR_MS.get().fetch_max(mark_ms, SeqCst);
+pub fn replay(mark_ms: i64) -> flakery::Result<()> {
+    if !PRELOADED.load(SeqCst) {
+        return Ok(());
     }
-}
-
-/// In the postmaster, as it makes the shared memory.
-fn startup_floor() -> i64 {
-    match read_floor(&mark_path()) {
-        Ok(FLOOR_UNREADABLE) => FLOOR_UNREADABLE,
-        Ok(floor_ms) => floor_ms,
-        Err(e) => {
-            pgrx::warning!("flakery: {}: {}; next_id refuses", e.code(), e.message());
-            FLOOR_UNREADABLE
-        }
-    }
+    crate::cluster_mark::replay(MARK.get(), mark_ms)
 }
 
 fn refused(code: ErrorCode, message: String) -> Error {
@@ -121,33 +101,27 @@ fn build() -> flakery::Result<Generator<CoarseSystemClock, SharedWord>> {
     }
     let layout = crate::settings::layout()?;
     let node = crate::settings::node(&layout)?;
-    let path = mark_path();
-    let floor_ms = match FLOOR_MS.get().load(SeqCst) {
-        FLOOR_UNREADABLE => {
-            read_floor(&path)?;
-            return Err(refused(
-                ErrorCode::LeaseLost,
-                format!(
-                    "the high-water mark file {} was unreadable when the server started; \
-                     restart the server once it holds a mark again",
-                    path.display()
-                ),
-            ));
-        }
-        floor_ms => floor_ms,
-    };
+    if MARK.get().floor_ms() == FLOOR_UNREADABLE {
+        let path = crate::cluster_mark::mark_path();
+        read_floor(&path)?;
+        return Err(refused(
+            ErrorCode::LeaseLost,
+            format!(
+                "the high-water mark file {} was unreadable when the server started; restart \
+                 the server once it holds a mark again",
+                path.display()
+            ),
+        ));
+    }
     let lease: Box<dyn NodeLease> = match node {
-        Node::Fixed(node) => {
-            Box::new(SharedMark::open(&path, node, floor_ms)?.with_journal(WalJournal::shared()))
-        }
+        Node::Fixed(node) => Box::new(ClusterMark::open(MARK.get(), node)?),
         Node::Leased { plan, describe } => {
             let source = match plan.kind {
                 CoordinatorKind::ZooKeeper { .. } => NodeSource::ZooKeeper,
                 CoordinatorKind::Database { .. } => NodeSource::Database,
             };
             // The local mark bounds the leased grants: its node ID is not used.
-            let mark = SharedMark::open(&path, NodeId::default(), floor_ms)?
-                .with_journal(WalJournal::shared());
+            let mark = ClusterMark::open(MARK.get(), NodeId::default())?;
             Box::new(RecordLease::new(
                 RECORD.get(),
                 mark,
@@ -165,8 +139,8 @@ fn build() -> flakery::Result<Generator<CoarseSystemClock, SharedWord>> {
         .lease(lease)
         .build_on(SharedWord::new(STATE.get()))
         .map_err(|e| {
-            if !fixed {
-                return e; // the lease's refusals name their setting
+            if !fixed || e.code() == ErrorCode::LeaseLost {
+                return e; // the lease's refusals name their setting; a mark's, its cause
             }
             refused(
                 e.code(),

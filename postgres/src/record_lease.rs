@@ -1,24 +1,26 @@
 //! A backend's `NodeLease` when the node ID is leased: the lease worker's grant in shared
-//! memory (`GrantRecord`), bounded by the cluster's own high-water mark file (`SharedMark`),
+//! memory (`GrantRecord`), bounded by the cluster's own high-water mark (`ClusterMark`),
 //! which stays the floor against this server's clock whatever node ID the coordinator gives.
 //!
 //! The generator asks only when it reaches the end of what it holds. A grant that covers the
 //! tick is answered at once (and the want told to the worker, so that the keeper knows the
 //! cluster is busy and writes its mark ahead). Otherwise the want is recorded, the worker's
 //! latch set, and the record read again until it covers the tick, or the worker refuses the
-//! want (the keeper's code and message), or the worker's bound passes. The wait holds no lock.
+//! want (the keeper's code and message), or the worker's bound passes. The wait holds no lock,
+//! and sleeps on the backend's latch between two readings: a cancel, a statement timeout or a
+//! terminate ends it there, as it ends any of PostgreSQL's waits.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use flakery::lease::shared_mark::SharedMark;
 use flakery::{Clock as _, Error, Grant, NodeLease, NodeSource};
 use pgrx::pg_sys;
 
+use crate::cluster_mark::{pause, ClusterMark};
 use crate::grant_record::{no_answer, GrantRecord};
 
 pub struct RecordLease {
     record: &'static GrantRecord,
-    mark: SharedMark,
+    mark: ClusterMark,
     source: NodeSource,
     /// The coordinator, its password masked, and the setting that names it.
     describe: String,
@@ -35,13 +37,13 @@ impl std::fmt::Debug for RecordLease {
     }
 }
 
-/// The worker's grant read from shared memory moves in these steps while a backend waits.
-const POLL: Duration = Duration::from_millis(1);
+/// The worker's grant read from shared memory moves in these steps (ms) while a backend waits.
+const POLL_MS: i64 = 1;
 
 impl RecordLease {
     pub fn new(
         record: &'static GrantRecord,
-        mark: SharedMark,
+        mark: ClusterMark,
         source: NodeSource,
         describe: String,
         term_ms: i64,
@@ -104,12 +106,10 @@ impl RecordLease {
                 within => within.max(self.term_ms),
             };
             let waited = started.elapsed().as_millis() as i64;
-            // SAFETY: a flag PostgreSQL sets from signal handlers; read only.
-            let interrupted = unsafe { pg_sys::InterruptPending } != 0;
-            if waited >= bound || interrupted {
+            if waited >= bound {
                 return Err(no_answer(&self.describe, want_ms, waited));
             }
-            std::thread::sleep(POLL);
+            pause(POLL_MS);
         }
     }
 }
@@ -129,7 +129,7 @@ impl NodeLease for RecordLease {
             && leased.floor_ms - now_ms <= flakery::lease::keeper::MAX_MARK_AHEAD_MS
             && started.elapsed().as_millis() as i64 <= flakery::lease::keeper::MAX_MARK_AHEAD_MS
         {
-            std::thread::sleep(POLL);
+            pause((leased.floor_ms - now_ms + 1).min(POLL_MS * 100));
             now_ms = flakery::SystemClock.now_ms();
         }
         let local = self.mark.grant(want_ms, now_ms)?;

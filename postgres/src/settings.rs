@@ -18,6 +18,9 @@ static WORKER_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
 static ZOOKEEPER: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static DATABASE_URL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static NAMESPACE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+/// Whether each new mark waits for the synchronous standby (PGC_SIGHUP: the server's, never a
+/// session's, so that no `SET synchronous_commit = local` skips it).
+static SYNCHRONOUS_MARK: GucSetting<bool> = GucSetting::<bool>::new(true);
 static SESSION_TIMEOUT_MS: GucSetting<i32> =
     GucSetting::<i32>::new(flakery::options::DEFAULT_SESSION_TIMEOUT_MS as i32);
 
@@ -83,6 +86,15 @@ pub fn define() {
         GucContext::Postmaster,
         GucFlags::default(),
     );
+    GucRegistry::define_bool_guc(
+        c"flakery.synchronous_mark",
+        c"Whether each new high-water mark waits for the synchronous standbys to flush it.",
+        c"On (the default): when synchronous_standby_names names standbys, no ID is issued \
+          under a mark they have not confirmed, whatever a session's synchronous_commit.",
+        &SYNCHRONOUS_MARK,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
     GucRegistry::define_int_guc(
         c"flakery.session_timeout_ms",
         c"The ZooKeeper session timeout or the lease table's term, in ms.",
@@ -111,6 +123,11 @@ pub fn layout() -> flakery::Result<Layout> {
             format!("flakery.layout in postgresql.conf: {}", e.message()),
         )
     })
+}
+
+/// Whether a new mark waits for the synchronous standbys (`flakery.synchronous_mark`).
+pub fn synchronous_mark() -> bool {
+    SYNCHRONOUS_MARK.get()
 }
 
 /// The term the lease keeps (its coordinator checks its own bounds).

@@ -1,23 +1,20 @@
 //! The high-water mark in PostgreSQL's WAL, so that a streaming standby has it when it is
 //! promoted (docs/postgres.md, "Standbys"). Each new mark is a record of flakery's own WAL
-//! resource manager, inserted and flushed (and, when synchronous replication is configured,
-//! confirmed by the synchronous standby as a commit is) before the mark file is written and
-//! before any ID under it is issued (`SharedMark`'s journal). Replayed, by crash recovery or by
-//! a standby, the record raises the mark file and the run's floor in shared memory: a standby
-//! promoted while it runs starts above every mark its primary journaled, whatever its clock.
+//! resource manager, inserted and flushed (and, when `flakery.synchronous_mark` is on and
+//! synchronous replication is configured, confirmed flushed by the synchronous standby) before
+//! the mark file is written and before any ID under it is issued (`cluster_mark.rs`).
+//! Replayed, by crash recovery or by a standby, the record raises the mark file and the run's
+//! floor in shared memory: a standby promoted while it runs starts above every mark its
+//! primary journaled, whatever its clock.
 //!
 //! Why a WAL record, and not a table row: the generator is one per cluster, not per database,
 //! and a mark must be written ahead from any session, in any transaction (read-only, or one
 //! that rolls back), which a row in a table cannot be without a transaction of its own.
 
 use std::ffi::CString;
-use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
 
-use flakery::lease::shared_mark::{MarkJournal, SharedMark};
-use flakery::{Error, ErrorCode, NodeId};
+use flakery::{Error, ErrorCode};
 use pgrx::pg_sys;
-use pgrx::PgTryBuilder;
 
 /// flakery's custom WAL resource manager ID (128-255 are for extensions; 128 is for
 /// development). Not yet reserved on the PostgreSQL wiki's list of custom resource managers
@@ -51,43 +48,13 @@ pub fn in_recovery() -> bool {
     unsafe { pg_sys::RecoveryInProgress() }
 }
 
-#[derive(Debug)]
-pub struct WalJournal;
-
-impl WalJournal {
-    pub fn shared() -> Arc<dyn MarkJournal> {
-        Arc::new(WalJournal)
+/// Journals `mark_ms`: a record inserted, flushed, and confirmed by the synchronous standby
+/// when the settings ask for it. Called by the one process that writes the mark, with no lock
+/// held; a PostgreSQL error (a cancel, a terminate, the disk) is raised as it is.
+pub fn journal(mark_ms: i64) -> flakery::Result<()> {
+    if in_recovery() {
+        return Err(recovery_refusal());
     }
-}
-
-impl MarkJournal for WalJournal {
-    fn record(&self, mark_ms: i64) -> flakery::Result<()> {
-        if in_recovery() {
-            return Err(recovery_refusal());
-        }
-        // A PostgreSQL error here (out of WAL space, an I/O error) is caught and returned:
-        // the mark file's lock is held by the caller and must be released.
-        PgTryBuilder::new(AssertUnwindSafe(|| journal(mark_ms)))
-            .catch_others(|caught| {
-                let message = match caught {
-                    pgrx::pg_sys::panic::CaughtError::PostgresError(report)
-                    | pgrx::pg_sys::panic::CaughtError::ErrorReport(report) => {
-                        report.message().to_string()
-                    }
-                    pgrx::pg_sys::panic::CaughtError::RustPanic { ereport, .. } => {
-                        ereport.message().to_string()
-                    }
-                };
-                Err(Error::new(
-                    ErrorCode::LeaseLost,
-                    format!("the high-water mark could not be written to the WAL: {message}"),
-                ))
-            })
-            .execute()
-    }
-}
-
-fn journal(mark_ms: i64) -> flakery::Result<()> {
     let mut data = mark_ms.to_le_bytes();
     // SAFETY: the WAL insertion protocol: begin, register the data (copied at insert), insert.
     let lsn = unsafe {
@@ -95,12 +62,46 @@ fn journal(mark_ms: i64) -> flakery::Result<()> {
         pg_sys::XLogRegisterData(data.as_mut_ptr().cast(), data.len() as i32);
         pg_sys::XLogInsert(RMGR_ID, XLOG_FLAKERY_MARK)
     };
-    // SAFETY: flushes the WAL up to the record; waits, as a commit does, for the synchronous
-    // standby when synchronous replication is configured for this session.
-    unsafe {
-        pg_sys::XLogFlush(lsn);
-        pg_sys::SyncRepWaitForLSN(lsn, false);
+    // SAFETY: flushes the WAL up to the record.
+    unsafe { pg_sys::XLogFlush(lsn) };
+    if crate::settings::synchronous_mark() {
+        wait_for_synchronous_standby(lsn)?;
     }
+    Ok(())
+}
+
+/// The wait a commit makes for the synchronous standby, for the flush of `lsn` (the level
+/// PostgreSQL caps a wait for anything but a commit at: a standby reports no apply position
+/// for a record that is not a commit). The session's `synchronous_commit` decides nothing: it
+/// is set to `on` for the wait alone, as a function's SET clause sets a setting, so a session
+/// that lowered it still waits.
+fn wait_for_synchronous_standby(lsn: pg_sys::XLogRecPtr) -> flakery::Result<()> {
+    // SAFETY: read-only globals of this backend.
+    if unsafe { pg_sys::max_wal_senders } == 0 {
+        return Ok(());
+    }
+    // SAFETY: the GUC nesting protocol (restored by AtEOXact_GUC below, or by the abort of
+    // the transaction if an error is raised in between). SyncRepWaitForLSN asserts that
+    // interrupts are held: it looks at a cancel or a terminate itself, ends its wait with a
+    // WARNING, and leaves a terminate pending, raised by CHECK_FOR_INTERRUPTS below.
+    unsafe {
+        let nest = pg_sys::NewGUCNestLevel();
+        pg_sys::set_config_option(
+            c"synchronous_commit".as_ptr(),
+            c"on".as_ptr(),
+            pg_sys::GucContext::PGC_USERSET,
+            pg_sys::GucSource::PGC_S_SESSION,
+            pg_sys::GucAction::GUC_ACTION_SAVE,
+            true,
+            0,
+            false,
+        );
+        pg_sys::InterruptHoldoffCount += 1;
+        pg_sys::SyncRepWaitForLSN(lsn, false);
+        pg_sys::InterruptHoldoffCount -= 1;
+        pg_sys::AtEOXact_GUC(true, nest);
+    }
+    pgrx::check_for_interrupts!();
     if let Some(behind) = synchronous_standby_behind(lsn) {
         return Err(Error::new(
             ErrorCode::LeaseLost,
@@ -113,26 +114,20 @@ fn journal(mark_ms: i64) -> flakery::Result<()> {
     Ok(())
 }
 
-/// When synchronous replication is configured for this session and the synchronous standby
-/// has not confirmed `lsn` (the wait was canceled): why.
+/// When synchronous standbys are configured and have not confirmed the flush of `lsn` (the
+/// wait was canceled): why.
 fn synchronous_standby_behind(lsn: pg_sys::XLogRecPtr) -> Option<String> {
-    // SAFETY: globals this backend set from its settings; WalSndCtl is in shared memory, and
-    // its positions are 8-byte words the walsenders only raise.
+    // SAFETY: WalSndCtl is in shared memory, and its positions are 8-byte words the
+    // walsenders only raise.
     unsafe {
-        let mode = match pg_sys::synchronous_commit as u32 {
-            pg_sys::SyncCommitLevel::SYNCHRONOUS_COMMIT_REMOTE_WRITE => 0,
-            pg_sys::SyncCommitLevel::SYNCHRONOUS_COMMIT_REMOTE_FLUSH => 1,
-            pg_sys::SyncCommitLevel::SYNCHRONOUS_COMMIT_REMOTE_APPLY => 2,
-            _ => return None,
-        };
         let ctl = pg_sys::WalSndCtl;
-        if pg_sys::max_wal_senders == 0
-            || ctl.is_null()
+        if ctl.is_null()
             || u32::from((*ctl).sync_standbys_status) & pg_sys::SYNC_STANDBY_DEFINED == 0
         {
             return None;
         }
-        let confirmed = std::ptr::read_volatile(std::ptr::addr_of!((*ctl).lsn[mode]));
+        let flush = pg_sys::SYNC_REP_WAIT_FLUSH as usize;
+        let confirmed = std::ptr::read_volatile(std::ptr::addr_of!((*ctl).lsn[flush]));
         (confirmed < lsn).then(|| "the wait for it was canceled".to_string())
     }
 }
@@ -164,10 +159,7 @@ unsafe extern "C-unwind" fn redo(record: *mut pg_sys::XLogReaderState) {
     let Some(mark_ms) = mark_of(record) else {
         pgrx::error!("flakery: a WAL record of flakery's resource manager that holds no mark");
     };
-    crate::generate::raise_floor(mark_ms);
-    let raised = SharedMark::open(&crate::generate::mark_path(), NodeId::default(), i64::MIN)
-        .and_then(|mark| mark.raise(mark_ms));
-    if let Err(e) = raised {
+    if let Err(e) = crate::generate::replay(mark_ms) {
         pgrx::error!(
             "flakery: replaying a high-water mark: {}: {}",
             e.code(),

@@ -70,10 +70,16 @@ configure() {
 NODE=(shared_preload_libraries=flakery flakery.datacenter_id=3 flakery.worker_id=7)
 
 # start_server [FAKETIME_OFFSET]: starts the postmaster (its clock offset by faketime) and
-# waits until it answers; the postmaster's PID is in $pid.
+# waits until it answers; the postmaster's PID is in $pid. With CLOCK_FILE set, the postmaster
+# reads its offset from that file each time it reads the clock (libfaketime, no cache), so
+# that a test can set the clock back under a running server.
+faketime_lib="$(dpkg -L libfaketime 2>/dev/null | grep '/libfaketime\.so\.1$' | head -n 1)"
 start_server() {
   local log="$work/server.log"
-  if [ -n "${1:-}" ]; then
+  if [ -n "${CLOCK_FILE:-}" ]; then
+    as_pg env LD_PRELOAD="$faketime_lib" FAKETIME_TIMESTAMP_FILE="$CLOCK_FILE" FAKETIME_NO_CACHE=1 \
+      "$PGBIN/postgres" -D "$data" >>"$log" 2>&1 &
+  elif [ -n "${1:-}" ]; then
     as_pg faketime -f "$1" "$PGBIN/postgres" -D "$data" >>"$log" 2>&1 &
   else
     as_pg "$PGBIN/postgres" -D "$data" >>"$log" 2>&1 &
@@ -112,4 +118,32 @@ crash_server() {
 # psql_q SQL: one statement as the superuser, unaligned rows; fails on any error.
 psql_q() {
   "$PGBIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$work" -p "$port" -U postgres -d "${DB:-postgres}" -c "$1"
+}
+# take_ids BATCHES FILE: BATCHES calls of next_ids(1000) on the current cluster, their IDs
+# appended to FILE, each refusal with clock_moved_backwards (a clock behind the mark) waited out,
+# 900 calls at most; sets $refusals, and $other to any other refusal.
+take_ids() {
+  local batches=0 out
+  refusals=0 other=""
+  for _ in $(seq 1 900); do
+    if out="$(psql_q "SELECT flakery.next_ids(1000)" 2>&1)"; then
+      echo "$out" >>"$2"
+      batches=$((batches + 1))
+      [ "$batches" -lt "$1" ] || break
+    elif grep -q "^ERROR:  clock_moved_backwards: " <<<"$out"; then
+      refusals=$((refusals + 1))
+      sleep 0.1
+    else
+      other="$out"
+      break
+    fi
+  done
+}
+# child_named POSTMASTER PATTERN: the PIDs of the postmaster's processes whose command line
+# matches PATTERN (a background worker with no database connection is not in pg_stat_activity).
+child_named() {
+  local child
+  for child in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+    if grep -q "$2" /proc/"$child"/cmdline 2>/dev/null; then echo "$child"; fi
+  done
 }

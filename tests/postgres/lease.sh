@@ -46,14 +46,8 @@ LEASED=(shared_preload_libraries=flakery "flakery.database_url='$coordinator_url
 node_of() {
   psql_q "SELECT (d).datacenter_id || '/' || (d).worker_id FROM (SELECT flakery.decode(flakery.next_id()) AS d) s" 2>&1 || true
 }
-# worker_pid: the current cluster's lease worker, a child of its postmaster (a worker with no
-# database connection is not in pg_stat_activity).
-worker_pid() {
-  local child
-  for child in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do
-    if grep -q "flakery lease worker" /proc/"$child"/cmdline 2>/dev/null; then echo "$child"; fi
-  done
-}
+# worker_pid: the current cluster's lease worker.
+worker_pid() { child_named "$pid" "flakery lease worker"; }
 # wait_ready: after a crash the postmaster reinitializes; wait until it answers again.
 wait_ready() {
   until "$PGBIN/pg_isready" -q -h "$work" -p "$port"; do sleep 0.1; done

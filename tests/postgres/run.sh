@@ -5,8 +5,10 @@
 # pg_dump/pg_restore of a table that uses it, a kill -9 of the postmaster followed by
 # restarts with the clock set back (faketime), node IDs leased by the extension's background
 # worker (lease.sh: a lease table in another PostgreSQL server; lease_mysql.sh: in MariaDB;
-# lease_zookeeper.sh: ZooKeeper), and a streaming standby promoted after a kill -9 of its
-# primary (standby.sh).
+# lease_zookeeper.sh: ZooKeeper), a parallel query and a kill -9 of one backend (backends.sh),
+# a streaming standby promoted after a kill -9 of its primary (standby.sh), and every wait for a
+# stopped synchronous standby ended by a cancel, a timeout, a terminate or a shutdown, and
+# 1,000 marks under remote_apply (waits.sh).
 #
 # It builds the extension with plain cargo (no cargo-pgrx: PGRX_PG_CONFIG_PATH names
 # pg_config) and generates its SQL script from the schema pgrx embeds in the library
@@ -184,6 +186,9 @@ refuses_with "${NODE[@]}" -- "a garbled mark file: refuses (lease_lost), naming 
   "^ERROR:  lease_lost: the high-water mark file .*flakery.mark: it is unreadable"
 cp "$work/mark.saved" "$data/flakery.mark"
 
+# ---- Parallel workers, and a kill -9 of one backend.
+source tests/postgres/backends.sh
+
 # ---- Node IDs leased by the background worker: a lease table in another server (PostgreSQL,
 # MariaDB), ZooKeeper.
 source tests/postgres/lease.sh
@@ -192,6 +197,9 @@ source tests/postgres/lease_zookeeper.sh
 
 # ---- A streaming standby promoted after a kill -9 of its primary: the mark is in the WAL.
 source tests/postgres/standby.sh
+
+# ---- Every wait for a synchronous standby can be ended; remote_apply refuses no mark.
+source tests/postgres/waits.sh
 
 # ---- The docs' sql blocks as written: every block of README.md and docs/*.md marked
 # <!-- doctest: tests/postgres --> (the docs tests cannot run them, having no server, and fail

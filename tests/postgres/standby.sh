@@ -20,6 +20,18 @@ promote() {
     { cat "$work/promote.log" >&2; exit 1; }
 }
 in_recovery() { psql_q "SELECT pg_is_in_recovery()"; }
+# walreceiver_of POSTMASTER: the WAL receiver among a standby's processes.
+walreceiver_of() { child_named "$1" walreceiver; }
+# make_synchronous: the current cluster's standby made synchronous
+# (synchronous_standby_names = '*', reloaded), once it is seen as such.
+make_synchronous() {
+  psql_q "ALTER SYSTEM SET synchronous_standby_names = '*'" >/dev/null
+  psql_q "SELECT pg_reload_conf()" >/dev/null
+  for _ in $(seq 1 300); do
+    [ "$(psql_q "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")" = 1 ] && break
+    sleep 0.1
+  done
+}
 
 # ---- A fixed node ID (datacenter 3, worker 7) on the primary and on its standby.
 on_cluster 1
@@ -37,15 +49,9 @@ refuses "a standby in recovery refuses next_id (read-only), saying why" \
 # Synchronous replication: each new mark waits for the standby's confirmation, as a commit
 # does. The standby's WAL receiver stopped (SIGSTOP), a wait canceled (statement_timeout)
 # refuses instead of issuing under a mark the standby may not have.
-walreceiver="$(for child in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do
-  grep -q "walreceiver" /proc/"$child"/cmdline 2>/dev/null && echo "$child"; done)"
+walreceiver="$(walreceiver_of "$pid")"
 on_cluster 1
-psql_q "ALTER SYSTEM SET synchronous_standby_names = '*'" >/dev/null
-psql_q "SELECT pg_reload_conf()" >/dev/null
-for _ in $(seq 1 300); do
-  [ "$(psql_q "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")" = 1 ] && break
-  sleep 0.1
-done
+make_synchronous
 equals "with a synchronous standby, next_id issues (its mark confirmed by the standby)" \
   "SELECT flakery.next_id() > 0" "t"
 check "the standby's WAL receiver found ($walreceiver)" test -n "$walreceiver"
@@ -82,20 +88,7 @@ equals "promoted, the standby is a primary" "SELECT pg_is_in_recovery()" "f"
 # Its clock reads a time the primary passed: it refuses until the clock passes the primary's
 # last mark, then issues. 20 batches of 1000 IDs.
 : >"$work/promoted-ids"
-batches=0 refusals=0 other=""
-for _ in $(seq 1 900); do
-  if out="$(psql_q "SELECT flakery.next_ids(1000)" 2>&1)"; then
-    echo "$out" >>"$work/promoted-ids"
-    batches=$((batches + 1))
-    [ "$batches" -lt 20 ] || break
-  elif grep -q "^ERROR:  clock_moved_backwards: " <<<"$out"; then
-    refusals=$((refusals + 1))
-    sleep 0.1
-  else
-    other="$out"
-    break
-  fi
-done
+take_ids 20 "$work/promoted-ids"
 promoted_count="$(wc -l <"$work/promoted-ids")"
 promoted_min="$(sort -n "$work/promoted-ids" | sed -n 1p)"
 dups="$(sort "$work/primary-ids" "$work/promoted-ids" | uniq -d | wc -l)"
