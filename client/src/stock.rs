@@ -7,8 +7,8 @@
 //! lock-free claim reads, and the boot-time one, which counts a suspend and is checked
 //! wherever the stock's lock is taken (a block is taken up, the refiller's rounds, `fill`).
 //! A block too old on either is closed, so a thread that held it across a suspend gets
-//! nothing more from it once the client next takes the lock (the refiller's round: within
-//! about a second after the resume).
+//! nothing more from it once the client next takes the lock (at the latest the refiller's
+//! next round: a second when idle, at most the 3 s backoff).
 //!
 //! A block is immutable but for its cursor: a caller claims an index with one `fetch_add`, so
 //! each ID goes to one caller, and callers that hold the block (`Arc`) take from it without
