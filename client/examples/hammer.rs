@@ -4,6 +4,7 @@
 //! hammer --servers URL[,URL] --calls N [--threads T] [--forks K] [--out PREFIX]
 //!        [--timeout-ms MS] [--request-timeout-ms MS] [--max-age-ms MS] [--batch N]
 //!        [--seconds S] [--pause-us US] [--prefer-first 1]
+//!        [--fallback-node DC:WORKER | --fallback-lease-dir DIR]
 //!
 //! Each thread makes N calls, or as many as it can in S seconds, sleeping US between calls.
 //! Each process writes its IDs to PREFIX.PID (8 bytes each, little-endian) and one JSON line
@@ -12,6 +13,8 @@
 //! With --forks K, the parent takes two IDs first (so it holds a block, and its thread holds
 //! it for lock-free calls), forks K children that each take one ID on that thread and make N
 //! calls, then makes its own N calls.
+//! A fallback generator: on a node ID given, or leasing one in a lease directory (the servers'
+//! own, so that the lease keeps it apart from theirs: tests/partition/client_fallback.py).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -33,6 +36,7 @@ struct Args {
     seconds: u64,
     pause_us: u64,
     prefer_first: bool,
+    fallback: Option<flakery::Options>,
 }
 
 fn args() -> Args {
@@ -49,6 +53,7 @@ fn args() -> Args {
         seconds: 0,
         pause_us: 0,
         prefer_first: false,
+        fallback: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -71,6 +76,20 @@ fn args() -> Args {
             "--seconds" => args.seconds = number(),
             "--pause-us" => args.pause_us = number(),
             "--prefer-first" => args.prefer_first = number() == 1,
+            "--fallback-node" => {
+                let (datacenter, worker) = value.split_once(':').expect("DC:WORKER");
+                args.fallback = Some(flakery::Options {
+                    datacenter_id: Some(datacenter.parse().expect("a datacenter ID")),
+                    worker_id: Some(worker.parse().expect("a worker ID")),
+                    ..flakery::Options::default()
+                });
+            }
+            "--fallback-lease-dir" => {
+                args.fallback = Some(flakery::Options {
+                    lease_dir: Some(value.clone().into()),
+                    ..flakery::Options::default()
+                });
+            }
             _ => panic!("unknown flag {flag}"),
         }
     }
@@ -159,19 +178,20 @@ fn report(args: &Args, tally: &Tally) {
 
 fn main() {
     let args = args();
-    let client = Arc::new(
-        Client::builder()
-            .server(&args.servers)
-            .timeout(Duration::from_millis(args.timeout_ms))
-            .request_timeout(Duration::from_millis(args.request_timeout_ms))
-            .max_age(Duration::from_millis(args.max_age_ms))
-            .prefer_first(args.prefer_first)
-            .build()
-            .unwrap_or_else(|e| {
-                eprintln!("hammer: {}: {}", e.code(), e);
-                std::process::exit(2)
-            }),
-    );
+    let exit = |e: flakery_client::Error| -> ! {
+        eprintln!("hammer: {}: {}", e.code(), e);
+        std::process::exit(2)
+    };
+    let mut builder = Client::builder()
+        .server(&args.servers)
+        .timeout(Duration::from_millis(args.timeout_ms))
+        .request_timeout(Duration::from_millis(args.request_timeout_ms))
+        .max_age(Duration::from_millis(args.max_age_ms))
+        .prefer_first(args.prefer_first);
+    if let Some(options) = args.fallback.clone() {
+        builder = builder.fallback(flakery::Generator::new(options).unwrap_or_else(|e| exit(e)));
+    }
+    let client = Arc::new(builder.build().unwrap_or_else(|e| exit(e)));
     if args.forks == 0 {
         report(&args, &hammer(&client, &args));
         return;

@@ -18,6 +18,7 @@ use crate::failover::Failover;
 use crate::failure;
 use crate::held;
 use crate::options::Settings;
+use crate::shared::Shared;
 use crate::sizing::Sizing;
 use crate::stock::{Block, Stock};
 use crate::ticks::{Monotonic, Ticks};
@@ -35,6 +36,8 @@ pub struct Engine {
     /// holds.
     owner: u64,
     transport: Transport,
+    /// The client's, in every fork generation: closed, refused for its fallback.
+    shared: Arc<Shared>,
     state: Mutex<State>,
     /// A block arrived or a round of asking failed: callers look again.
     arrived: Condvar,
@@ -61,7 +64,12 @@ struct State {
 }
 
 impl Engine {
-    pub fn new(settings: Arc<Settings>, owner: u64, generation: u64) -> Arc<Self> {
+    pub fn new(
+        settings: Arc<Settings>,
+        shared: Arc<Shared>,
+        owner: u64,
+        generation: u64,
+    ) -> Arc<Self> {
         let servers = settings.servers.len();
         // Processes on one host start on different servers, unless told which comes first.
         let start = match settings.given.prefer_first {
@@ -91,6 +99,7 @@ impl Engine {
                 layout_checked: vec![false; servers],
             }),
             settings,
+            shared,
             clock: Monotonic,
             generation,
             owner,
@@ -112,8 +121,14 @@ impl Engine {
         let mut state = self.lock();
         let mut filled = 0;
         loop {
-            let now = self.clock.now_ms();
-            let taken = state.stock.take_into(now, &mut out[filled..]);
+            // Closed (here or in a parent before the fork) or refused: final, before anything
+            // is taken (this engine's stock was cleared; a fork's fresh one never fills).
+            if let Some(failure) = self.shared.failure() {
+                return Err(failure);
+            }
+            let stamp = self.clock.stamp();
+            let now = stamp.ms;
+            let taken = state.stock.take_into(stamp, &mut out[filled..]);
             filled += taken;
             state.used |= taken > 0;
             state.stock.arm(self.low_watermark(&state));
@@ -178,7 +193,7 @@ impl Engine {
     #[cold]
     fn take_locked(self: &Arc<Self>) -> Option<i64> {
         let mut state = self.lock();
-        let id = state.stock.take(self.clock.now_ms());
+        let id = state.stock.take(self.clock.stamp());
         if id.is_some() {
             state.used = true;
             let watermark = self.low_watermark(&state);
@@ -260,11 +275,12 @@ impl Engine {
     fn refill(self: Arc<Self>) {
         let mut state = self.lock();
         loop {
-            if self.stop.load(Relaxed) {
+            if self.stop.load(Relaxed) || self.shared.failure().is_some() {
                 return;
             }
-            let now = self.clock.now_ms();
-            state.stock.expire(now);
+            let stamp = self.clock.stamp();
+            let now = stamp.ms;
+            state.stock.expire(stamp);
             let low = state.stock.left() <= self.low_watermark(&state);
             // Callers wait for more than is held (not yet woken by the last block), or the
             // stock in use is low.
@@ -299,7 +315,8 @@ impl Engine {
                     return;
                 }
                 // Before the request is sent: every ID of the answer is younger than this.
-                let made_after = self.clock.now_ms().saturating_sub(self.clock.lag_ms());
+                let mut made_after = self.clock.stamp();
+                made_after.ms = made_after.ms.saturating_sub(self.clock.lag_ms());
                 let url = &self.settings.servers[server];
                 let result = match layout_checked[server] {
                     true => Ok(()),
@@ -308,8 +325,13 @@ impl Engine {
                 .and_then(|()| self.transport.fetch(url, size));
                 match result {
                     Ok(ids) => {
+                        let fallback = self.settings.given.fallback.as_deref();
+                        if let Some(refusal) = self.shared.saw_block(&ids, url, fallback) {
+                            got = Some((server, Err(refusal)));
+                            break;
+                        }
                         let block = Block::new(ids, made_after, self.settings.max_age_ms);
-                        got = Some((server, block));
+                        got = Some((server, Ok(block)));
                         break;
                     }
                     Err(failure) => failures.push((server, self.clock.now_ms(), failure)),
@@ -324,12 +346,23 @@ impl Engine {
                 // It may come back restarted with another layout: checked again first.
                 state.layout_checked[server] = false;
             }
-            if let Some((server, block)) = got {
-                state.failover.succeeded(server);
-                state.layout_checked[server] = true;
-                state.stock.add(block);
-                state.stock.arm(self.low_watermark(&state));
-                state.used = false;
+            match got {
+                Some((server, Ok(block))) => {
+                    state.failover.succeeded(server);
+                    state.layout_checked[server] = true;
+                    state.stock.add(block);
+                    state.stock.arm(self.low_watermark(&state));
+                    state.used = false;
+                }
+                // The fallback is on a server's node: nothing more is handed out, and the
+                // callers waiting fail with the refusal.
+                Some((_, Err(_))) => {
+                    self.stop.store(true, Relaxed);
+                    state.stock.clear();
+                    self.arrived.notify_all();
+                    return;
+                }
+                None => {}
             }
             self.arrived.notify_all();
         }

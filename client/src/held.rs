@@ -101,7 +101,7 @@ mod tests {
     use super::*;
 
     fn young_block(ids: Vec<i64>) -> Arc<Block> {
-        Arc::new(Block::new(ids, Monotonic.now_ms(), 600_000))
+        Arc::new(Block::new(ids, Monotonic.stamp(), 600_000))
     }
 
     #[test]

@@ -21,7 +21,7 @@
 //! times out or answers 503 is skipped and asked again after a backoff (100 ms doubling to
 //! 3 s); every call returns or fails within `timeout` with a stable code
 //! ([`ErrorCode`]); an optional fallback generator with a node ID of its own takes over when
-//! every server is down.
+//! every server is down (one on a node ID a server issues with is refused, `shared`).
 //!
 //! Never a duplicate: each block is the server's answer to one request, handed to this client
 //! only; after `fork()` the child makes its own stock and never hands out the parent's (the
@@ -42,6 +42,7 @@ mod failover;
 mod failure;
 mod held;
 mod options;
+mod shared;
 mod sizing;
 mod stock;
 mod ticks;
@@ -61,6 +62,7 @@ pub use options::{split_servers, Options, MAX_BLOCK, SERVERS_ENV, TOKEN_ENV};
 use current::Current;
 use engine::Engine;
 use options::Settings;
+use shared::Shared;
 
 /// IDs from `flakery serve`, with the calls of a `Generator`. Share it between threads
 /// (`Arc<Client>`); it is `Send + Sync`.
@@ -68,6 +70,9 @@ pub struct Client {
     /// Names the blocks its engines' threads hold (`held`).
     owner: u64,
     settings: Arc<Settings>,
+    /// Closed, and the servers' node IDs against the fallback's: shared by the engines of
+    /// every fork generation, so a child inherits a close or a refusal.
+    shared: Arc<Shared>,
     current: Current,
 }
 
@@ -91,18 +96,27 @@ impl Client {
 
     pub fn new(options: Options) -> Result<Client> {
         let settings = Arc::new(Settings::resolve(options)?);
+        let shared = Arc::new(Shared::new(&settings.layout));
         let owner = held::next_owner();
-        let engine = Engine::new(Arc::clone(&settings), owner, flakery::fork::generation());
+        let engine = Engine::new(
+            Arc::clone(&settings),
+            Arc::clone(&shared),
+            owner,
+            flakery::fork::generation(),
+        );
         Ok(Client {
             owner,
             settings,
+            shared,
             current: Current::new(engine),
         })
     }
 
     fn engine(&self) -> &Arc<Engine> {
-        self.current
-            .get(|generation| Engine::new(Arc::clone(&self.settings), self.owner, generation))
+        self.current.get(|generation| {
+            let shared = Arc::clone(&self.shared);
+            Engine::new(Arc::clone(&self.settings), shared, self.owner, generation)
+        })
     }
 
     /// One new ID. From the block this thread holds in the steady state; it waits for a
@@ -121,7 +135,11 @@ impl Client {
     fn next_id_from_engine(&self, claimed: Option<(i64, bool)>) -> Result<i64> {
         match self.engine().next_id(claimed) {
             Ok(id) => Ok(id),
-            Err(error) => self.fallback(error, |g| g.next_id()),
+            Err(error) => {
+                let id = self.fallback(error)?.next_id()?;
+                self.checked_fallback(&mut [id])?;
+                Ok(id)
+            }
         }
     }
 
@@ -147,7 +165,10 @@ impl Client {
     pub fn fill(&self, out: &mut [i64]) -> Result<()> {
         match self.engine().fill(out) {
             Ok(()) => Ok(()),
-            Err(error) => self.fallback(error, |g| g.fill(out)),
+            Err(error) => {
+                self.fallback(error)?.fill(out)?;
+                self.checked_fallback(out)
+            }
         }
     }
 
@@ -180,24 +201,36 @@ impl Client {
         }
     }
 
-    /// Stops the client: the IDs it holds are dropped (never given back), later calls fail.
+    /// Stops the client for good: the IDs it holds are dropped (never given back), every
+    /// later call fails with `invalid_argument`, here and in any child forked after this.
     pub fn close(&self) {
+        self.shared.close();
         if let Some(engine) = self.current.own() {
             engine.stop();
         }
     }
 
-    /// With every server unavailable, the fallback generator's IDs (its node ID is its own).
-    /// A wrong token or a server that is not one stays an error: it is a configuration to fix.
-    fn fallback<T>(
-        &self,
-        error: Error,
-        make: impl FnOnce(&Generator) -> flakery::Result<T>,
-    ) -> Result<T> {
+    /// With every server unavailable, the fallback generator (its node ID is its own: checked
+    /// on what it makes, `checked_fallback`). A wrong token or a server that is not one stays
+    /// an error: it is a configuration to fix.
+    fn fallback(&self, error: Error) -> Result<&Generator> {
         match &self.settings.given.fallback {
-            Some(generator) if error.code() == ErrorCode::ServersUnavailable => make(generator),
+            Some(generator) if error.code() == ErrorCode::ServersUnavailable => Ok(generator),
             _ => Err(error),
         }
+    }
+
+    /// The fallback made `ids`: none may have a node a server has used (then the client is
+    /// refused for good, and `ids` are zeroed: never handed out).
+    fn checked_fallback(&self, ids: &mut [i64]) -> Result<()> {
+        let checked = self.shared.check_fallback(ids);
+        if checked.is_err() {
+            ids.fill(0);
+            if let Some(engine) = self.current.own() {
+                engine.stop();
+            }
+        }
+        checked
     }
 }
 
@@ -270,8 +303,11 @@ impl Builder {
         self
     }
 
-    /// Used when every server is unavailable: give it a node ID no server has (its own
-    /// datacenter ID, or a range of worker IDs kept for it).
+    /// Used when every server is unavailable: lease its node ID from the servers' own
+    /// coordinator and namespace (it cannot collide), or give it one no server can hold (its
+    /// own datacenter ID, or a range of worker IDs kept for it). One on a node ID a server
+    /// issues with is refused: every call fails with `invalid_argument` from the first block
+    /// that shows it (docs/client.md, Fallback).
     pub fn fallback(mut self, generator: Generator) -> Self {
         self.options.fallback = Some(Arc::new(generator));
         self

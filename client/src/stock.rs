@@ -3,6 +3,13 @@
 //! sent), so that an ID whose age may be over `max_age` is dropped rather than handed out (an
 //! ID is made after its request is sent: its real age is at most the one measured).
 //!
+//! The age is kept on two clocks (`ticks::Stamp`): the coarse monotonic one, which the
+//! lock-free claim reads, and the boot-time one, which counts a suspend and is checked
+//! wherever the stock's lock is taken (a block is taken up, the refiller's rounds, `fill`).
+//! A block too old on either is closed, so a thread that held it across a suspend gets
+//! nothing more from it once the client next takes the lock (at the latest the refiller's
+//! next round: a second when idle, at most the 3 s backoff).
+//!
 //! A block is immutable but for its cursor: a caller claims an index with one `fetch_add`, so
 //! each ID goes to one caller, and callers that hold the block (`Arc`) take from it without
 //! the stock's lock. A block leaves the stock only once no index is left to claim (used up,
@@ -13,6 +20,8 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
+use crate::ticks::Stamp;
+
 #[derive(Debug)]
 pub struct Block {
     ids: Box<[i64]>,
@@ -21,17 +30,20 @@ pub struct Block {
     /// `max_age` after a time at or before the request for this block was sent: no ID of it
     /// is handed out at a later time.
     young_until_ms: u64,
+    /// The same on the boot-time clock (`Ticks::boot_ms`).
+    young_until_boot_ms: u64,
     /// The claim of this index leaves the stock at its low watermark: its caller wakes the
     /// refiller (set by `Stock::arm`).
     low_at: AtomicUsize,
 }
 
 impl Block {
-    pub fn new(ids: Vec<i64>, made_after_ms: u64, max_age_ms: u64) -> Self {
+    pub fn new(ids: Vec<i64>, made_after: Stamp, max_age_ms: u64) -> Self {
         Block {
             ids: ids.into_boxed_slice(),
             next: AtomicUsize::new(0),
-            young_until_ms: made_after_ms.saturating_add(max_age_ms),
+            young_until_ms: made_after.ms.saturating_add(max_age_ms),
+            young_until_boot_ms: made_after.boot_ms.saturating_add(max_age_ms),
             low_at: AtomicUsize::new(usize::MAX),
         }
     }
@@ -68,8 +80,8 @@ impl Block {
         self.ids.len().saturating_sub(self.next.load(Relaxed))
     }
 
-    fn too_old(&self, now_ms: u64) -> bool {
-        now_ms > self.young_until_ms
+    fn too_old(&self, now: Stamp) -> bool {
+        now.ms > self.young_until_ms || now.boot_ms > self.young_until_boot_ms
     }
 }
 
@@ -107,11 +119,11 @@ impl Stock {
         front.low_at.store(at, Relaxed);
     }
 
-    /// Drops the blocks that are older than `max_age` at `now_ms` (blocks arrive in order of
+    /// Drops the blocks that are older than `max_age` at `now` (blocks arrive in order of
     /// their stamps, so only from the front).
-    pub fn expire(&mut self, now_ms: u64) {
+    pub fn expire(&mut self, now: Stamp) {
         while let Some(front) = self.blocks.front() {
-            if !front.too_old(now_ms) {
+            if !front.too_old(now) {
                 break;
             }
             self.dropped += front.close() as u64;
@@ -120,11 +132,11 @@ impl Stock {
     }
 
     /// The next ID, if one young enough is held.
-    pub fn take(&mut self, now_ms: u64) -> Option<i64> {
-        self.expire(now_ms);
+    pub fn take(&mut self, now: Stamp) -> Option<i64> {
+        self.expire(now);
         loop {
             let front = self.blocks.front()?;
-            if let Some((id, _)) = front.claim(now_ms) {
+            if let Some((id, _)) = front.claim(now.ms) {
                 return Some(id);
             }
             // Used up (it is young: `expire` kept it).
@@ -133,8 +145,8 @@ impl Stock {
     }
 
     /// Up to `out.len()` IDs into `out`; answers how many were written.
-    pub fn take_into(&mut self, now_ms: u64, out: &mut [i64]) -> usize {
-        self.expire(now_ms);
+    pub fn take_into(&mut self, now: Stamp, out: &mut [i64]) -> usize {
+        self.expire(now);
         let mut written = 0;
         while written < out.len() {
             let Some(front) = self.blocks.front() else {
@@ -169,28 +181,41 @@ impl Stock {
 mod tests {
     use super::*;
 
+    /// A time at which both clocks read `ms` (no suspend since their common origin).
+    fn at(ms: u64) -> Stamp {
+        Stamp { ms, boot_ms: ms }
+    }
+
     #[test]
     fn hands_out_in_order_across_blocks() {
         let mut stock = Stock::new();
-        stock.add(Block::new(vec![1, 2], 0, 1000));
-        stock.add(Block::new(vec![10, 11, 12], 5, 1000));
+        stock.add(Block::new(vec![1, 2], at(0), 1000));
+        stock.add(Block::new(vec![10, 11, 12], at(5), 1000));
         assert_eq!(stock.left(), 5);
-        let taken: Vec<_> = std::iter::from_fn(|| stock.take(6)).collect();
+        let taken: Vec<_> = std::iter::from_fn(|| stock.take(at(6))).collect();
         assert_eq!(taken, [1, 2, 10, 11, 12]);
         assert_eq!(stock.left(), 0);
-        assert_eq!(stock.take(6), None);
+        assert_eq!(stock.take(at(6)), None);
     }
 
     #[test]
     fn an_id_older_than_max_age_is_never_handed_out() {
         let mut stock = Stock::new();
-        stock.add(Block::new(vec![1, 2, 3], 0, 100));
-        stock.add(Block::new(vec![7, 8], 50, 100));
-        assert_eq!(stock.take(100), Some(1), "exactly max_age old: still given");
-        assert_eq!(stock.take(101), Some(7), "1 ms over: its block is dropped");
+        stock.add(Block::new(vec![1, 2, 3], at(0), 100));
+        stock.add(Block::new(vec![7, 8], at(50), 100));
+        assert_eq!(
+            stock.take(at(100)),
+            Some(1),
+            "exactly max_age old: still given"
+        );
+        assert_eq!(
+            stock.take(at(101)),
+            Some(7),
+            "1 ms over: its block is dropped"
+        );
         assert_eq!(stock.dropped(), 2);
         assert_eq!(stock.left(), 1);
-        assert_eq!(stock.take(151), None, "the second block is too old too");
+        assert_eq!(stock.take(at(151)), None, "the second block is too old too");
         assert_eq!(stock.dropped(), 3);
         assert_eq!(stock.left(), 0);
     }
@@ -198,14 +223,14 @@ mod tests {
     #[test]
     fn takes_many_at_once_without_old_ones() {
         let mut stock = Stock::new();
-        stock.add(Block::new(vec![1, 2], 0, 100));
-        stock.add(Block::new(vec![5, 6, 7], 80, 100));
+        stock.add(Block::new(vec![1, 2], at(0), 100));
+        stock.add(Block::new(vec![5, 6, 7], at(80), 100));
         let mut out = [0; 4];
-        assert_eq!(stock.take_into(150, &mut out), 3);
+        assert_eq!(stock.take_into(at(150), &mut out), 3);
         assert_eq!(out[..3], [5, 6, 7]);
-        stock.add(Block::new(vec![9, 10, 11], 150, 100));
+        stock.add(Block::new(vec![9, 10, 11], at(150), 100));
         let mut out = [0; 2];
-        assert_eq!(stock.take_into(150, &mut out), 2);
+        assert_eq!(stock.take_into(at(150), &mut out), 2);
         assert_eq!(out, [9, 10]);
         assert_eq!(stock.left(), 1);
     }
@@ -214,7 +239,7 @@ mod tests {
     fn threads_drawing_from_one_block_get_every_id_once() {
         const IDS: i64 = 2_000_000;
         const THREADS: usize = 8;
-        let block = Arc::new(Block::new((0..IDS).collect(), 0, 100));
+        let block = Arc::new(Block::new((0..IDS).collect(), at(0), 100));
         let start = Arc::new(std::sync::Barrier::new(THREADS));
         let threads: Vec<_> = (0..THREADS)
             .map(|_| {
@@ -242,7 +267,7 @@ mod tests {
 
     #[test]
     fn a_block_over_max_age_is_never_claimed_from() {
-        let block = Block::new(vec![1, 2, 3], 1000, 100);
+        let block = Block::new(vec![1, 2, 3], at(1000), 100);
         assert_eq!(
             block.claim(1100).map(|c| c.0),
             Some(1),
@@ -253,9 +278,9 @@ mod tests {
         assert_eq!(block.left(), 2, "nothing claimed by a refused call");
         // A caller holding a block the stock dropped for its age gets nothing either.
         let mut stock = Stock::new();
-        stock.add(Block::new(vec![4, 5], 0, 100));
+        stock.add(Block::new(vec![4, 5], at(0), 100));
         let held = stock.front().unwrap();
-        stock.expire(101);
+        stock.expire(at(101));
         assert_eq!(held.claim(50), None, "closed when dropped");
         assert_eq!(stock.dropped(), 2);
     }
@@ -263,12 +288,42 @@ mod tests {
     #[test]
     fn the_claim_that_leaves_the_stock_low_says_so() {
         let mut stock = Stock::new();
-        stock.add(Block::new(vec![1, 2, 3, 4], 0, 100));
-        stock.add(Block::new(vec![5, 6], 0, 100));
+        stock.add(Block::new(vec![1, 2, 3, 4], at(0), 100));
+        stock.add(Block::new(vec![5, 6], at(0), 100));
         stock.arm(3);
         let front = stock.front().unwrap();
         let lows: Vec<bool> = std::iter::from_fn(|| front.claim(0).map(|c| c.1)).collect();
         assert_eq!(lows, [false, false, true, false], "after 3: 1 + 2 held");
         assert_eq!(stock.left(), 2);
+    }
+
+    /// A suspend: the boot-time clock moves on, the monotonic one does not. The block is
+    /// dropped by the next locked look at the stock, and a thread holding it gets nothing.
+    #[test]
+    fn a_block_older_than_max_age_across_a_suspend_is_never_handed_out() {
+        let mut stock = Stock::new();
+        stock.add(Block::new(vec![1, 2, 3, 4], at(1000), 100));
+        let held = stock.front().unwrap();
+        assert_eq!(stock.take(at(1010)), Some(1));
+        let resumed = Stamp {
+            ms: 1020,
+            boot_ms: 1020 + 60_000,
+        };
+        assert_eq!(stock.take(resumed), None, "a minute suspended: too old");
+        assert_eq!(stock.dropped(), 3);
+        assert_eq!(held.claim(resumed.ms), None, "closed for its holder too");
+        // A block stamped after the resume is young on both clocks.
+        stock.add(Block::new(vec![9], resumed, 100));
+        assert_eq!(stock.take(resumed), Some(9));
+        let just = Stamp {
+            ms: 1020,
+            boot_ms: 1020 + 60_000 + 100,
+        };
+        stock.add(Block::new(vec![10], resumed, 100));
+        assert_eq!(
+            stock.take(just),
+            Some(10),
+            "exactly max_age on the boot-time clock"
+        );
     }
 }

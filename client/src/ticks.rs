@@ -1,13 +1,40 @@
 //! Where the client's time comes from: a monotonic count of milliseconds (a wall clock step
-//! must not make a block look younger or a backoff end early). The logic that reads it
-//! (`stock`, `sizing`, `failover`) takes the time as an argument, so its tests give it any.
+//! must not make a block look younger or a backoff end early), and for a block's age the
+//! same count with the time the machine was suspended (`CLOCK_BOOTTIME`): the monotonic clock
+//! stops during a suspend, so a block taken before one would look as young after it. The hot
+//! path reads only the coarse monotonic clock (a boot-time reading costs about six times as
+//! much: it is precise only); the boot-time clock is read wherever the stock's lock is taken
+//! (`Stamp`). The logic that reads them (`stock`, `sizing`, `failover`) takes the time as an
+//! argument, so its tests give it any.
 
 use std::sync::atomic::{AtomicPtr, Ordering::Relaxed};
 use std::sync::OnceLock;
 
+/// A time on both clocks: what a block's age is measured against off the hot path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    /// `Ticks::now_ms`.
+    pub ms: u64,
+    /// `Ticks::boot_ms`.
+    pub boot_ms: u64,
+}
+
 pub trait Ticks: Send + Sync + 'static {
     /// Milliseconds since some fixed point, never decreasing.
     fn now_ms(&self) -> u64;
+
+    /// Milliseconds since some fixed point, never decreasing, counting the time the machine
+    /// was suspended.
+    fn boot_ms(&self) -> u64;
+
+    /// Both, the boot-time clock read second (the block stamped with it is no younger).
+    fn stamp(&self) -> Stamp {
+        let ms = self.now_ms();
+        Stamp {
+            ms,
+            boot_ms: self.boot_ms(),
+        }
+    }
 
     /// How far `now_ms` may lag the true time.
     fn lag_ms(&self) -> u64 {
@@ -102,6 +129,13 @@ impl Ticks for Monotonic {
         ms
     }
 
+    fn boot_ms(&self) -> u64 {
+        let ts = Monotonic::read(libc::CLOCK_BOOTTIME);
+        #[allow(clippy::unnecessary_cast)]
+        let ms = ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000;
+        ms
+    }
+
     fn lag_ms(&self) -> u64 {
         static LAG: OnceLock<u64> = OnceLock::new();
         *LAG.get_or_init(Monotonic::resolution_ms)
@@ -134,5 +168,26 @@ mod tests {
         }
         let found = vdso_clock_gettime().expect("glibc lists the vDSO");
         assert_eq!(CLOCK_GETTIME.load(Relaxed), found as *mut ());
+    }
+
+    /// The boot-time clock is the C library's `CLOCK_BOOTTIME`, at or ahead of the monotonic
+    /// clock's reading (it adds the suspended time).
+    #[test]
+    fn the_boot_time_clock_is_clock_boottime() {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: a valid, writable timespec.
+        unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+        let before = ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000;
+        let stamp = Monotonic.stamp();
+        unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+        let after = ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000;
+        assert!(
+            before <= stamp.boot_ms && stamp.boot_ms <= after,
+            "{before} {stamp:?} {after}"
+        );
+        assert!(stamp.boot_ms + Monotonic.lag_ms() >= stamp.ms, "{stamp:?}");
     }
 }

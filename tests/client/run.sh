@@ -4,7 +4,8 @@
 # with SIGSTOP and restarted; fork; bad tokens; a fake server that answers garbage; every
 # server down; servers whose node IDs are leased from a real ZooKeeper (tests/zookeeper's
 # harness) losing their leases. Every ID any client was handed is counted for duplicates. The
-# Client of each binding too: C, Go and Node (test_bindings.py), Python (test_python_client.py).
+# Client of each binding too: C, Go and Node (test_bindings.py), Python (test_python_client.py);
+# a fallback on a server's node ID and close() on each (test_fallback_surfaces.py).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
@@ -48,6 +49,13 @@ export FLAKERY_BIN="$(target_dir)/debug/flakery"
 
 # The Client of the C, Go and Node bindings (tests/client/test_bindings.py).
 source tests/client/bindings.sh
+# The C program of tests/client/test_fallback_surfaces.py, built as client.c is.
+export FLAKERY_CLIENT_FALLBACK_C_TEST="$bindings_work/fallback-c"
+# shellcheck disable=SC2046 # pkg-config's flags are words
+cc -std=c11 -Wall -Wextra -Werror -pedantic -g -O1 -fno-omit-frame-pointer \
+  -fsanitize=address,undefined -fno-sanitize-recover=all \
+  tests/client/fallback.c -o "$FLAKERY_CLIENT_FALLBACK_C_TEST" \
+  $(PKG_CONFIG_PATH="$FLAKERY_CLIENT_GO_PKG_CONFIG" pkg-config --cflags --libs --static flakery-static)
 
 venv="$(target_dir)/client-test-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"

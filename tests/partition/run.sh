@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Real network partitions between ZooKeeper and the generators that lease node IDs from it.
+# Real network partitions between ZooKeeper and the generators that lease node IDs from it,
+# and a client of `flakery serve` cut off from its server (client_fallback.py, on loopback
+# through a proxy it kills).
 #
 # A ZooKeeper server and two generator processes (the holder A and its would-be successor B)
 # each run in a network namespace of their own (lease-zk-PID, lease-a-PID, lease-b-PID),
@@ -19,6 +21,21 @@ need iptables iptables
 need python3 python3
 bash tests/zookeeper/install.sh || skip_or_fail "cannot install ZooKeeper"
 unset_flakery_env
+
+# A client's fallback cut off from its server (tests/partition/client_fallback.py, on
+# loopback): `flakery serve` and the client's hammer example, from the command tests/rust and
+# tests/client build them with (`cargo test --workspace`: fresh in a CI run, nothing compiled
+# again).
+echo "building flakery and the client's hammer (cargo test --workspace --no-run) ..."
+hammer="$(cargo test --workspace --locked --no-run --message-format=json | python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "hammer" and "example" in m["target"]["kind"]:
+        print(m["executable"])')"
+flakery_bin="$(target_dir)/debug/flakery"
+[ -x "$hammer" ] && [ -x "$flakery_bin" ] || { echo "FAIL: could not build flakery and the hammer" >&2; exit 1; }
+check "client_fallback.py (a client's fallback cut off from its server)" \
+  python3 tests/partition/client_fallback.py --flakery "$flakery_bin" --hammer "$hammer"
 
 # The streamer is a test binary of tests/zookeeper's build (built there, found fresh here).
 CARGO_TARGET_DIR="$(zookeeper_tests_target_dir)"

@@ -85,3 +85,15 @@ pub fn client_of_stock(url: &str) -> flakery_client::Client {
         .build()
         .expect("a client")
 }
+
+/// A client of blocks of `size`, without prefetch or expiry: what it holds is what its calls
+/// took (the tests that count blocks and IDs).
+pub fn client_of_blocks(url: &str, size: usize) -> flakery_client::Client {
+    flakery_client::Client::builder()
+        .server(url)
+        .block_sizes(size, size)
+        .prefetch(false)
+        .max_age(Duration::from_secs(600))
+        .build()
+        .expect("a client")
+}
