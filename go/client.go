@@ -7,6 +7,7 @@ package flakery
 import "C"
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 	"time"
@@ -116,14 +117,18 @@ func NewClient(o ClientOptions) (*Client, error) {
 	// free, as every string of mem is.
 	var mem cMem
 	defer mem.free()
+	for i, server := range o.Servers {
+		// Named one by one: C is given them joined, where a position would mislead.
+		mem.refuseNul(fmt.Sprintf("Servers[%d]", i), server)
+	}
 	if len(o.Servers) > 0 {
-		opts.servers = mem.add(strings.Join(o.Servers, ","))
+		opts.servers = mem.add("Servers", strings.Join(o.Servers, ","))
 	}
 	if o.Token != "" {
-		opts.token = mem.add(o.Token)
+		opts.token = mem.add("Token", o.Token)
 	}
 	if o.Layout != "" {
-		opts.layout = mem.add(o.Layout)
+		opts.layout = mem.add("Layout", o.Layout)
 	}
 	if o.Fallback != nil {
 		// In C memory: cgo forbids handing C a Go pointer to memory that holds Go pointers.
@@ -135,7 +140,7 @@ func NewClient(o ClientOptions) (*Client, error) {
 	}
 
 	var ptr *C.flakery_client
-	if err := call(func() C.flakery_status { return C.flakery_client_new(&opts, &ptr) }); err != nil {
+	if err := mem.call(func() C.flakery_status { return C.flakery_client_new(&opts, &ptr) }); err != nil {
 		return nil, err
 	}
 	c := &Client{ptr: ptr}

@@ -18,18 +18,18 @@ type clientTableRow struct {
 	goName, values, defaultDoc string
 }
 
-// clientTable reads the table, or skips where the docs are not beside the package (a release
-// tarball's go/ folder).
-func clientTable(t *testing.T) []clientTableRow {
-	text, err := os.ReadFile("../docs/client.md")
+// docsTable is the cells of each row of the table under heading in ../docs/file, or skips
+// where the docs are not beside the package (a release tarball's go/ folder).
+func docsTable(t *testing.T, file, heading string) [][]string {
+	text, err := os.ReadFile("../docs/" + file)
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)
 		}
-		t.Skipf("no docs/client.md beside the package: %v", err)
+		t.Skipf("no docs/%s beside the package: %v", file, err)
 	}
-	_, section, _ := strings.Cut(string(text), "\n## Options\n")
-	var rows []clientTableRow
+	_, section, _ := strings.Cut(string(text), "\n"+heading+"\n")
+	var rows [][]string
 	for _, line := range strings.Split(section, "\n") {
 		if !strings.HasPrefix(line, "| `") {
 			if len(rows) > 0 {
@@ -41,10 +41,18 @@ func clientTable(t *testing.T) []clientTableRow {
 		for i := range cells {
 			cells[i] = strings.TrimSpace(cells[i])
 		}
-		rows = append(rows, clientTableRow{strings.Trim(cells[4], "`"), cells[7], cells[8]})
+		rows = append(rows, cells)
 	}
 	if len(rows) == 0 {
-		t.Fatal("docs/client.md#options has no rows")
+		t.Fatalf("the table %q of docs/%s has no rows", heading, file)
+	}
+	return rows
+}
+
+func clientTable(t *testing.T) []clientTableRow {
+	var rows []clientTableRow
+	for _, cells := range docsTable(t, "client.md", "## Options") {
+		rows = append(rows, clientTableRow{strings.Trim(cells[4], "`"), cells[7], cells[8]})
 	}
 	return rows
 }

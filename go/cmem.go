@@ -5,6 +5,7 @@ package flakery
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include "flakery.h"
 
 // A copy may hold a secret (a token, a database URL's password), which must not stay
 // readable in freed C memory: each block is wiped before it is freed. explicit_bzero is never
@@ -15,7 +16,11 @@ static void flakery_go_wipe(void *p, size_t n) {
 */
 import "C"
 
-import "unsafe"
+import (
+	"fmt"
+	"strings"
+	"unsafe"
+)
 
 // cMem holds the C copies of one call's arguments (strings, arrays, structs), which C only
 // borrows during the call. free wipes and releases them. Its methods take a pointer, so that
@@ -23,6 +28,9 @@ import "unsafe"
 // the defer would bind the empty slice of that moment and free nothing).
 type cMem struct {
 	blocks []cBlock
+	// err is the first argument C could not be given (a string with a NUL byte); call
+	// returns it instead of calling C.
+	err error
 }
 
 type cBlock struct {
@@ -40,8 +48,12 @@ func (m *cMem) alloc(n uintptr) unsafe.Pointer {
 	return p
 }
 
-// add is text as a NUL-terminated C string, released by free.
-func (m *cMem) add(text string) *C.char {
+// add is text as a NUL-terminated C string, released by free. A NUL byte inside text would
+// cut the C string short there (a layout, a token, a URL read as less than was given), so it
+// makes call refuse with invalid_argument naming the argument as Go spells it (name), never
+// showing the text (it may be a secret).
+func (m *cMem) add(name, text string) *C.char {
+	m.refuseNul(name, text)
 	p := C.CString(text)
 	m.blocks = append(m.blocks, cBlock{unsafe.Pointer(p), C.size_t(len(text) + 1)})
 	return p
@@ -49,7 +61,7 @@ func (m *cMem) add(text string) *C.char {
 
 // fields copies names and values into C memory (cgo forbids handing C an array of Go
 // pointers) and returns them with their count.
-func (m *cMem) fields(values map[string]uint64) (**C.char, *C.uint64_t, C.size_t) {
+func (m *cMem) fields(name string, values map[string]uint64) (**C.char, *C.uint64_t, C.size_t) {
 	n := len(values)
 	if n == 0 {
 		return nil, nil, 0
@@ -57,12 +69,27 @@ func (m *cMem) fields(values map[string]uint64) (**C.char, *C.uint64_t, C.size_t
 	names := unsafe.Slice((**C.char)(m.alloc(uintptr(n)*unsafe.Sizeof((*C.char)(nil)))), n)
 	nums := unsafe.Slice((*C.uint64_t)(m.alloc(uintptr(n)*unsafe.Sizeof(C.uint64_t(0)))), n)
 	i := 0
-	for name, value := range values {
-		names[i] = m.add(name)
+	for field, value := range values {
+		names[i] = m.add(fmt.Sprintf("a name in %s", name), field)
 		nums[i] = C.uint64_t(value)
 		i++
 	}
 	return &names[0], &nums[0], C.size_t(n)
+}
+
+// refuseNul makes call refuse if text holds a NUL byte (see add).
+func (m *cMem) refuseNul(name, text string) {
+	if at := strings.IndexByte(text, 0); at >= 0 && m.err == nil {
+		m.err = invalidArgument(fmt.Sprintf("%s contains a NUL byte (at byte %d), which a C string cannot hold", name, at))
+	}
+}
+
+// call runs f unless an argument could not be copied for C (then that error).
+func (m *cMem) call(f func() C.flakery_status) error {
+	if m.err != nil {
+		return m.err
+	}
+	return call(f)
 }
 
 // free wipes and releases every block; the cMem can be used again afterwards.
@@ -72,6 +99,7 @@ func (m *cMem) free() {
 		C.free(b.p)
 	}
 	m.blocks = nil
+	m.err = nil
 }
 
 // wipe sets every byte of every block to 0.

@@ -7,8 +7,8 @@ import "testing"
 func TestCopiesForCAreWiped(t *testing.T) {
 	var mem cMem
 	defer mem.free()
-	mem.add("postgres://user:secret-pw@127.0.0.1/db")
-	mem.fields(map[string]uint64{"version": 1})
+	mem.add("DatabaseURL", "postgres://user:secret-pw@127.0.0.1/db")
+	mem.fields("Fields", map[string]uint64{"version": 1})
 	if got := string(mem.block(0)); got != "postgres://user:secret-pw@127.0.0.1/db\x00" {
 		t.Fatalf("the copy is %q", got)
 	}

@@ -42,9 +42,9 @@ func partsFromC(p *C.flakery_parts) Parts {
 func Decode(layout string, id int64) (Parts, error) {
 	var mem cMem
 	defer mem.free()
-	spec := mem.add(layout)
+	spec := mem.add("layout", layout)
 	var p C.flakery_parts
-	if err := call(func() C.flakery_status { return C.flakery_decode(spec, C.int64_t(id), &p) }); err != nil {
+	if err := mem.call(func() C.flakery_status { return C.flakery_decode(spec, C.int64_t(id), &p) }); err != nil {
 		return Parts{}, err
 	}
 	return partsFromC(&p), nil
@@ -56,9 +56,9 @@ func Decode(layout string, id int64) (Parts, error) {
 func DecodeField(layout string, id int64, field string) (uint64, error) {
 	var mem cMem
 	defer mem.free()
-	spec, name := mem.add(layout), mem.add(field)
+	spec, name := mem.add("layout", layout), mem.add("field", field)
 	var out C.uint64_t
-	err := call(func() C.flakery_status { return C.flakery_decode_field(spec, C.int64_t(id), name, &out) })
+	err := mem.call(func() C.flakery_status { return C.flakery_decode_field(spec, C.int64_t(id), name, &out) })
 	return uint64(out), err
 }
 
@@ -79,9 +79,9 @@ func Compose(layout string, p Parts) (int64, error) {
 func DecodeU64(layout string, id uint64) (Parts, error) {
 	var mem cMem
 	defer mem.free()
-	spec := mem.add(layout)
+	spec := mem.add("layout", layout)
 	var p C.flakery_parts
-	if err := call(func() C.flakery_status { return C.flakery_decode_u64(spec, C.uint64_t(id), &p) }); err != nil {
+	if err := mem.call(func() C.flakery_status { return C.flakery_decode_u64(spec, C.uint64_t(id), &p) }); err != nil {
 		return Parts{}, err
 	}
 	return partsFromC(&p), nil
@@ -104,24 +104,24 @@ func withCParts(layout string, p Parts, f func(spec *C.char, c *C.flakery_parts)
 	}
 	var mem cMem
 	defer mem.free()
-	spec := mem.add(layout)
+	spec := mem.add("layout", layout)
 	c := C.flakery_parts{
 		timestamp_ms:  C.int64_t(p.TimestampMs),
 		datacenter_id: C.uint64_t(p.DatacenterID),
 		worker_id:     C.uint64_t(p.WorkerID),
 		sequence:      C.uint64_t(p.Sequence),
 	}
-	c.field_names, c.field_values, c.field_count = mem.fields(p.Fields)
-	return call(func() C.flakery_status { return f(spec, &c) })
+	c.field_names, c.field_values, c.field_count = mem.fields("Fields", p.Fields)
+	return mem.call(func() C.flakery_status { return f(spec, &c) })
 }
 
 // LayoutTimeLeft is how long layout can still make IDs from now (0 once it has run out).
 func LayoutTimeLeft(layout string) (time.Duration, error) {
 	var mem cMem
 	defer mem.free()
-	spec := mem.add(layout)
+	spec := mem.add("layout", layout)
 	var ms C.int64_t
-	err := call(func() C.flakery_status { return C.flakery_layout_time_left_ms(spec, &ms) })
+	err := mem.call(func() C.flakery_status { return C.flakery_layout_time_left_ms(spec, &ms) })
 	if int64(ms) > int64(math.MaxInt64/time.Millisecond) {
 		return time.Duration(math.MaxInt64), err
 	}
@@ -133,7 +133,10 @@ func LayoutTimeLeft(layout string) (time.Duration, error) {
 func NormalizeLayout(layout string) (string, error) {
 	var mem cMem
 	defer mem.free()
-	spec := mem.add(layout)
+	spec := mem.add("layout", layout)
+	if mem.err != nil {
+		return "", mem.err
+	}
 	return readString(func(buf *C.char, n C.size_t, written *C.size_t) C.flakery_status {
 		return C.flakery_layout_normalize(spec, buf, n, written)
 	})

@@ -25,7 +25,8 @@ const (
 // Options configure New. The zero value is every default: the layout from FLAKERY_LAYOUT
 // (else "twitter") and the node identity from ZooKeeper, a database, the environment or a
 // host-local lease, in that order of what is configured. Pointer fields are "not given" when nil (see
-// Uint64); empty strings and zero numbers are "not given" too.
+// Uint64), so that 0 is always the caller's 0; empty strings are "not given" too. A string
+// with a NUL byte is ErrInvalidArgument (a C string would end there).
 type Options struct {
 	// Layout is a preset name ("twitter", "discord;epoch=2015-01-01T00:00:00Z") or a field
 	// list ("time:41,worker:10,sequence:12;epoch=1288834974657").
@@ -50,9 +51,9 @@ type Options struct {
 	// Namespace is the ZooKeeper namespace of the leases (default FLAKERY_NAMESPACE, else
 	// "default").
 	Namespace string
-	// SessionTimeoutMs is the ZooKeeper session timeout (default FLAKERY_SESSION_TIMEOUT_MS,
-	// else 10000).
-	SessionTimeoutMs uint64
+	// SessionTimeoutMs is the ZooKeeper session timeout, at least 1 (nil:
+	// FLAKERY_SESSION_TIMEOUT_MS, else 10000). 0 is ErrInvalidArgument, as on every surface.
+	SessionTimeoutMs *uint64
 	// LeaseDir is the directory of host-local lease files (default FLAKERY_LEASE_DIR).
 	LeaseDir string
 	// DatabaseURL leases the node ID from PostgreSQL or MySQL/MariaDB ("postgres://...",
@@ -75,7 +76,7 @@ func (o Options) fill(opts *C.flakery_options, mem *cMem) error {
 		return err
 	}
 	if o.Layout != "" {
-		opts.layout = mem.add(o.Layout)
+		opts.layout = mem.add("Layout", o.Layout)
 	}
 	if o.DatacenterID != nil {
 		opts.has_datacenter_id = true
@@ -93,22 +94,24 @@ func (o Options) fill(opts *C.flakery_options, mem *cMem) error {
 		opts.backwards_tolerance_ms = C.uint64_t(*o.BackwardsToleranceMs)
 	}
 	opts.random_sequence_start = C.bool(o.RandomSequenceStart)
-	opts.field_names, opts.field_values, opts.field_count = mem.fields(o.Fields)
+	opts.field_names, opts.field_values, opts.field_count = mem.fields("Fields", o.Fields)
 	if o.ZooKeeper != "" {
-		opts.zookeeper = mem.add(o.ZooKeeper)
+		opts.zookeeper = mem.add("ZooKeeper", o.ZooKeeper)
 	}
 	if o.Namespace != "" {
-		opts.namespace_ = mem.add(o.Namespace)
+		opts.namespace_ = mem.add("Namespace", o.Namespace)
 	}
-	opts.session_timeout_ms = C.uint64_t(o.SessionTimeoutMs)
+	if o.SessionTimeoutMs != nil {
+		opts.session_timeout_ms = C.uint64_t(*o.SessionTimeoutMs)
+	}
 	if o.LeaseDir != "" {
-		opts.lease_dir = mem.add(o.LeaseDir)
+		opts.lease_dir = mem.add("LeaseDir", o.LeaseDir)
 	}
 	if o.DatabaseURL != "" {
-		opts.database_url = mem.add(o.DatabaseURL)
+		opts.database_url = mem.add("DatabaseURL", o.DatabaseURL)
 	}
 	if o.DatabaseMode != "" {
-		opts.database_mode = mem.add(o.DatabaseMode)
+		opts.database_mode = mem.add("DatabaseMode", o.DatabaseMode)
 	}
 	return nil
 }
@@ -138,7 +141,7 @@ func New(o Options) (*Generator, error) {
 	}
 
 	var ptr *C.flakery_generator
-	if err := call(func() C.flakery_status { return C.flakery_generator_new(&opts, &ptr) }); err != nil {
+	if err := mem.call(func() C.flakery_status { return C.flakery_generator_new(&opts, &ptr) }); err != nil {
 		return nil, err
 	}
 	g := &Generator{ptr: ptr}

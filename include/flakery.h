@@ -39,6 +39,14 @@
 #include <stdint.h>
 
 /**
+ * The `session_timeout_ms` of `flakery_options` that is "not given" (the option's default
+ * comes from the environment, so the struct cannot hold it): `flakery_options_init` writes
+ * it. 0 is no stand-in: it is refused, as on every surface (docs/spec.md#generator-options).
+ * No ZooKeeper session timeout is this long (ZooKeeper's is a 32-bit count of ms).
+ */
+#define FLAKERY_SESSION_TIMEOUT_MS_NOT_GIVEN UINT64_MAX
+
+/**
  * The length of an ID's base32 form; a buffer for it needs one more byte, for the NUL.
  */
 #define FLAKERY_BASE32_LEN 13
@@ -244,7 +252,9 @@ typedef struct flakery_options {
      */
     const char *namespace_;
     /**
-     * ZooKeeper session timeout. 0: `FLAKERY_SESSION_TIMEOUT_MS`, else 10000.
+     * ZooKeeper session timeout, at least 1. `FLAKERY_SESSION_TIMEOUT_MS_NOT_GIVEN` (what
+     * `flakery_options_init` writes): `FLAKERY_SESSION_TIMEOUT_MS`, else 10000. 0 is
+     * `FLAKERY_STATUS_INVALID_ARGUMENT`, as on every surface, never "not given".
      */
     uint64_t session_timeout_ms;
     /**

@@ -30,7 +30,10 @@ pub use error::{
     flakery_last_error, flakery_last_error_message, flakery_status, flakery_status_message,
 };
 use error::{guard, out_slice, write_out};
-pub use options::{flakery_options, flakery_options_init_sized, flakery_sequence_policy};
+pub use options::{
+    flakery_options, flakery_options_init_sized, flakery_sequence_policy,
+    FLAKERY_SESSION_TIMEOUT_MS_NOT_GIVEN,
+};
 pub use parts::{
     flakery_capacity, flakery_compose, flakery_decode, flakery_decode_field,
     flakery_generator_decode, flakery_layout_capacity, flakery_layout_normalize, flakery_parts,

@@ -74,7 +74,9 @@ pub struct flakery_options {
     /// The ZooKeeper namespace of the leases (`namespace` in docs/spec.md#generator-options; C++ reserves the
     /// word). NULL: `FLAKERY_NAMESPACE`, else "default".
     pub namespace_: *const c_char,
-    /// ZooKeeper session timeout. 0: `FLAKERY_SESSION_TIMEOUT_MS`, else 10000.
+    /// ZooKeeper session timeout, at least 1. `FLAKERY_SESSION_TIMEOUT_MS_NOT_GIVEN` (what
+    /// `flakery_options_init` writes): `FLAKERY_SESSION_TIMEOUT_MS`, else 10000. 0 is
+    /// `FLAKERY_STATUS_INVALID_ARGUMENT`, as on every surface, never "not given".
     pub session_timeout_ms: u64,
     /// Directory of the host-local lease files (`flakery.<namespace>.node-<index>`, directly
     /// in it). NULL: `FLAKERY_LEASE_DIR`, else `/run/lock` (outside containers only).
@@ -158,7 +160,7 @@ impl Default for flakery_options {
             field_count: 0,
             zookeeper: std::ptr::null(),
             namespace_: std::ptr::null(),
-            session_timeout_ms: 0,
+            session_timeout_ms: FLAKERY_SESSION_TIMEOUT_MS_NOT_GIVEN,
             lease_dir: std::ptr::null(),
             database_url: std::ptr::null(),
             database_mode: std::ptr::null(),
@@ -166,7 +168,13 @@ impl Default for flakery_options {
     }
 }
 
-// `session_timeout_ms = 0` stands for the core's default; keep the documented number honest.
+/// The `session_timeout_ms` of `flakery_options` that is "not given" (the option's default
+/// comes from the environment, so the struct cannot hold it): `flakery_options_init` writes
+/// it. 0 is no stand-in: it is refused, as on every surface (docs/spec.md#generator-options).
+/// No ZooKeeper session timeout is this long (ZooKeeper's is a 32-bit count of ms).
+pub const FLAKERY_SESSION_TIMEOUT_MS_NOT_GIVEN: u64 = u64::MAX;
+
+// The header documents 10000 as the default of a timeout not given; keep that honest.
 const _: () = assert!(DEFAULT_SESSION_TIMEOUT_MS == 10_000);
 
 /// Fills the caller's `flakery_options` of `size` bytes (its `sizeof`) with every default and
@@ -291,7 +299,9 @@ pub(crate) unsafe fn read(opts: *const flakery_options) -> Result<Options, Error
             options.database_mode = Some(mode.parse::<DatabaseMode>()?);
         }
     }
-    options.session_timeout_ms = (c.session_timeout_ms != 0).then_some(c.session_timeout_ms);
+    // 0 is kept, for the core to refuse with every surface's message.
+    options.session_timeout_ms = (c.session_timeout_ms != FLAKERY_SESSION_TIMEOUT_MS_NOT_GIVEN)
+        .then_some(c.session_timeout_ms);
     Ok(options)
 }
 
@@ -351,8 +361,8 @@ mod tests {
     use flakery_core::option_table::{self as table, OPTIONS};
 
     /// `flakery_options_init`'s defaults are the table's (core/src/option_table/); an option
-    /// with no default of its own is "not given": NULL, `has_* = false`, or 0 for
-    /// `session_timeout_ms`.
+    /// with no default of its own is "not given": NULL, `has_* = false`, or
+    /// `FLAKERY_SESSION_TIMEOUT_MS_NOT_GIVEN`, never 0 (which the core refuses).
     #[test]
     fn the_defaults_are_the_tables() {
         let c = flakery_options::default();
@@ -374,7 +384,9 @@ mod tests {
                     )
                 }
                 "session_timeout_ms" => {
-                    assert_eq!((option.default, c.session_timeout_ms), (None, 0))
+                    assert_eq!(option.default, None);
+                    assert_eq!(c.session_timeout_ms, FLAKERY_SESSION_TIMEOUT_MS_NOT_GIVEN);
+                    assert_ne!(c.session_timeout_ms, 0);
                 }
                 "datacenter_id" => assert_eq!((option.default, c.has_datacenter_id), (None, false)),
                 "worker_id" => assert_eq!((option.default, c.has_worker_id), (None, false)),

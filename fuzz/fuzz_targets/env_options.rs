@@ -235,10 +235,17 @@ fuzz_target!(|data: &[u8]| {
         model_namespace(&options, vars[3].as_deref()),
     );
 
+    // 0 is refused, from the option or the variable: no surface reads it as "not given".
+    let at_least_1 = |ms: u64, name: &'static str| match ms {
+        0 => Err(Refusal(ErrorCode::InvalidArgument, name)),
+        ms => Ok(ms),
+    };
     let timeout_model = match options.session_timeout_ms {
-        Some(ms) => Ok(ms),
-        None => model_number(VARS[4], vars[4].as_deref())
-            .map(|ms| ms.unwrap_or(DEFAULT_SESSION_TIMEOUT_MS)),
+        Some(ms) => at_least_1(ms, "session_timeout_ms"),
+        None => model_number(VARS[4], vars[4].as_deref()).and_then(|ms| match ms {
+            Some(ms) => at_least_1(ms, VARS[4]),
+            None => Ok(DEFAULT_SESSION_TIMEOUT_MS),
+        }),
     };
     agree(
         "resolved_session_timeout_ms",

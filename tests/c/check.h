@@ -67,7 +67,11 @@ void test_last_error(void);
 void test_environment_integers(void);
 void test_host_name_not_utf8(void);
 /* test_client_options.c */
+/* Calls row(name, value) for each "name=value" item of the comma-separated environment
+ * variable var (an options table that tests/c/run.sh reads from the docs); how many. */
+int each_table_row(const char *var, void (*row)(char *name, char *value));
 void test_client_options_table(void);
+void test_generator_options_table(void);
 /* test_memory.c */
 void test_memory(void);
 /* test_leases.c */

@@ -58,23 +58,42 @@ header_is_generated() {
 }
 check "include/flakery.h is what cbindgen generates" header_is_generated
 
-# test_client_options.c checks the C struct against the options table as docs/client.md shows
-# it (rendered from core/src/option_table/client.rs): each numeric row as "member=default".
-FLAKERY_TEST_CLIENT_TABLE="$(python3 - <<'PY'
+# test_client_options.c and test_generator_options.c check the C structs against the options
+# tables as the docs show them (rendered from core/src/option_table/), one line each:
+# - the client's (docs/client.md#options): each numeric row as "member=default";
+# - the generator's numeric members without a has_* flag (docs/spec.md#generator-options):
+#   "member=least:default", least the smallest value the table's values allow (0 or 1),
+#   default the table's number or "-" (none of its own: from the environment).
+{ read -r FLAKERY_TEST_CLIENT_TABLE; read -r FLAKERY_TEST_GENERATOR_TABLE; } < <(python3 - <<'PY'
 import re
-text = open("docs/client.md").read().split("## Options", 1)[1]
-rows = []
-for line in text.splitlines():
-    cells = [c.strip() for c in line.strip().strip("|").split("|")]
-    if len(cells) == 10 and (m := re.fullmatch(r"(\d+)( ms)?", cells[8])):
-        rows.append(f"{cells[3].strip('`')}={m.group(1)}")
-    elif rows and not line.startswith("|"):
-        break
-print(",".join(rows))
+
+def rows(path, heading):
+    """The cells of each row of the table after heading."""
+    text = open(path).read().split(heading, 1)[1]
+    seen = False
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 10 and line.startswith("| `"):
+            seen = True
+            yield cells
+        elif seen and not line.startswith("|"):
+            return
+
+client = [f"{c[3].strip('`')}={m.group(1)}" for c in rows("docs/client.md", "## Options")
+          if (m := re.fullmatch(r"(\d+)( ms)?", c[8]))]
+generator = []
+for c in rows("docs/spec.md", "### Generator options"):
+    if c[2].strip("`").endswith("_ms"):
+        least = re.match(r"(\d+) to ", c[7])
+        default = c[8] if re.fullmatch(r"\d+", c[8]) else "-"
+        generator.append(f"{c[2].strip('`')}={least.group(1) if least else '?'}:{default}")
+print(",".join(client))
+print(",".join(generator))
 PY
-)"
-export FLAKERY_TEST_CLIENT_TABLE
+)
+export FLAKERY_TEST_CLIENT_TABLE FLAKERY_TEST_GENERATOR_TABLE
 echo "client options table (docs/client.md): $FLAKERY_TEST_CLIENT_TABLE"
+echo "generator options table (docs/spec.md): $FLAKERY_TEST_GENERATOR_TABLE"
 
 # The link line of docs/c.md: the archive, then FLAKERY_STATIC_LIBS.
 sanitize=(-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all)

@@ -34,6 +34,28 @@ int compare_ids(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+int each_table_row(const char *var, void (*row)(char *name, char *value)) {
+    const char *table = getenv(var);
+    CHECK(table != NULL && *table != '\0');
+    if (table == NULL) {
+        fprintf(stderr, "  %s is not set: tests/c/run.sh sets it\n", var);
+        return 0;
+    }
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", table);
+    int rows = 0;
+    for (char *save = NULL, *item = strtok_r(copy, ",", &save); item != NULL;
+         item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        CHECK(eq != NULL);
+        if (eq == NULL) continue;
+        *eq = '\0';
+        row(item, eq + 1);
+        rows++;
+    }
+    return rows;
+}
+
 int main(void) {
     test_version_and_status_messages();
     test_options_init();
@@ -55,6 +77,7 @@ int main(void) {
     test_environment_integers();
     test_host_name_not_utf8();
     test_client_options_table();
+    test_generator_options_table();
     test_memory();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

@@ -72,25 +72,10 @@ static void row(const char *name, uint64_t table_default) {
     flakery_client_free(client);
 }
 
+static void table_row(char *name, char *value) { row(name, strtoull(value, NULL, 10)); }
+
 void test_client_options_table(void) {
-    const char *table = getenv("FLAKERY_TEST_CLIENT_TABLE");
-    CHECK(table != NULL && *table != '\0');
-    if (table == NULL) {
-        fprintf(stderr, "  FLAKERY_TEST_CLIENT_TABLE is not set: tests/c/run.sh sets it\n");
-        return;
-    }
-    char copy[512];
-    snprintf(copy, sizeof copy, "%s", table);
-    int rows = 0;
-    for (char *save = NULL, *item = strtok_r(copy, ",", &save); item != NULL;
-         item = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(item, '=');
-        CHECK(eq != NULL);
-        if (eq == NULL) continue;
-        *eq = '\0';
-        row(item, strtoull(eq + 1, NULL, 10));
-        rows++;
-    }
+    int rows = each_table_row("FLAKERY_TEST_CLIENT_TABLE", table_row);
     CHECK(rows == (int)(sizeof members / sizeof members[0]));
 
     /* The flags' defaults: prefetch on (no_prefetch false), prefer_first off; no strings. */

@@ -63,7 +63,7 @@ void test_options_init(void) {
     CHECK(!opts.random_sequence_start);
     CHECK(opts.field_names == NULL && opts.field_values == NULL && opts.field_count == 0);
     CHECK(opts.zookeeper == NULL && opts.namespace_ == NULL && opts.lease_dir == NULL);
-    CHECK(opts.session_timeout_ms == 0);
+    CHECK(opts.session_timeout_ms == FLAKERY_SESSION_TIMEOUT_MS_NOT_GIVEN);
     CHECK_FAILS(flakery_options_init(NULL), FLAKERY_STATUS_INVALID_ARGUMENT, "NULL");
 }
 

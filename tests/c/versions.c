@@ -66,7 +66,8 @@ static void test_older_program(void) {
     CHECK(g.opts.layout == NULL && !g.opts.has_datacenter_id && !g.opts.has_worker_id);
     CHECK(g.opts.sequence_policy == FLAKERY_SEQUENCE_POLICY_WAIT);
     CHECK(g.opts.max_borrow_ms == 1000 && g.opts.backwards_tolerance_ms == 1000);
-    CHECK(g.opts.field_count == 0 && g.opts.lease_dir == NULL && g.opts.session_timeout_ms == 0);
+    CHECK(g.opts.field_count == 0 && g.opts.lease_dir == NULL &&
+          g.opts.session_timeout_ms == FLAKERY_SESSION_TIMEOUT_MS_NOT_GIVEN);
 
     /* Where today's library has database_url and database_mode, the older program has other
      * memory: strings that are no database URL or mode. Read as options, they would fail. */

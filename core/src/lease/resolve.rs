@@ -14,6 +14,7 @@ use crate::layout::Layout;
 use crate::lease::connector::{open_coordinator, CoordinatorKind, CoordinatorPlan};
 use crate::lease::environment::Environment;
 use crate::lease::node::{FixedNode, NodeId, NodeLease, NodeSource};
+use crate::option_table::Surface;
 use crate::options::{
     DatabaseMode, DatabaseUrl, Options, DEFAULT_NAMESPACE, DEFAULT_SESSION_TIMEOUT_MS,
 };
@@ -102,6 +103,10 @@ pub fn node_config_in(env: &Environment) -> Result<NodeConfig> {
 /// leased under it from the database when one is configured, else on this host (beside
 /// ZooKeeper, which leases whole node IDs, it is refused, from either place).
 pub fn plan(options: &Options, layout: &Layout, env: &Environment) -> Result<Plan> {
+    // Refused whether or not a coordinator reads it, as every other option out of range is.
+    if let Some(ms) = options.session_timeout_ms {
+        crate::option_table::SESSION_TIMEOUT_MS.optional_millis(Surface::Rust, ms)?;
+    }
     let explicit = node_config(
         options.datacenter_id,
         options.worker_id,
@@ -283,11 +288,13 @@ fn zookeeper_in(options: &Options, env: &Environment) -> Result<Option<String>> 
 
 /// `session_timeout_ms`, else `FLAKERY_SESSION_TIMEOUT_MS`, else 10000.
 fn session_timeout_ms_in(options: &Options, env: &Environment) -> Result<u64> {
+    let option = &crate::option_table::SESSION_TIMEOUT_MS;
     match options.session_timeout_ms {
-        Some(ms) => Ok(ms),
-        None => Ok(env
-            .u64("FLAKERY_SESSION_TIMEOUT_MS")?
-            .unwrap_or(DEFAULT_SESSION_TIMEOUT_MS)),
+        Some(ms) => option.optional_millis(Surface::Rust, ms),
+        None => match env.u64("FLAKERY_SESSION_TIMEOUT_MS")? {
+            Some(ms) => option.optional_millis(Surface::Environment, ms),
+            None => Ok(DEFAULT_SESSION_TIMEOUT_MS),
+        },
     }
 }
 

@@ -131,3 +131,38 @@ fn the_host_names_ordinal_is_read_from_the_snapshot() {
     );
     assert!(refused.unwrap_err().message().contains("'ids'"));
 }
+
+/// A session timeout of 0 is refused whichever way it comes, and whether or not a coordinator
+/// would read it: no surface reads 0 as "not given".
+#[test]
+fn a_session_timeout_of_0_is_refused() {
+    let fixed = Options {
+        datacenter_id: Some(1),
+        worker_id: Some(1),
+        session_timeout_ms: Some(0),
+        ..Options::default()
+    };
+    let err = plan_in(&fixed, &[]).err().unwrap();
+    assert_eq!(err.code(), crate::ErrorCode::InvalidArgument);
+    assert_eq!(
+        err.message(),
+        "session_timeout_ms must be at least 1, not 0"
+    );
+    assert_eq!(err.option(), Some("session_timeout_ms"));
+    let zookeeper = Options {
+        zookeeper: Some("127.0.0.1:1".into()),
+        ..Options::default()
+    };
+    let err = plan_in(&zookeeper, &[("FLAKERY_SESSION_TIMEOUT_MS", "0")])
+        .err()
+        .unwrap();
+    assert_eq!(
+        err.message(),
+        "FLAKERY_SESSION_TIMEOUT_MS must be at least 1, not 0"
+    );
+    let one = Options {
+        session_timeout_ms: Some(1),
+        ..zookeeper
+    };
+    assert!(plan_in(&one, &[]).is_ok());
+}

@@ -145,7 +145,7 @@ pub const NAMESPACE: OptionSpec = OptionSpec {
 
 pub const SESSION_TIMEOUT_MS: OptionSpec = OptionSpec {
     env: Some("FLAKERY_SESSION_TIMEOUT_MS"),
-    range: "what the ZooKeeper server allows",
+    range: "1 to what the ZooKeeper server allows (0 is refused)",
     default_doc: "`FLAKERY_SESSION_TIMEOUT_MS`, else 10000",
     doc: "the ZooKeeper session timeout",
     ..option(

@@ -93,8 +93,7 @@ impl Kind {
             Kind::Layout | Kind::Text | Kind::Path | Kind::DatabaseUrl | Kind::DatabaseMode => {
                 "string"
             }
-            Kind::NodeField | Kind::Millis => "*uint64",
-            Kind::OptionalMillis => "uint64",
+            Kind::NodeField | Kind::Millis | Kind::OptionalMillis => "*uint64",
             Kind::SequencePolicy => "SequencePolicy",
             Kind::Flag => "bool",
             Kind::Fields => "map[string]uint64",

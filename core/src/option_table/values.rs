@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{ClientKind, ClientOptionSpec, OptionKind, OptionSpec, Surface, FIELDS};
+use super::{ClientKind, ClientOptionSpec, Kind, OptionKind, OptionSpec, Surface, FIELDS};
 use crate::error::{Error, Result};
 
 /// The shortest a client's duration may be, in milliseconds: a deadline of 0 would fail every
@@ -25,6 +25,33 @@ impl<K: OptionKind> OptionSpec<K> {
     }
 }
 
+/// `ms` if it is at least `MIN_DURATION_MS`; else the one message of every surface for a
+/// duration under it, naming the option as `surface` spells it.
+fn at_least_min_ms<K: OptionKind>(o: &OptionSpec<K>, surface: Surface, ms: u64) -> Result<u64> {
+    if ms >= MIN_DURATION_MS {
+        return Ok(ms);
+    }
+    Err(Error::invalid_argument(format!(
+        "{} must be at least {MIN_DURATION_MS}, not {ms}",
+        o.name(surface)
+    ))
+    .about(o.rust))
+}
+
+impl OptionSpec<Kind> {
+    /// A generator's duration that is not given unless set (`session_timeout_ms`): when set,
+    /// at least 1 ms, so 0 is refused on every surface (ZooKeeper has no session of 0 ms)
+    /// rather than read as "not given" on some.
+    pub fn optional_millis(&self, surface: Surface, ms: u64) -> Result<u64> {
+        debug_assert!(
+            self.kind == Kind::OptionalMillis,
+            "{} is no optional duration",
+            self.rust
+        );
+        at_least_min_ms(self, surface, ms)
+    }
+}
+
 impl ClientOptionSpec {
     /// A client's duration as the surfaces whose keywords say `ms` give it (Python's
     /// `max_age_ms`, C's `max_age_ms`, Node's and Java's `maxAgeMs`): at least 1, so 0 is
@@ -37,14 +64,7 @@ impl ClientOptionSpec {
             "{} is no duration",
             self.rust
         );
-        if ms >= MIN_DURATION_MS {
-            return Ok(Duration::from_millis(ms));
-        }
-        Err(Error::invalid_argument(format!(
-            "{} must be at least {MIN_DURATION_MS}, not {ms}",
-            self.name(surface)
-        ))
-        .about(self.rust))
+        at_least_min_ms(self, surface, ms).map(Duration::from_millis)
     }
 
     /// A client's duration as Rust gives it, a `Duration`: its whole milliseconds, from 1 to
@@ -195,6 +215,33 @@ mod tests {
             message_on(&err, Surface::Python),
             "timeout_ms must be at least 1, not 0"
         );
+        let err = MAX_AGE.millis(Surface::Node, 0).unwrap_err();
+        assert_eq!(
+            message_on(&err, Surface::Node),
+            "maxAgeMs must be at least 1, not 0"
+        );
+    }
+
+    /// Every generator option that is optional and a duration refuses 0 with the client's
+    /// message: 0 is "not given" on no surface.
+    #[test]
+    fn an_optional_generator_duration_refuses_0() {
+        let optional: Vec<_> = OPTIONS
+            .iter()
+            .filter(|o| o.kind == Kind::OptionalMillis)
+            .collect();
+        assert_eq!(optional.len(), 1);
+        for o in optional {
+            assert_eq!(o.optional_millis(Surface::Rust, 1), Ok(1));
+            for surface in [Surface::Python, Surface::Node, Surface::C, Surface::Go] {
+                let err = o.optional_millis(Surface::Rust, 0).unwrap_err();
+                assert_eq!(err.code(), ErrorCode::InvalidArgument);
+                assert_eq!(
+                    message_on(&err, surface),
+                    format!("{} must be at least 1, not 0", o.name(surface))
+                );
+            }
+        }
         let err = MAX_AGE.millis(Surface::Node, 0).unwrap_err();
         assert_eq!(
             message_on(&err, Surface::Node),
