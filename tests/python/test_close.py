@@ -26,13 +26,6 @@ def calls(client):
     return result
 
 
-# The core's fix (client/, on the `fallback` branch): today a child's fork generation builds a
-# fresh engine that no close() stopped, so the child hands out IDs. strict: once the fix is
-# merged these pass, and the marker must go.
-NEEDS_CLIENT_FIX = pytest.mark.xfail(
-    strict=True, reason="a child of a closed client builds a fresh engine (client/ fix pending)"
-)
-
 REFUSED = {"next_id": "invalid_argument", "next_ids": "invalid_argument", "next_id_text": "invalid_argument"}
 
 
@@ -61,7 +54,6 @@ def test_a_client_closed_after_use_refuses_every_call(tiny_server):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork() on this platform")
-@NEEDS_CLIENT_FIX
 def test_a_child_forked_after_the_close_refuses_too(unused_client):
     unused_client.close()
     assert run_in_child(lambda: calls(unused_client)) == REFUSED
@@ -69,7 +61,6 @@ def test_a_child_forked_after_the_close_refuses_too(unused_client):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork() on this platform")
-@NEEDS_CLIENT_FIX
 def test_a_child_forked_after_a_used_client_closed_refuses_too(tiny_server):
     client = flakery.Client(servers=tiny_server)
     client.next_ids(10)
