@@ -31,11 +31,16 @@ final class TinyServer implements AutoCloseable {
      * client uses (docs/server.md); enough for a client's whole path through the network.
      */
     static TinyServer start() throws IOException {
+        return start(1L << 40);
+    }
+
+    /** As {@link #start()}, its IDs counting up from {@code firstId} (and so on its node ID). */
+    static TinyServer start(long firstId) throws IOException {
         // The headers and the body go out as two writes: without TCP_NODELAY the second waits
         // for the client's delayed ACK (40 ms a request).
         System.setProperty("sun.net.httpserver.nodelay", "true");
         HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-        AtomicLong next = new AtomicLong(1L << 40);
+        AtomicLong next = new AtomicLong(firstId);
         server.createContext("/v1/layout", exchange -> answer(exchange, "{\"spec\":\"twitter\"}"));
         server.createContext("/v1/ids", exchange -> {
             int count = Integer.parseInt(exchange.getRequestURI().getQuery().replace("count=", ""));
