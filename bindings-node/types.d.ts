@@ -130,16 +130,32 @@ export interface DecodeOptions {
 }
 
 /**
- * The generating calls of a `Client`, as a `Generator`'s: own properties of each client, bound
- * to it.
+ * The generating calls of a `Client`: own properties of each client, bound to it. Nothing
+ * waits on the JavaScript thread: the calls that may wait for a block (an empty stock, a
+ * failover, servers that stopped answering) return Promises, which settle within
+ * `timeoutMs` and reject with the client's error codes; `close()` rejects the pending ones
+ * at once. `await client.nextId()` reads as `await generator.nextId()` does.
  */
 export interface Client {
-  /** A new ID: from the client's stock in the steady state; waits at most `timeoutMs`. */
-  nextId(): bigint
-  /** A new ID as a string: decimal unless `options.format` says `'base32'` or `'base62'`. */
-  nextIdString(options?: IdStringOptions): string
-  /** `n` new IDs (`n` up to 2^24), increasing within each block (docs/client.md). */
-  nextIds(n: number): BigInt64Array
+  /**
+   * A new ID. Resolved at once when the client's stock holds one (the steady state), else
+   * when a block arrives, from a thread of libuv's pool.
+   */
+  nextId(): Promise<bigint>
+  /** As `nextId()`, the ID as a string: decimal unless `options.format` says `'base32'` or `'base62'`. */
+  nextIdString(options?: IdStringOptions): Promise<string>
+  /**
+   * `n` new IDs (`n` up to 2^24), increasing within each block (docs/client.md). Always
+   * made on a thread of libuv's pool.
+   */
+  nextIds(n: number): Promise<BigInt64Array>
+  /**
+   * A new ID from the client's stock, or `null` when it holds none now (then `nextId()`
+   * waits for a block, or says what failed). Never waits.
+   */
+  tryNextId(): bigint | null
+  /** As `tryNextId()`, the ID as a string in `options.format`. */
+  tryNextIdString(options?: IdStringOptions): string | null
 }
 
 /**
@@ -155,7 +171,7 @@ export interface ClientOptions {
   layout?: string | LayoutInfo
   /** An ID held longer than this is dropped, never handed out. Default 10000. */
   maxAgeMs?: number
-  /** Every call returns or throws within this. Default 5000. */
+  /** Every call settles within this. Default 5000. */
   timeoutMs?: number
   /** One request may take this long before the next server is asked. Default 1000. */
   requestTimeoutMs?: number

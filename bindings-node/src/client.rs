@@ -3,15 +3,10 @@
 //! the servers' layout. Argument and error conversion only: the client's logic (blocks,
 //! prefetch, age, failover, deadlines) is the crate's.
 //!
-//! Every call runs on the JavaScript thread. In the steady state it is a local call (a lock
-//! and a read of the client's stock, which its own thread refills in the background); only
-//! when the stock is empty does a call wait for a block, and never longer than the client's
-//! `timeoutMs` (the crate's deadline, 5 s by default), after which it throws
-//! `servers_unavailable`.
-//!
-//! The hot calls (`nextId`, `nextIdString`, `nextIds`) are bound to each object as the
-//! `Generator`'s are (`fast`): napi-rs's method call costs several times the client's own
-//! steady-state call. bindings-node/types.d.ts declares them.
+//! The generating calls (`client_calls`) never wait on the JavaScript thread: those that may
+//! wait for a block return Promises. They are bound to each object as the `Generator`'s are
+//! (`fast`): napi-rs's method call costs several times the client's own steady-state call.
+//! bindings-node/types.d.ts declares them.
 
 use std::ptr;
 use std::sync::Arc;
@@ -23,17 +18,13 @@ use flakery::option_table::{
 };
 use flakery::Surface;
 use flakery_client::Options;
-use napi::bindgen_prelude::{i64n, ClassInstance, FromNapiValue, Object, This, ToNapiValue};
+use napi::bindgen_prelude::{ClassInstance, FromNapiValue, Object, This};
 use napi::{sys, Env, JsValue, Unknown, ValueType};
 use napi_derive::napi;
 
-use crate::errors::{check, napi_error, type_error, JsResult, OrThrow};
-use crate::fast::{arg, bind_arc_methods, call_info, finish, id_format, Call};
-use crate::read::{
-    get_property, read_count, read_id_u64, read_string, type_name, value_type, OptionsObject,
-};
+use crate::errors::{check, type_error, JsResult, OrThrow};
+use crate::read::{get_property, read_id_u64, read_string, type_name, value_type, OptionsObject};
 use crate::results::DecodedId;
-use crate::values::{new_id_array, new_id_text};
 
 /// The keys of `ClientOptions`: the core's table of a client's options.
 fn client_keys() -> Vec<&'static str> {
@@ -132,7 +123,7 @@ impl Client {
         let options = client_options(&env, &options)?;
         let inner = flakery_client::Client::new(options).or_throw(env.raw())?;
         let inner = Arc::new(inner);
-        bind_methods(env.raw(), this.raw(), &inner)?;
+        crate::client_calls::bind_methods(env.raw(), this.raw(), &inner)?;
         Ok(Client { inner })
     }
 
@@ -161,86 +152,13 @@ impl Client {
         self.inner.servers().to_vec()
     }
 
-    /// Stops the client: the IDs it holds are dropped (never given back); every later call
-    /// throws `invalid_argument`. Never waits for a server.
+    /// Stops the client: the IDs it holds are dropped (never given back); a call waiting for
+    /// a block fails at once, and every later call fails, with `invalid_argument`. Never
+    /// waits for a server.
     #[napi(catch_unwind)]
     pub fn close(&self) {
         self.inner.close();
     }
-}
-
-/// The client a method was bound to.
-///
-/// # Safety
-/// `call.data` must be the `Arc` pointer `bind_methods` gave the function, which the
-/// function's finalizer frees only once the function itself is gone.
-unsafe fn bound<'a>(call: &Call) -> &'a flakery_client::Client {
-    unsafe { &*call.data.cast::<flakery_client::Client>().cast_const() }
-}
-
-/// A new ID: from the client's stock in the steady state; waits for a block at most
-/// `timeoutMs`.
-unsafe extern "C" fn client_next_id(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-) -> sys::napi_value {
-    finish(env, || {
-        let call = call_info(env, info, false)?;
-        // SAFETY: this callback is only ever made by `bind_methods`.
-        let id = unsafe { bound(&call) }.next_id().or_throw(env)?;
-        // SAFETY: env is live.
-        unsafe { i64n::to_napi_value(env, i64n(id)) }.map_err(napi_error)
-    })
-}
-
-/// A new ID as a string: decimal unless `options.format` says `'base32'` or `'base62'`.
-unsafe extern "C" fn client_next_id_string(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-) -> sys::napi_value {
-    finish(env, || {
-        let call = call_info(env, info, true)?;
-        let format = id_format(env, &call)?;
-        // SAFETY: as above.
-        let id = unsafe { bound(&call) }.next_id().or_throw(env)?;
-        new_id_text(env, id, format)
-    })
-}
-
-/// `n` new IDs (`n` up to 2^24), increasing within each block.
-unsafe extern "C" fn client_next_ids(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-) -> sys::napi_value {
-    finish(env, || {
-        let call = call_info(env, info, true)?;
-        let n = read_count(&arg(env, &call))?;
-        // SAFETY: as above.
-        let ids = unsafe { bound(&call) }.next_ids(n).or_throw(env)?;
-        new_id_array(env, n, |out| {
-            out.copy_from_slice(&ids);
-            Ok(())
-        })
-    })
-}
-
-/// Gives a new `Client` object its own `nextId`, `nextIdString` and `nextIds`, each bound to
-/// the client as a `Generator`'s are to it (`fast::bind_arc_methods`).
-fn bind_methods(
-    env: sys::napi_env,
-    this: sys::napi_value,
-    client: &Arc<flakery_client::Client>,
-) -> JsResult<()> {
-    bind_arc_methods(
-        env,
-        this,
-        client,
-        [
-            (c"nextId", client_next_id),
-            (c"nextIdString", client_next_id_string),
-            (c"nextIds", client_next_ids),
-        ],
-    )
 }
 
 /// Refuses `Client()` called without `new`: napi-rs's constructor would otherwise wrap, and

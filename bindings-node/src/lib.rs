@@ -22,6 +22,7 @@ use napi::{sys, Env, JsValue, Task, Unknown, ValueType};
 use napi_derive::napi;
 
 mod client;
+mod client_calls;
 mod errors;
 mod fast;
 mod read;

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, free_port, url
+from conftest import BINARY, ROOT, free_port, url
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "docs"))
 import blocks  # noqa: E402  (tests/docs' reader of code blocks)
@@ -28,6 +28,8 @@ def binding_env(servers):
         "FLAKERY_TEST_TOKEN": TOKEN,
         # Nothing listens there: the port was free a moment ago and nothing here binds it.
         "FLAKERY_TEST_DEAD_SERVER": f"http://127.0.0.1:{free_port()}",
+        # For tests that start servers of their own to pause and kill (client.test.mjs).
+        "FLAKERY_TEST_BIN": BINARY,
     })
     return env
 

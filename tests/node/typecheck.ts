@@ -1,5 +1,6 @@
 // A usage example checked by `tsc --noEmit -p tests/node` against index.d.ts (never run).
 import {
+  Client,
   Generator,
   compose,
   decode,
@@ -12,6 +13,7 @@ import {
   fromBase62,
   toBase32,
   toBase62,
+  type ClientOptions,
   type DecodedId,
   type IdStringOptions,
   type GeneratorOptions,
@@ -108,3 +110,26 @@ const idStringOptions: IdStringOptions = { format: 'decimal' }
 // @ts-expect-error: not one of the formats
 nextIdString({ format: 'hex' })
 console.log(b32, b62, back, formatted, idStringOptions)
+
+// A client of `flakery serve`: the calls that may wait are Promises, the tries never wait.
+async function fromServers(): Promise<void> {
+  const clientOptions: ClientOptions = { servers: ['http://127.0.0.1:8080'], timeoutMs: 5000 }
+  const client = new Client(clientOptions)
+  const served: bigint = await client.nextId()
+  const servedText: string = await client.nextIdString({ format: 'base62' })
+  const servedBatch: BigInt64Array = await client.nextIds(10)
+  const held: bigint | null = client.tryNextId()
+  const heldText: string | null = client.tryNextIdString({ format: 'base32' })
+  // The same line takes an ID from a Generator or a Client.
+  for (const source of [generator, client]) {
+    const either: bigint = await source.nextId()
+    console.log(either)
+  }
+  // @ts-expect-error: a Client's nextId is a Promise, not a bigint
+  const notYet: bigint = client.nextId()
+  // @ts-expect-error: a try may find no ID
+  const maybe: bigint = client.tryNextId()
+  console.log(served, servedText, servedBatch, held, heldText, client.decode(served).workerId, notYet, maybe)
+  client.close()
+}
+void fromServers()

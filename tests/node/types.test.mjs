@@ -65,3 +65,26 @@ test("a Generator's members are the declared ones, its own calls included", () =
   assert.match(dts, /^  nextIds\(n: number\): BigInt64Array$/m)
   assert.ok(g.nextIds(2) instanceof BigInt64Array)
 })
+
+test("a Client's members are the declared ones: Promises for the calls that may wait", async () => {
+  // Nothing listens on port 1: no call here asks a server for a block but the last.
+  const client = new flakery.Client({ servers: 'http://127.0.0.1:1', timeoutMs: 1, requestTimeoutMs: 1 })
+  const own = Object.getOwnPropertyNames(client).sort()
+  assert.deepEqual(own, members('interface', 'Client').sort())
+  const proto = Object.getOwnPropertyNames(flakery.Client.prototype).filter((k) => k !== 'constructor')
+  assert.deepEqual(proto.sort(), members('class', 'Client').filter((k) => k !== 'constructor').sort())
+  assert.match(dts, /^  tryNextId\(\): bigint \| null$/m)
+  assert.equal(client.tryNextId(), null)
+  assert.match(dts, /^  tryNextIdString\(options\?: IdStringOptions\): string \| null$/m)
+  assert.equal(client.tryNextIdString(), null)
+  assert.match(dts, /^  nextId\(\): Promise<bigint>$/m)
+  assert.match(dts, /^  nextIdString\(options\?: IdStringOptions\): Promise<string>$/m)
+  assert.match(dts, /^  nextIds\(n: number\): Promise<BigInt64Array>$/m)
+  const calls = [client.nextId(), client.nextIdString(), client.nextIds(1)]
+  for (const call of calls) assert.ok(call instanceof Promise)
+  for (const result of await Promise.allSettled(calls)) {
+    assert.equal(result.status, 'rejected')
+    assert.equal(result.reason.code, 'servers_unavailable')
+  }
+  client.close()
+})

@@ -1,0 +1,109 @@
+// Native memory: every public function and method of the package, its error paths included,
+// called 100,000 times a round, leaves the process's resident memory bounded
+// (tests/node/memory.mjs). A Client's calls that need a server are checked in
+// tests/client/client.test.mjs, against real servers.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+
+import {
+  Client,
+  Generator,
+  compose,
+  decode,
+  fromBase32,
+  fromBase62,
+  layoutInfoOf,
+  layouts,
+  nextId,
+  nextIdString,
+  nextIds,
+  toBase32,
+  toBase62,
+} from 'flakery'
+
+import { assertNoLeak, caught } from './memory.mjs'
+
+const ID = 1541815603606036480n
+
+test('the module-level calls leak nothing', async (t) => {
+  t.diagnostic(
+    await assertNoLeak({
+      nextId: () => nextId(),
+      nextIdString: () => nextIdString(),
+      'nextIdString base62': () => nextIdString({ format: 'base62' }),
+      nextIds: () => nextIds(4),
+    }),
+  )
+})
+
+test("a Generator's calls leak nothing", async (t) => {
+  const g = new Generator({ workerId: 7, datacenterId: 3 })
+  t.diagnostic(
+    await assertNoLeak({
+      'Generator.create': () => Generator.create({ workerId: 2 }),
+      nextId: () => g.nextId(),
+      nextIdString: () => g.nextIdString({ format: 'base32' }),
+      nextIds: () => g.nextIds(4),
+      getters: () => g.layout + g.datacenterId + g.workerId + g.source + g.closed,
+    }),
+  )
+  g.close()
+})
+
+// A finding of this check, not yet explained: `new Generator` (not `Generator.create`, whose
+// generator the same core call makes on libuv's thread) leaves 0.5 to 1.5 MB more native
+// memory after each round of 50,000, over the first few hundred thousand, then levels off.
+test('making a Generator with new and closing it leaks nothing', { todo: 'new Generator grows native memory for its first ~250,000 generators' }, async (t) => {
+  t.diagnostic(await assertNoLeak({ 'new Generator + close': () => new Generator({ workerId: 1 }).close() }))
+})
+
+test('decode, compose, layouts and the text forms leak nothing', async (t) => {
+  const base32 = toBase32(ID)
+  const base62 = toBase62(ID)
+  t.diagnostic(
+    await assertNoLeak({
+      decode: () => decode(ID),
+      'decode with a layout': () => decode(String(ID), { layout: 'sonyflake' }),
+      compose: () => compose({ timestampMs: 1_700_000_000_000, workerId: 1, layout: 'twitter' }),
+      layouts: () => layouts(),
+      layoutInfoOf: () => layoutInfoOf('time:41,worker:10,sequence:12;epoch=1288834974657'),
+      toBase32: () => toBase32(ID),
+      toBase62: () => toBase62(ID),
+      fromBase32: () => fromBase32(base32),
+      fromBase62: () => fromBase62(base62),
+    }),
+  )
+})
+
+test('every kind of error leaks nothing', async (t) => {
+  const closed = new Generator({ workerId: 9 })
+  closed.close()
+  t.diagnostic(
+    await assertNoLeak({
+      TypeError: () => caught(() => decode({})),
+      'RangeError invalid_layout': () => caught(() => layoutInfoOf('time:41,nope:3')),
+      'RangeError of an option': () => caught(() => new Generator({ workerId: 1 << 20 })),
+      'unknown key': () => caught(() => new Generator({ wrokerId: 1 })),
+      'bad text': () => caught(() => fromBase62('!!!!!!!!!!!')),
+      'compose out of range': () => caught(() => compose({ timestampMs: 0, sequence: 1 << 20 })),
+      lease_lost: () => caught(() => closed.nextId()),
+      'a Client refused': () => caught(() => new Client({ servers: 'https://127.0.0.1:1' })),
+      'Generator.create rejected': () => Generator.create({ workerId: 1 << 20 }).catch((e) => e),
+    }),
+  )
+})
+
+test("a Client's calls that need no server leak nothing", async (t) => {
+  const client = new Client({ servers: 'http://127.0.0.1:1,http://127.0.0.1:2' })
+  t.diagnostic(
+    await assertNoLeak({
+      'new Client + close': () => new Client({ servers: ['http://127.0.0.1:1'], layout: 'discord' }).close(),
+      decode: () => client.decode(ID),
+      getters: () => client.layout + client.servers.length,
+      tryNextId: () => client.tryNextId(),
+      tryNextIdString: () => client.tryNextIdString({ format: 'base32' }),
+    }),
+  )
+  client.close()
+  assert.equal(client.tryNextId(), null)
+})
