@@ -199,8 +199,11 @@ test('nothing waits on the event loop while every server is paused, then killed'
   const results = await Promise.allSettled(pending)
   delay.disable()
   const maxMs = delay.max / 1e6
+  // The stall is reported, not bounded: on a loaded machine the loop waits for a core as
+  // long as any wait of ours (timers alone peaked at 25 ms at load 20). What a wait on the
+  // JavaScript thread would change is the order of events: a blocked call settles before the
+  // timers above have run, while the servers are still paused.
   t.diagnostic(`event loop delay: max ${maxMs.toFixed(1)} ms, mean ${(delay.mean / 1e6).toFixed(1)} ms, ${delay.count} samples`)
-  assert.ok(maxMs < 100, `the event loop stalled ${maxMs.toFixed(1)} ms`)
   assert.equal(settledWhilePaused, 0, 'a call settled while every server was paused')
   for (const result of results) {
     assert.equal(result.status, 'rejected')
