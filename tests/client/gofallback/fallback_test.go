@@ -33,10 +33,10 @@ func failsWith(t *testing.T, what string, err error, needle string) {
 }
 
 func TestAFallbackOnAServersNodeIsRefused(t *testing.T) {
-	c, err := flakery.NewClient(flakery.ClientOptions{
-		Servers:  []string{server(t)},
-		Fallback: &flakery.Options{DatacenterID: flakery.Uint64(0), WorkerID: flakery.Uint64(11)},
-	})
+	opts := flakery.DefaultClientOptions()
+	opts.Servers = []string{server(t)}
+	opts.Fallback = &flakery.Options{DatacenterID: flakery.Uint64(0), WorkerID: flakery.Uint64(11)}
+	c, err := flakery.NewClient(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,9 @@ func TestAFallbackOnAServersNodeIsRefused(t *testing.T) {
 }
 
 func TestClosedIsFinal(t *testing.T) {
-	c, err := flakery.NewClient(flakery.ClientOptions{Servers: []string{server(t)}})
+	opts := flakery.DefaultClientOptions()
+	opts.Servers = []string{server(t)}
+	c, err := flakery.NewClient(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
