@@ -162,9 +162,11 @@ def test_servers_that_lose_their_zookeeper_lease_never_hand_out_a_duplicate(zk, 
         while time.monotonic() < stopped_at + 3 * DEADLINE_MS / 1000:
             time.sleep(0.05)
     finally:
+        # Both read before SIGCONT: a loaded test process may run again only after A has
+        # answered the requests queued while it was stopped (its first refusals).
         resumed_ms = time.time() * 1000
+        resumed_at = time.monotonic()
         os.kill(a.pid, signal.SIGCONT)
-    resumed_at = time.monotonic()
     wait_for("A ready again", lambda: a.get("/readyz")[0] == 200)
 
     # 2. B's ephemeral node is deleted by hand, and E takes that node ID at once, while B
