@@ -3,9 +3,10 @@
 # tests/server's harness): many client processes and threads while servers are killed, paused
 # with SIGSTOP and restarted; fork; bad tokens; a fake server that answers garbage; every
 # server down; servers whose node IDs are leased from a real ZooKeeper (tests/zookeeper's
-# harness) losing their leases. Every ID any client was handed is counted for duplicates. The
-# Client of each binding too: C, Go and Node (test_bindings.py), Python (test_python_client.py);
-# a fallback on a server's node ID and close() on each (test_fallback_surfaces.py).
+# harness) losing their leases, or ZooKeeper itself stalled. Every ID any client was handed is
+# counted for duplicates. The Client of each binding too: C, Go and Node (test_bindings.py),
+# Python (test_python_client.py); a fallback on a server's node ID and close() on each
+# (test_fallback_surfaces.py).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh

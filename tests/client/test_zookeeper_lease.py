@@ -1,7 +1,8 @@
 """Clients against servers whose node IDs are leased from a real ZooKeeper, while servers lose
 their leases: one paused (SIGSTOP) past its session timeout while a new server takes its node
 ID, then resumed; one whose ephemeral node is deleted by hand while a new server takes that
-node ID at once. Every ID any client or probe was handed is counted for duplicates."""
+node ID at once. Every ID any client or probe was handed is counted for duplicates. And
+ZooKeeper itself stalled: every server refuses, the one moment the clients' calls may fail."""
 
 import http.client
 import json
@@ -69,10 +70,35 @@ def unix_ms_of(id_):
     return (id_ >> 22) + TWITTER_EPOCH_MS
 
 
-def lease_losses(server):
+def metric(server, name):
     _, _, body = server.get("/metrics")
     return sum(float(line.rsplit(" ", 1)[1]) for line in body.decode().splitlines()
-               if line.startswith("flakery_lease_losses_total"))
+               if line.startswith(name))
+
+
+def lease_losses(server):
+    return metric(server, "flakery_lease_losses_total")
+
+
+def hammer(urls, seconds):
+    """A client process of 4 threads taking IDs one at a time from `urls`, in that order."""
+    return Hammer(urls, "--threads", 4, "--seconds", seconds, "--calls", 400000,
+                  "--pause-us", 50, "--request-timeout-ms", 500, "--timeout-ms", DEADLINE_MS,
+                  "--max-age-ms", 2000, "--prefer-first", 1)
+
+
+def calls_failed_only_in_stalls(report, stalls):
+    """A call fails at once (servers_unavailable) when every server of its client failed when
+    last asked and is backing off (docs/client.md, "Failover and deadlines"), and a server
+    refuses (503 lease_lost) while ZooKeeper has not confirmed its lease within half the
+    session timeout, counted as a lease loss (`stalls`, of a server on every client's list).
+    A loaded machine can delay ZooKeeper that long: then every server refuses at once, and the
+    calls of that moment fail by design. With no such stall, no call may fail."""
+    if not stalls:
+        assert report["failed"] == {}, (report["failed"], report["errors"])
+        return
+    assert set(report["failed"]) <= {"servers_unavailable"}, report
+    assert all("503 lease_lost" in e for e in report["errors"]), report["errors"]
 
 
 class Probe:
@@ -138,10 +164,7 @@ def test_servers_that_lose_their_zookeeper_lease_never_hand_out_a_duplicate(zk, 
     urls = [url(a), url(b), url(c), f"http://127.0.0.1:{d_port}", f"http://127.0.0.1:{e_port}"]
     orders = [urls, urls[1:] + urls[:1], urls[2:] + urls[:2],
               [urls[0], urls[2], urls[1]] + urls[3:]]
-    hammers = [Hammer(order, "--threads", 4, "--seconds", 20, "--calls", 400000,
-                      "--pause-us", 50, "--request-timeout-ms", 500, "--timeout-ms", DEADLINE_MS,
-                      "--max-age-ms", 2000, "--prefer-first", 1)
-               for order in orders]
+    hammers = [hammer(order, 20) for order in orders]
     probes = []
     time.sleep(1)
 
@@ -162,9 +185,11 @@ def test_servers_that_lose_their_zookeeper_lease_never_hand_out_a_duplicate(zk, 
         while time.monotonic() < stopped_at + 3 * DEADLINE_MS / 1000:
             time.sleep(0.05)
     finally:
+        # Both read before SIGCONT: a loaded test process may run again only after A has
+        # answered the requests queued while it was stopped (its first refusals).
         resumed_ms = time.time() * 1000
+        resumed_at = time.monotonic()
         os.kill(a.pid, signal.SIGCONT)
-    resumed_at = time.monotonic()
     wait_for("A ready again", lambda: a.get("/readyz")[0] == 200)
 
     # 2. B's ephemeral node is deleted by hand, and E takes that node ID at once, while B
@@ -177,14 +202,15 @@ def test_servers_that_lose_their_zookeeper_lease_never_hand_out_a_duplicate(zk, 
     wait_for("B noticed it lost its lease", lambda: lease_losses(b) > losses_before)
     wait_for("B ready again", lambda: b.get("/readyz")[0] == 200)
 
-    total, ok, longest = [], 0, 0
-    for hammer in hammers:
-        reports, ids = hammer.wait()
-        [report] = reports
-        assert report["failed"] == {}, report
+    total, ok, longest, reports = [], 0, 0, []
+    for process in hammers:
+        [report], ids = process.wait()
+        reports.append(report)
         ok += report["ok"]
         longest = max(longest, report["longest_ms"])
         total.extend(ids)
+    for report in reports:  # C is in every client's list and never touched by the test
+        calls_failed_only_in_stalls(report, lease_losses(c))
     for probe in probes:
         probe.stop()
         total.extend(probe.ids())
@@ -198,7 +224,7 @@ def test_servers_that_lose_their_zookeeper_lease_never_hand_out_a_duplicate(zk, 
           f"E {node_of(e)}); A after its resume: {len(refused)} refusals, "
           f"{sum(1 for r in after if r[2] == 200)} IDs, {len(late)} of them under its old "
           f"node ID, stamped at most {max(late, default=0):.0f} ms past the clock read after "
-          f"the stop")
+          f"the stop; C's lease losses {lease_losses(c)}")
     assert ok > 10000
     assert duplicates(total) == 0, f"{duplicates(total)} duplicates"
     # No client call waited on the stopped server (an order of events): the longest call,
@@ -215,3 +241,29 @@ def test_servers_that_lose_their_zookeeper_lease_never_hand_out_a_duplicate(zk, 
     zombie = [r for r in after if r[2] == 200 and node_in(r[3]) == a_node
               and unix_ms_of(r[3]) >= resumed_ms]
     assert not zombie, f"A handed out IDs under the node ID D held: {zombie[:3]}"
+
+
+def test_calls_fail_only_while_zookeeper_leaves_every_lease_unconfirmed(zk, servers):
+    """What `calls_failed_only_in_stalls` relies on: ZooKeeper paused (SIGSTOP, as a loaded
+    machine can starve it) past half the session timeout leaves every server's lease
+    unconfirmed: each counts a lease loss and refuses, and the calls of that moment fail with
+    servers_unavailable naming the refusals (the assertion of a run without a stall fails)."""
+    env = {"FLAKERY_ZOOKEEPER": zk.connect, "FLAKERY_NAMESPACE": NAMESPACE,
+           "FLAKERY_SESSION_TIMEOUT_MS": str(SESSION_MS)}
+    three = [servers(env=env) for _ in range(3)]
+    client = hammer([url(s) for s in three], 8)
+    wait_for("the client took IDs", lambda: metric(three[0], "flakery_ids_issued_total"))
+    zk.pause()
+    try:
+        wait_for("every server's lease unconfirmed", lambda: all(lease_losses(s) for s in three))
+        # Held past the stock the client had (its blocks last about max_age / 4).
+        time.sleep(DEADLINE_MS / 1000)
+    finally:
+        zk.resume()
+    [report], _ = client.wait()
+    stalls = lease_losses(three[0])
+    print(f"stalls {stalls}; {report['ok']} calls answered, failed {report['failed']}")
+    assert stalls and report["failed"].get("servers_unavailable"), report
+    calls_failed_only_in_stalls(report, stalls)
+    with pytest.raises(AssertionError):
+        calls_failed_only_in_stalls(report, 0)
