@@ -18,12 +18,11 @@
 
 use std::cell::UnsafeCell;
 use std::fs::File;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, Ordering::SeqCst};
 
 use flakery::lease::node::{write_mark, LOOKAHEAD_MS};
-use flakery::lease::shared_mark::read_floor;
+use flakery::lease::shared_mark::{mark_error, open_mark_file as open, read_floor};
 use flakery::{Error, ErrorCode, Grant, NodeId, NodeLease, NodeSource};
 use pgrx::pg_sys;
 use pgrx::PGRXSharedMemory;
@@ -110,25 +109,6 @@ pub fn startup_floor() -> i64 {
             FLOOR_UNREADABLE
         }
     }
-}
-
-fn mark_error(path: &Path, why: &str) -> Error {
-    Error::new(
-        ErrorCode::LeaseLost,
-        format!("the high-water mark file {}: {why}", path.display()),
-    )
-}
-
-fn open(path: &Path) -> flakery::Result<File> {
-    std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| mark_error(path, &format!("cannot open it: {e}")))
 }
 
 fn store(path: &Path, file: &File, mark_ms: i64) -> flakery::Result<()> {

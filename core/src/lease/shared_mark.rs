@@ -69,7 +69,22 @@ fn parse(path: &Path, data: &[u8]) -> Result<Option<i64>> {
     })
 }
 
-fn mark_error(path: &Path, why: &str) -> Error {
+/// Opens (or creates, mode 0600) a high-water mark file, never through a symbolic link: the
+/// one way every holder of a mark file (this lease, the PostgreSQL extension's) opens it.
+pub fn open_mark_file(path: &Path) -> Result<File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| mark_error(path, &format!("cannot open it: {e}")))
+}
+
+/// A mark file's failure: `lease_lost`, naming the file and why.
+pub fn mark_error(path: &Path, why: &str) -> Error {
     Error::new(
         ErrorCode::LeaseLost,
         format!("the high-water mark file {}: {why}", path.display()),
@@ -80,15 +95,7 @@ impl SharedMark {
     /// This process's lease on `node`, its mark in `path` (created if missing, mode 0600),
     /// for a run whose floor is `floor_ms` (`read_floor` at the start of the run).
     pub fn open(path: &Path, node: NodeId, floor_ms: i64) -> Result<SharedMark> {
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(path)
-            .map_err(|e| mark_error(path, &format!("cannot open it: {e}")))?;
+        let file = open_mark_file(path)?;
         Ok(SharedMark {
             path: path.to_path_buf(),
             file,
