@@ -15,6 +15,8 @@ As a module::
 As a CLI (for shell scripts and Rust tests)::
 
     python3 tests/zookeeper/zkserver.py start      # prints {"pid":..,"port":..,"connect":..,"dir":..}
+    python3 tests/zookeeper/zkserver.py start --tls CERTS [--client-auth need|want|none]
+                                                   # also a secureClientPort ("secure_port")
     python3 tests/zookeeper/zkserver.py pause PID  # SIGSTOP   (resume PID: SIGCONT)
     python3 tests/zookeeper/zkserver.py srvr PORT  # prints the `srvr` answer
     python3 tests/zookeeper/zkserver.py stop PID DIR
@@ -40,6 +42,10 @@ ZK_JAR = "/usr/share/java/zookeeper.jar"
 # The jar's manifest Class-Path names its dependencies (jute, netty, slf4j-api, ...);
 # slf4j-simple gives the server a logger that writes to stderr (our log file).
 EXTRA_JARS = ["/usr/share/java/slf4j-simple.jar"]
+# A secureClientPort needs the Netty connection factory, whose SslHandler is in netty-codec:
+# Debian's libnetty-java (a dependency of the package) ships it, but the jar's manifest does
+# not name it.
+TLS_JARS = ["/usr/share/java/netty-codec.jar", "/usr/share/java/netty-resolver.jar"]
 MAIN_CLASS = "org.apache.zookeeper.server.ZooKeeperServerMain"
 JVM_OPTS = [
     "-Xms32m",
@@ -63,7 +69,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _live: "set[Server]" = set()
 
 
-def classpath() -> str:
+def classpath(tls: bool = False) -> str:
     override = os.environ.get("ZK_CLASSPATH")
     if override:
         return override
@@ -71,7 +77,8 @@ def classpath() -> str:
         raise RuntimeError(
             f"{ZK_JAR} not found: run `bash {os.path.join(_HERE, 'install.sh')}` first"
         )
-    return ":".join([ZK_JAR] + [j for j in EXTRA_JARS if os.path.exists(j)])
+    extra = EXTRA_JARS + (TLS_JARS if tls else [])
+    return ":".join([ZK_JAR] + [j for j in extra if os.path.exists(j)])
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -175,6 +182,7 @@ class Server:
         self.pid = pid
         self.port = port
         self.connect = f"127.0.0.1:{port}"
+        self.secure_port: "int | None" = None
         self.dir = dir
         self.data_dir = data_dir
         self.log_path = os.path.join(dir, "zookeeper.log")
@@ -216,7 +224,10 @@ class Server:
         return _tail(self.log_path, lines)
 
     def info(self) -> dict:
-        return {"pid": self.pid, "port": self.port, "connect": self.connect, "dir": self.dir}
+        info = {"pid": self.pid, "port": self.port, "connect": self.connect, "dir": self.dir}
+        if self.secure_port is not None:
+            info["secure_port"] = self.secure_port
+        return info
 
     # --- context manager ---------------------------------------------------------------
     def __enter__(self) -> "Server":
@@ -229,7 +240,29 @@ class Server:
         return f"Server(pid={self.pid}, connect={self.connect!r}, dir={self.dir!r})"
 
 
-def _write_cfg(path: str, data_dir: str, port: int, tick: int, min_to: int, max_to: int) -> None:
+def _tls_cfg(certs: str, secure_port: int, client_auth: str) -> "list[str]":
+    """A secureClientPort on 127.0.0.1 with the test CA's server pair (tests/tls_certs.py's
+    server.p12, whose password is P12_PASSWORD) and its CA as the truststore (PEM, as
+    ZooKeeper 3.6+ reads it), so `client_auth=need` takes client.crt and refuses the rest."""
+    sys.path.insert(0, os.path.dirname(_HERE))
+    from tls_certs import P12_PASSWORD
+
+    certs = os.path.abspath(certs)
+    return [
+        f"secureClientPort={secure_port}",
+        "secureClientPortAddress=127.0.0.1",
+        "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+        f"ssl.keyStore.location={os.path.join(certs, 'server.p12')}",
+        f"ssl.keyStore.password={P12_PASSWORD}",
+        "ssl.keyStore.type=PKCS12",
+        f"ssl.trustStore.location={os.path.join(certs, 'ca.pem')}",
+        "ssl.trustStore.type=PEM",
+        f"ssl.clientAuth={client_auth}",
+    ]
+
+
+def _write_cfg(path: str, data_dir: str, port: int, tick: int, min_to: int, max_to: int,
+               extra: "list[str]") -> None:
     with open(path, "w") as f:
         f.write(
             "\n".join(
@@ -244,6 +277,7 @@ def _write_cfg(path: str, data_dir: str, port: int, tick: int, min_to: int, max_
                     "admin.enableServer=false",
                     "4lw.commands.whitelist=*",
                     "forceSync=no",  # test data: no fsync per write
+                    *extra,
                     "",
                 ]
             )
@@ -254,15 +288,18 @@ def start(data_dir: "str | None" = None, port: "int | None" = None, *,
           tick_time_ms: int = TICK_TIME_MS,
           min_session_timeout_ms: int = MIN_SESSION_TIMEOUT_MS,
           max_session_timeout_ms: int = MAX_SESSION_TIMEOUT_MS,
-          timeout: float = START_TIMEOUT_S, detached: bool = False) -> Server:
+          timeout: float = START_TIMEOUT_S, detached: bool = False,
+          tls_certs: "str | None" = None, client_auth: str = "need") -> Server:
     """Start a standalone ZooKeeper on 127.0.0.1 and wait until `srvr` says `Mode: standalone`.
 
     data_dir: keep the data there (not removed by stop(); pass the same dir, and `port`, to
     "restart" a server with its state). Default: inside the temp dir, removed by stop().
     detached: do not stop it when this Python process exits (the CLI uses this).
+    tls_certs: a directory of tests/tls_certs.py's files: also serve TLS on a secureClientPort
+    (`Server.secure_port`), asking clients for a certificate as `client_auth` says.
     Raises RuntimeError with the server's log if it does not come up within `timeout` s.
     """
-    cp = classpath()
+    cp = classpath(tls=tls_certs is not None)
     java = shutil.which("java")
     if java is None:
         raise RuntimeError(f"java not found: run `bash {os.path.join(_HERE, 'install.sh')}`")
@@ -274,8 +311,11 @@ def start(data_dir: "str | None" = None, port: "int | None" = None, *,
         ddir = os.path.join(tmp, "data") if own else os.path.abspath(data_dir)
         os.makedirs(ddir, exist_ok=True)
         p = port if port is not None else free_port()
+        secure = free_port() if tls_certs is not None else None
+        extra = _tls_cfg(tls_certs, secure, client_auth) if secure is not None else []
         cfg = os.path.join(tmp, "zoo.cfg")
-        _write_cfg(cfg, ddir, p, tick_time_ms, min_session_timeout_ms, max_session_timeout_ms)
+        _write_cfg(cfg, ddir, p, tick_time_ms, min_session_timeout_ms, max_session_timeout_ms,
+                   extra)
         log_path = os.path.join(tmp, "zookeeper.log")
         with open(log_path, "wb") as logf:
             proc = subprocess.Popen(
@@ -284,6 +324,7 @@ def start(data_dir: "str | None" = None, port: "int | None" = None, *,
                 cwd=tmp, start_new_session=True, close_fds=True,
             )
         srv = Server(proc, proc.pid, p, tmp, ddir, own)
+        srv.secure_port = secure
         deadline = time.monotonic() + timeout
         ok = False
         while time.monotonic() < deadline:
@@ -339,7 +380,8 @@ def stop_detached(pid: int, dir: str) -> None:
 
 def _main(argv: "list[str]") -> int:
     usage = (
-        "usage: zkserver.py start [--data-dir DIR] [--port PORT]\n"
+        "usage: zkserver.py start [--data-dir DIR] [--port PORT] [--tls CERTS]"
+        " [--client-auth need|want|none]\n"
         "       zkserver.py stop PID DIR\n"
         "       zkserver.py pause PID | resume PID\n"
         "       zkserver.py srvr PORT\n"
@@ -358,6 +400,10 @@ def _main(argv: "list[str]") -> int:
                     kw["data_dir"] = next(it)
                 elif a == "--port":
                     kw["port"] = int(next(it))
+                elif a == "--tls":
+                    kw["tls_certs"] = next(it)
+                elif a == "--client-auth":
+                    kw["client_auth"] = next(it)
                 else:
                     sys.stderr.write(usage)
                     return 2

@@ -1,5 +1,5 @@
-//! Connecting to ZooKeeper: a TCP connection and a session with a deadline, the credentials
-//! added, and a capped, jittered backoff between attempts that the caller keeps across claims
+//! Connecting to ZooKeeper: a TCP connection (with TLS when the connect string says
+//! `secure=true`) and a session with a deadline, the credentials added, and a capped, jittered backoff between attempts that the caller keeps across claims
 //! (docs/keeper.md#zookeeper-connections). Also the framing of the stream (a 4-byte length,
 //! then the jute body).
 
@@ -9,8 +9,10 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::link::{self, ReadHalf, WriteHalf};
 use crate::proto::{self, op, reply_header, Reader, Writer, ZkError};
 use crate::settings::Settings;
+use crate::tls;
 use crate::transport::{start, Client};
 use flakery::clock::Clock;
 use flakery::error::{Error, ErrorCode, Result};
@@ -91,7 +93,8 @@ fn random() -> u64 {
 
 /// A session established with the server at `address`.
 pub(crate) struct Session {
-    pub(crate) stream: TcpStream,
+    pub(crate) reader: ReadHalf,
+    pub(crate) writer: WriteHalf,
     pub(crate) id: i64,
     pub(crate) timeout: Duration,
 }
@@ -132,7 +135,7 @@ pub(crate) fn connect(
         let left = deadline_ms.saturating_sub(time.now_ms()).max(0);
         let deadline = Instant::now() + Duration::from_millis(left as u64);
         let attempt = match addresses.get(turn % addresses.len().max(1)) {
-            Some(address) => handshake(settings, *address, deadline),
+            Some((address, host)) => handshake(settings, *address, host, deadline),
             None => Err(Refused::Retry(format!(
                 "no address of {} could be resolved",
                 settings.address()
@@ -174,20 +177,22 @@ pub(crate) fn connect(
     }
 }
 
-fn addresses(settings: &Settings) -> Vec<SocketAddr> {
+/// Each address of each server, with the `host:port` it was resolved from (TLS checks the
+/// certificate against that host).
+fn addresses(settings: &Settings) -> Vec<(SocketAddr, &str)> {
     settings
         .hosts
         .iter()
-        .filter_map(|host| host.to_socket_addrs().ok())
-        .flatten()
+        .filter_map(|host| Some((host.to_socket_addrs().ok()?, host.as_str())))
+        .flat_map(|(found, host)| found.map(move |address| (address, host)))
         .collect()
 }
 
-pub(crate) fn write_frame(stream: &mut TcpStream, frame: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_frame(stream: &mut impl Write, frame: &[u8]) -> std::io::Result<()> {
     stream.write_all(frame)
 }
 
-pub(crate) fn read_frame(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_frame(stream: &mut impl Read) -> std::io::Result<Vec<u8>> {
     let mut len = [0u8; 4];
     stream.read_exact(&mut len)?;
     let len = i32::from_be_bytes(len);
@@ -212,23 +217,71 @@ fn io_cause(address: SocketAddr, err: &std::io::Error) -> String {
     }
 }
 
-/// Connects to `address`, establishes a session and adds the credentials.
+/// The time left until `deadline`, at least 1 ms (a socket timeout of zero is none).
+fn left(deadline: Instant) -> Duration {
+    deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(1))
+}
+
+/// The TLS handshake with `address`, for the host `host` (`host:port` of the connect
+/// string), each read and write of it bounded by `deadline`.
+fn secure(
+    socket: &mut TcpStream,
+    tls: &tls::Tls,
+    address: SocketAddr,
+    host: &str,
+    deadline: Instant,
+) -> std::result::Result<rustls::ClientConnection, Refused> {
+    let config = tls.config().map_err(Refused::Retry)?;
+    let name =
+        tls::server_name(host).map_err(|why| Refused::Fatal(Error::invalid_argument(why)))?;
+    let shown = name.to_str().into_owned();
+    let mut conn = rustls::ClientConnection::new(config, name)
+        .map_err(|e| Refused::Retry(format!("{address}: TLS: {e}")))?;
+    // Frames are bounded (proto::MAX_FRAME); the writer hands rustls whole frames.
+    conn.set_buffer_limit(None);
+    while conn.is_handshaking() {
+        if Instant::now() >= deadline {
+            return Err(Refused::Retry(format!(
+                "{address} did not finish the TLS handshake in time"
+            )));
+        }
+        let timeouts = socket
+            .set_read_timeout(Some(left(deadline)))
+            .and_then(|()| socket.set_write_timeout(Some(left(deadline))));
+        if let Err(err) = timeouts.and_then(|()| conn.complete_io(socket).map(drop)) {
+            let (fatal, why) = tls::handshake_failure(&address.to_string(), &shown, &err);
+            return Err(if fatal {
+                Refused::Fatal(Error::new(ErrorCode::CoordinatorUnavailable, why))
+            } else {
+                Refused::Retry(why)
+            });
+        }
+    }
+    Ok(conn)
+}
+
+/// Connects to `address` (of `host`), establishes a session and adds the credentials.
 fn handshake(
     settings: &Settings,
     address: SocketAddr,
+    host: &str,
     deadline: Instant,
 ) -> std::result::Result<Session, Refused> {
-    let left = || {
-        deadline
-            .saturating_duration_since(Instant::now())
-            .max(Duration::from_millis(1))
-    };
+    let left = || left(deadline);
     let io = |err: std::io::Error| Refused::Retry(io_cause(address, &err));
-    let mut stream =
+    let mut socket =
         TcpStream::connect_timeout(&address, left().min(settings.timeout())).map_err(io)?;
-    let _ = stream.set_nodelay(true);
-    stream.set_read_timeout(Some(left())).map_err(io)?;
-    stream.set_write_timeout(Some(left())).map_err(io)?;
+    let _ = socket.set_nodelay(true);
+    let tls = match &settings.tls {
+        Some(tls) => Some(secure(&mut socket, tls, address, host, deadline)?),
+        None => None,
+    };
+    socket.set_read_timeout(Some(left())).map_err(io)?;
+    socket.set_write_timeout(Some(left())).map_err(io)?;
+    let plain = tls.is_none();
+    let (mut reader, mut writer) = link::split(socket, tls).map_err(io)?;
     let requested = settings.session_timeout_ms as i32;
     let mut w = Writer::bare();
     w.int(0)
@@ -237,8 +290,17 @@ fn handshake(
         .long(0)
         .buffer(&[0; 16])
         .boolean(false);
-    write_frame(&mut stream, &w.finish()).map_err(io)?;
-    let reply = read_frame(&mut stream).map_err(io)?;
+    write_frame(&mut writer, &w.finish()).map_err(io)?;
+    let reply = read_frame(&mut reader).map_err(|err| match err.kind() {
+        // A secure port closes a plain connection this way, and so does a server still
+        // starting: both are worth naming (and another try).
+        std::io::ErrorKind::UnexpectedEof if plain => Refused::Retry(format!(
+            "{address} closed the connection without answering the session request: a \
+             ZooKeeper still starting does this, and so does a secureClientPort to a client \
+             without TLS (add ?secure=true to the connect string for one)"
+        )),
+        _ => io(err),
+    })?;
     let mut r = Reader::new(&reply);
     let parsed = (|| Ok::<_, ZkError>((r.int()?, r.int()?, r.long()?)))();
     let Ok((_protocol, granted, id)) = parsed else {
@@ -263,8 +325,8 @@ fn handshake(
         w.int(0)
             .string("digest")
             .buffer(credentials.secret().as_bytes());
-        write_frame(&mut stream, &w.finish()).map_err(io)?;
-        let reply = read_frame(&mut stream).map_err(io)?;
+        write_frame(&mut writer, &w.finish()).map_err(io)?;
+        let reply = read_frame(&mut reader).map_err(io)?;
         let header = reply_header(&mut Reader::new(&reply))
             .map_err(|_| Refused::Retry(format!("{address} sent a malformed answer")))?;
         if header.err != 0 {
@@ -281,7 +343,8 @@ fn handshake(
         }
     }
     Ok(Session {
-        stream,
+        reader,
+        writer,
         id,
         timeout: Duration::from_millis(granted as u64),
     })

@@ -19,7 +19,7 @@ pub struct ZooKeeperLease {
 }
 
 impl ZooKeeperLease {
-    /// Connects to `connect` (`host:port[,host:port...][/chroot]`) and takes the lowest free
+    /// Connects to `connect` (`host:port[,host:port...][/chroot][?secure=true...]`) and takes the lowest free
     /// node index of `layout` in `namespace`. Fails with `invalid_argument` for a bad connect
     /// string or a session timeout too short to hold a lease, `coordinator_unavailable` when
     /// no session is established within the session timeout, `worker_ids_exhausted` when
@@ -32,13 +32,8 @@ impl ZooKeeperLease {
         layout: &Layout,
     ) -> Result<ZooKeeperLease> {
         let settings = Settings::parse(connect, namespace, session_timeout_ms, layout)?;
-        if settings.credentials.is_none() {
-            tracing::warn!(
-                "ZooKeeper at {} without credentials: any client that can reach the ensemble \
-                 can change flakery's znodes and make two holders share a node ID; add \
-                 user:password@ to the connect string (docs/security.md#zookeeper)",
-                settings.address()
-            );
+        if let Some(warning) = crate::settings::exposure_warning(&settings) {
+            tracing::warn!("{warning}");
         }
         let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
         let coordinator = ZooKeeperCoordinator::new(settings.clone(), Arc::clone(&clock));

@@ -23,10 +23,12 @@
 
 mod connect;
 mod lease;
+mod link;
 mod proto;
 mod settings;
 #[cfg(test)]
 mod start_timeout_tests;
+mod tls;
 mod transport;
 
 use std::collections::HashSet;

@@ -1,4 +1,5 @@
-//! ZooKeeper settings: the connect string (`[user:password@]host:port[,host:port...][/chroot]`),
+//! ZooKeeper settings: the connect string
+//! (`[user:password@]host:port[,host:port...][/chroot][?secure=true&ca=FILE&cert=FILE&key=FILE]`),
 //! the namespace and session timeout, the ACL of the znodes, and the paths of a namespace's
 //! znodes:
 //! `<chroot>/flakery/<namespace>/nodes/<index>` (ephemeral, one per held index) and
@@ -7,6 +8,7 @@
 use std::time::Duration;
 
 use crate::proto::{Acl, ZkError, PERM_ALL, PERM_READ};
+use crate::tls::Tls;
 use flakery::error::{Error, ErrorCode, Result};
 use flakery::layout::Layout;
 
@@ -66,6 +68,8 @@ pub(crate) struct Settings {
     pub(crate) credentials: Option<Credentials>,
     /// `host:port` of each server.
     pub(crate) hosts: Vec<String>,
+    /// TLS to every server (`?secure=true`, ZooKeeper's `secureClientPort`); `None`: plain.
+    pub(crate) tls: Option<Tls>,
     /// The chroot suffix of the connect string (`""` or `/a/b`), prefixed to every path here.
     pub(crate) chroot: String,
     pub(crate) namespace: String,
@@ -80,9 +84,13 @@ impl Settings {
         session_timeout_ms: u64,
         layout: &Layout,
     ) -> Result<Settings> {
-        let (credentials, text) = split_credentials(connect.trim())?;
+        let (credentials, whole) = split_credentials(connect.trim())?;
         // From here on, messages show the connect string without its credentials.
-        let connect = text;
+        let connect = whole;
+        let (text, tls) = match whole.split_once('?') {
+            Some((text, query)) => (text, Tls::parse(query, connect)?),
+            None => (whole, None),
+        };
         let (hosts_part, chroot) = match text.find('/') {
             Some(at) => (&text[..at], text[at..].trim_end_matches('/')),
             None => (text, ""),
@@ -123,6 +131,16 @@ impl Settings {
                 format!("{host}:2181")
             });
         }
+        if let Some(tls) = &tls {
+            let refuse = |why| {
+                Error::invalid_argument(format!("ZooKeeper connect string '{connect}': {why}"))
+            };
+            for host in &hosts {
+                crate::tls::server_name(host).map_err(refuse)?;
+            }
+            // The files now, so that a wrong path fails the start.
+            tls.config().map_err(refuse)?;
+        }
         if hosts.is_empty() {
             return Err(Error::invalid_argument(format!(
                 "ZooKeeper connect string '{connect}' names no server (expected \
@@ -140,9 +158,10 @@ impl Settings {
         }
         let namespace = flakery::lease::resolve::check_namespace(namespace.to_string())?;
         Ok(Settings {
-            connect: text.to_string(),
+            connect: whole.to_string(),
             credentials,
             hosts,
+            tls,
             chroot: chroot.to_string(),
             namespace,
             session_timeout_ms,
@@ -223,6 +242,36 @@ impl Settings {
                 err => format!("ZooKeeper at {}: {what} failed: {err}", self.address()),
             },
         )
+    }
+}
+
+/// The warning a lease logs once at its start when its znodes or its credentials are open to
+/// others: no credentials (any client can change the znodes), or credentials over a plain
+/// connection (anyone on the path reads them, and the session's traffic).
+pub(crate) fn exposure_warning(settings: &Settings) -> Option<String> {
+    let address = settings.address();
+    let add_tls = "add ?secure=true (and ca=FILE) to the connect string for ZooKeeper's \
+                   secureClientPort";
+    match (&settings.credentials, &settings.tls) {
+        (Some(_), Some(_)) => None,
+        (None, tls) => Some(format!(
+            "ZooKeeper at {address} without credentials: any client that can reach the \
+             ensemble can change flakery's znodes and make two holders share a node ID; add \
+             user:password@ to the connect string{} (docs/security.md#zookeeper)",
+            match tls {
+                Some(_) => String::new(),
+                None => format!(
+                    ", and the connection is not encrypted, so those credentials would travel \
+                     in clear: {add_tls}"
+                ),
+            }
+        )),
+        (Some(credentials), None) => Some(format!(
+            "ZooKeeper at {address} without TLS: the digest credentials of user '{}' travel \
+             in clear, readable (and reusable) by anyone on the network path; {add_tls} \
+             (docs/security.md#zookeeper-over-tls)",
+            credentials.user()
+        )),
     }
 }
 
@@ -311,6 +360,65 @@ mod tests {
             assert_eq!(err.code(), ErrorCode::InvalidArgument, "{bad}: {err}");
             assert!(!err.message().contains("secret-pw"), "{err}");
         }
+    }
+
+    #[test]
+    fn the_query_turns_tls_on_and_names_its_files() {
+        let s = parse("u:pw?x@h1:2281,h2:2281/app?secure=false").unwrap();
+        assert_eq!(s.tls, None);
+        assert_eq!(s.chroot, "/app");
+        assert_eq!(s.credentials.unwrap().secret(), "u:pw?x");
+        assert_eq!(parse("h:1?").unwrap().tls, None);
+        let missing = "/nonexistent/flakery-ca.pem";
+        for (bad, says) in [
+            ("h:1?secure=yes", "secure=yes is not true or false"),
+            ("h:1?secure=true&cafile=x", "unknown parameter 'cafile'"),
+            ("h:1?ca=/x.pem", "need secure=true"),
+            ("h:1?secure=true&ca=", "ca= names no file"),
+            (
+                "h:1?secure=true&ca=/x.pem&cert=/c.pem",
+                "cert and key go together",
+            ),
+            (
+                "u:secret-pw@h:1/app?secure=true&ca=/nonexistent/flakery%2Dca.pem",
+                missing,
+            ),
+            ("a..b:1?secure=true&ca=/x.pem", "'a..b' is not a host name"),
+        ] {
+            let err = parse(bad).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::InvalidArgument, "{bad}: {err}");
+            assert!(err.message().contains(says), "{bad}: {err}");
+            assert!(!err.message().contains("secret-pw"), "{err}");
+        }
+    }
+
+    fn with(credentials: bool, tls: bool) -> Settings {
+        let mut s = parse(if credentials {
+            "u:secret-pw@h:1"
+        } else {
+            "h:1"
+        })
+        .unwrap();
+        s.tls = tls.then_some(Tls {
+            ca: None,
+            identity: None,
+        });
+        s
+    }
+
+    #[test]
+    fn the_start_warns_of_credentials_in_clear_without_tls_only() {
+        let clear = "travel in clear";
+        let none_plain = exposure_warning(&with(false, false)).unwrap();
+        assert!(none_plain.contains("without credentials"), "{none_plain}");
+        assert!(none_plain.contains(clear), "{none_plain}");
+        let none_tls = exposure_warning(&with(false, true)).unwrap();
+        assert!(none_tls.contains("without credentials"), "{none_tls}");
+        assert!(!none_tls.contains(clear), "{none_tls}");
+        let some_plain = exposure_warning(&with(true, false)).unwrap();
+        assert!(some_plain.contains(clear), "{some_plain}");
+        assert!(!some_plain.contains("secret-pw"), "{some_plain}");
+        assert_eq!(exposure_warning(&with(true, true)), None);
     }
 
     #[test]

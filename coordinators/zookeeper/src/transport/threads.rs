@@ -3,13 +3,14 @@
 //! first reports it (`Breaks`).
 
 use std::collections::VecDeque;
-use std::net::{Shutdown, TcpStream};
+use std::net::Shutdown;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use super::{Client, Pending, Shared};
 use crate::connect::{read_frame, write_frame, Session};
+use crate::link::{ReadHalf, WriteHalf};
 use crate::proto::{self, op, reply_header, Reader, Writer, ZkError};
 use crate::settings::Settings;
 use flakery::error::{Error, ErrorCode, Result};
@@ -27,20 +28,21 @@ pub(crate) fn start(
         )
     };
     let Session {
-        stream,
+        reader,
+        writer,
         id,
         timeout,
     } = session;
-    let address = stream
+    let socket = reader.socket();
+    let address = socket
         .peer_addr()
         .map_or_else(|_| settings.address(), |a| a.to_string());
     // The server hears from us at least every third of the session; we from it as often
     // (its answers to the pings), so silence for two thirds of it is a dead connection.
     let ping_every = timeout / 3;
     let silence = timeout * 2 / 3;
-    let _ = stream.set_read_timeout(Some(silence));
-    let _ = stream.set_write_timeout(Some(silence));
-    let reader_stream = stream.try_clone().map_err(thread_error)?;
+    let _ = socket.set_read_timeout(Some(silence));
+    let _ = socket.set_write_timeout(Some(silence));
     let shared = Arc::new(Shared {
         broken: AtomicBool::new(false),
         closing: AtomicBool::new(false),
@@ -56,7 +58,7 @@ pub(crate) fn start(
     };
     std::thread::Builder::new()
         .name("flakery-zk-writer".into())
-        .spawn(move || write_loop(stream, queue, &writer_breaks, ping_every))
+        .spawn(move || write_loop(writer, queue, &writer_breaks, ping_every))
         .map_err(thread_error)?;
     let reader_shared = Arc::clone(&shared);
     std::thread::Builder::new()
@@ -68,7 +70,7 @@ pub(crate) fn start(
                 session_id: id,
                 on_broken,
             };
-            read_loop(reader_stream, &breaks)
+            read_loop(reader, &breaks)
         })
         .map_err(thread_error)?;
     Ok(Client {
@@ -100,7 +102,7 @@ impl Breaks {
 
 /// Sends requests in order, pings when idle, and ends the session when the handle is gone.
 fn write_loop(
-    mut stream: TcpStream,
+    mut stream: WriteHalf,
     queue: mpsc::Receiver<Pending>,
     breaks: &Breaks,
     ping_every: Duration,
@@ -144,17 +146,17 @@ fn write_loop(
                 breaks.address
             ));
             // Wakes the reader too.
-            let _ = stream.shutdown(Shutdown::Both);
+            stream.shutdown(Shutdown::Both);
             return;
         }
     }
     // The reader reads on until the server closes: the answer to the session's close.
-    let _ = stream.shutdown(Shutdown::Write);
+    stream.shutdown(Shutdown::Write);
 }
 
 /// Hands each reply to its request; on the connection's end, answers every waiting request,
 /// records why, and (for a client still in use) logs it once and raises the alarm.
-fn read_loop(mut stream: TcpStream, breaks: &Breaks) {
+fn read_loop(mut stream: ReadHalf, breaks: &Breaks) {
     let (shared, address) = (&breaks.shared, &breaks.address);
     let cause = loop {
         let frame = match read_frame(&mut stream) {
@@ -199,7 +201,7 @@ fn read_loop(mut stream: TcpStream, breaks: &Breaks) {
         }
     };
     breaks.report(cause);
-    let _ = stream.shutdown(Shutdown::Both);
+    let _ = stream.socket().shutdown(Shutdown::Both);
 }
 
 #[cfg(test)]

@@ -41,6 +41,27 @@ fn zookeeper_installed() -> bool {
             .is_ok_and(|s| s.success())
 }
 
+/// Whether ZooKeeper is installed; in CI (CI=true) a missing one fails the test, elsewhere it
+/// is skipped after a loud notice.
+fn available() -> bool {
+    if zookeeper_installed() {
+        return true;
+    }
+    // Installing is the area's job (tests/zookeeper/run.sh), never a test's.
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!(
+            "CI=true: ZooKeeper (and java) are required: run bash tests/zookeeper/run.sh, \
+             which installs them"
+        );
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "!!!!!!!! SKIPPED: ZooKeeper is not installed; run bash tests/zookeeper/install.sh \
+         (Debian's zookeeper) !!!!!!!!"
+    );
+    false
+}
+
 /// One test at a time: the counts and orders of events are not disturbed by each other.
 pub fn serial() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
@@ -53,28 +74,20 @@ pub struct Server {
     pub dir: String,
     pub port: u16,
     pub connect: String,
+    /// The secureClientPort of a server started with `start_tls`.
+    pub secure_port: Option<u16>,
 }
 
 impl Server {
     /// A new server, or `None` (after a loud notice) where ZooKeeper is missing outside CI.
     pub fn start() -> Option<Server> {
-        if !zookeeper_installed() {
-            // Installing is the area's job (tests/zookeeper/run.sh), never a test's.
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!(
-                    "CI=true: ZooKeeper (and java) are required: run bash \
-                     tests/zookeeper/run.sh, which installs them"
-                );
-            } else {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "!!!!!!!! SKIPPED: ZooKeeper is not installed; run bash \
-                     tests/zookeeper/install.sh (Debian's zookeeper) !!!!!!!!"
-                );
-                return None;
-            }
-        }
-        Some(Self::start_with(&[]))
+        available().then(|| Self::start_with(&[]))
+    }
+
+    /// `start`, with a secureClientPort too, its certificates from `certs` (made by
+    /// tests/tls_certs.py), asking each TLS client for a certificate (`ssl.clientAuth=need`).
+    pub fn start_tls(certs: &Path) -> Option<Server> {
+        available().then(|| Self::start_with(&["--tls", certs.to_str().unwrap()]))
     }
 
     /// A server on `port` keeping its data in `data` (a restart of an earlier one).
@@ -104,6 +117,7 @@ impl Server {
             dir: info["dir"].as_str().unwrap().to_string(),
             port: info["port"].as_u64().unwrap() as u16,
             connect: info["connect"].as_str().unwrap().to_string(),
+            secure_port: info["secure_port"].as_u64().map(|port| port as u16),
         }
     }
 

@@ -1,0 +1,219 @@
+//! TLS to ZooKeeper's `secureClientPort` (3.5+): the connect string's query
+//! (`?secure=true&ca=FILE&cert=FILE&key=FILE`, after ZooKeeper's own `zookeeper.client.secure`
+//! and `zookeeper.ssl.*` settings), the rustls client configuration (ring, as flakery-sql), and
+//! what a failed handshake means in words (docs/zookeeper.md#tls).
+//!
+//! The files are read again for each connection, so a renewed client certificate or CA is
+//! used by the next session without a restart; they are read once when the lease is made
+//! too, so a wrong path fails the start with `invalid_argument`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use flakery::error::{Error, Result};
+use flakery::options::percent_decoded;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::{AlertDescription, CertificateError, ClientConfig, RootCertStore};
+
+/// The TLS of a connect string with `secure=true`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Tls {
+    /// A PEM file of the CA certificates to trust; `None`: the operating system's.
+    pub(crate) ca: Option<PathBuf>,
+    /// A client certificate chain and its private key (PEM files), for a server with
+    /// `ssl.clientAuth=need` (or `want`).
+    pub(crate) identity: Option<(PathBuf, PathBuf)>,
+}
+
+impl Tls {
+    /// Reads the query of the connect string `connect` (shown in messages, without its
+    /// credentials): `None` for plain TCP (`secure=false`, or no `secure`). The files are
+    /// read by `config`.
+    pub(crate) fn parse(query: &str, connect: &str) -> Result<Option<Tls>> {
+        let refuse = |why: String| {
+            Err(Error::invalid_argument(format!(
+                "ZooKeeper connect string '{connect}': {why} (expected \
+                 host:port[,host:port...][/chroot][?secure=true&ca=FILE&cert=FILE&key=FILE])"
+            )))
+        };
+        let (mut secure, mut ca, mut cert, mut key) = (None, None, None, None);
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let value = percent_decoded(value).unwrap_or_else(|| value.to_string());
+            let slot = match name {
+                "secure" => {
+                    secure = match value.as_str() {
+                        "true" => Some(true),
+                        "false" => Some(false),
+                        _ => return refuse(format!("secure={value} is not true or false")),
+                    };
+                    continue;
+                }
+                "ca" => &mut ca,
+                "cert" => &mut cert,
+                "key" => &mut key,
+                _ => {
+                    return refuse(format!(
+                        "unknown parameter '{name}' (known: secure, ca, cert, key)"
+                    ))
+                }
+            };
+            if value.is_empty() {
+                return refuse(format!("{name}= names no file"));
+            }
+            *slot = Some(PathBuf::from(value));
+        }
+        if secure != Some(true) {
+            if ca.is_some() || cert.is_some() || key.is_some() {
+                return refuse("ca, cert and key need secure=true".into());
+            }
+            return Ok(None);
+        }
+        let identity = match (cert, key) {
+            (Some(cert), Some(key)) => Some((cert, key)),
+            (None, None) => None,
+            _ => return refuse("cert and key go together: give both or neither".into()),
+        };
+        Ok(Some(Tls { ca, identity }))
+    }
+
+    /// The client configuration, the files read now. Errors name the file, never a key's
+    /// bytes.
+    pub(crate) fn config(&self) -> std::result::Result<Arc<ClientConfig>, String> {
+        let roots = match &self.ca {
+            Some(path) => roots_of(path)?,
+            None => system_roots()?,
+        };
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("TLS: {e}"))?
+            .with_root_certificates(roots);
+        let config = match &self.identity {
+            Some((cert, key)) => {
+                let chain = CertificateDer::pem_file_iter(cert)
+                    .and_then(|certs| certs.collect::<std::result::Result<Vec<_>, _>>())
+                    .map_err(|e| format!("cannot read the certificate {}: {e}", cert.display()))?;
+                if chain.is_empty() {
+                    return Err(format!("{} holds no certificate", cert.display()));
+                }
+                let key = PrivateKeyDer::from_pem_file(key).map_err(|_| {
+                    format!("cannot read a private key (PEM) from {}", key.display())
+                })?;
+                builder.with_client_auth_cert(chain, key).map_err(|e| {
+                    format!(
+                        "the certificate {} and the key do not go together: {e}",
+                        cert.display()
+                    )
+                })?
+            }
+            None => builder.with_no_client_auth(),
+        };
+        Ok(Arc::new(config))
+    }
+}
+
+fn roots_of(path: &Path) -> std::result::Result<RootCertStore, String> {
+    let shown = path.display();
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(path)
+        .map_err(|e| format!("cannot read the CA file {shown}: {e}"))?
+    {
+        let cert = cert.map_err(|e| format!("the CA file {shown} is not PEM: {e}"))?;
+        roots
+            .add(cert)
+            .map_err(|e| format!("the CA file {shown} holds a bad certificate: {e}"))?;
+    }
+    if roots.is_empty() {
+        return Err(format!("the CA file {shown} holds no certificate"));
+    }
+    Ok(roots)
+}
+
+fn system_roots() -> std::result::Result<RootCertStore, String> {
+    let found = rustls_native_certs::load_native_certs();
+    let mut roots = RootCertStore::empty();
+    roots.add_parsable_certificates(found.certs);
+    if roots.is_empty() {
+        return Err(
+            "secure=true without ca=FILE trusts the system's CAs, and none was found: give \
+             ca=FILE (PEM)"
+                .into(),
+        );
+    }
+    Ok(roots)
+}
+
+/// The name the server's certificate must be for: the host of `host:port` as written in the
+/// connect string (a name, or an address: `127.0.0.1`, `[::1]`).
+pub(crate) fn server_name(host_port: &str) -> std::result::Result<ServerName<'static>, String> {
+    let host = host_port
+        .rsplit_once(':')
+        .map_or(host_port, |(host, _)| host);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    ServerName::try_from(host.to_string())
+        .map_err(|_| format!("'{host}' is not a host name TLS can check a certificate for"))
+}
+
+/// Why a TLS handshake with `address` (`host`: the name checked) failed, in words; `true`
+/// when another attempt cannot help (a certificate refused either way), and the words are
+/// then the whole message.
+pub(crate) fn handshake_failure(address: &str, host: &str, err: &std::io::Error) -> (bool, String) {
+    let tls = err
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>());
+    let Some(tls) = tls else {
+        return match err.kind() {
+            std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset => (
+                false,
+                format!(
+                    "{address} closed the connection during the TLS handshake: a plain port \
+                     (clientPort) does this; secure=true needs the server's secureClientPort"
+                ),
+            ),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => (
+                false,
+                format!("{address} did not finish the TLS handshake in time"),
+            ),
+            _ => (false, format!("{address}: TLS handshake: {err}")),
+        };
+    };
+    // Each of these fails every attempt alike: said at once, as ZooKeeper at ADDRESS: ...
+    let why = match tls {
+        rustls::Error::InvalidCertificate(cert) => match cert {
+            CertificateError::UnknownIssuer | CertificateError::BadSignature => {
+                "its certificate is not signed by a trusted CA (ca=FILE names the CA that \
+                 signed the server's certificate)"
+                    .to_string()
+            }
+            CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
+                "its certificate has expired".to_string()
+            }
+            CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
+                "its certificate is not valid yet".to_string()
+            }
+            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
+                format!("its certificate is not for the host name '{host}' of the connect string")
+            }
+            other => format!("its certificate was refused: {other:?}"),
+        },
+        rustls::Error::AlertReceived(alert) => match alert {
+            AlertDescription::CertificateRequired
+            | AlertDescription::BadCertificate
+            | AlertDescription::UnknownCA
+            | AlertDescription::CertificateUnknown => format!(
+                "it refused the TLS handshake ({alert:?}): it asks for a client certificate \
+                 that its truststore trusts (cert=FILE&key=FILE)"
+            ),
+            other => format!("it refused the TLS handshake ({other:?})"),
+        },
+        rustls::Error::InvalidMessage(_) | rustls::Error::InappropriateMessage { .. } => {
+            "it does not speak TLS: secure=true needs the server's secureClientPort, not its \
+             clientPort"
+                .to_string()
+        }
+        other => format!("TLS handshake: {other}"),
+    };
+    (true, format!("ZooKeeper at {address}: {why}"))
+}
