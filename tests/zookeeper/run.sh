@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ZooKeeper: installs Debian's zookeeper package when it is missing, checks that the harness
 # (tests/zookeeper/zkserver.py) starts, serves and stops a server, then runs the Rust lease
-# tests against real servers it starts (the `system-tests` feature of flakery-zookeeper).
+# tests against real servers it starts (the `system-tests` feature of flakery-zookeeper),
+# one of them with a secureClientPort (TLS, zookeeper_tls.rs).
 # tests/python/test_zookeeper.py and tests/node/zookeeper.test.mjs use the same harness in
 # their areas. In CI (CI=true) nothing may skip.
 set -euo pipefail
@@ -9,6 +10,8 @@ cd "$(dirname "$0")/../.."
 source tests/lib.sh
 ensure_cargo
 need python3
+# tests/tls_certs.py makes the CA of the TLS test (zookeeper_tls.rs).
+need openssl openssl
 bash tests/zookeeper/install.sh || skip_or_fail "Debian's zookeeper package could not be installed"
 unset_flakery_env
 

@@ -1,7 +1,7 @@
 //! TLS to ZooKeeper's `secureClientPort` (3.5+): the connect string's query
 //! (`?secure=true&ca=FILE&cert=FILE&key=FILE`, after ZooKeeper's own `zookeeper.client.secure`
 //! and `zookeeper.ssl.*` settings), the rustls client configuration (ring, as flakery-sql), and
-//! what a failed handshake means in words (docs/zookeeper.md#tls).
+//! what a failed handshake means in words (docs/identity.md#zookeeper-over-tls).
 //!
 //! The files are read again for each connection, so a renewed client certificate or CA is
 //! used by the next session without a restart; they are read once when the lease is made

@@ -1,7 +1,7 @@
 //! ZooKeeper over TLS against a real server (its secureClientPort, `ssl.clientAuth=need`, a
 //! CA made by tests/tls_certs.py): a generator leases through it with digest credentials,
 //! and every way a connection can be wrong fails with a message that names it
-//! (docs/zookeeper.md#tls). One server for all of it: starting one is most of the time.
+//! (docs/identity.md#zookeeper-over-tls). One server for all of it: starting one is most of the time.
 #![cfg(unix)]
 
 use std::path::Path;

@@ -102,9 +102,9 @@ pub const FIELDS: OptionSpec = OptionSpec {
 
 pub const ZOOKEEPER: OptionSpec = OptionSpec {
     env: Some("FLAKERY_ZOOKEEPER"),
-    range: "`[user:password@]host:port[,...][/chroot]`",
+    range: "`[user:password@]host:port[,...][/chroot][?secure=true&ca=FILE...]`",
     default_doc: "`FLAKERY_ZOOKEEPER`",
-    doc: "lease the node ID from ZooKeeper",
+    doc: "lease the node ID from ZooKeeper (over TLS with `?secure=true`)",
     ..option("zookeeper", "zookeeper", "ZooKeeper", Kind::Text)
 };
 
