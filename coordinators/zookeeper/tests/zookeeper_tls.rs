@@ -1,12 +1,20 @@
 //! ZooKeeper over TLS against a real server (its secureClientPort, `ssl.clientAuth=need`, a
 //! CA made by tests/tls_certs.py): a generator leases through it with digest credentials,
 //! and every way a connection can be wrong fails with a message that names it
-//! (docs/identity.md#zookeeper-over-tls). One server for all of it: starting one is most of the time.
+//! (docs/identity.md#zookeeper-over-tls). One server for all of it: starting one is most of
+//! the time. The certificates a ZooKeeper of the test would need a start of its own for (for
+//! another host name, expired) are served by a TLS listener of the test's own.
 #![cfg(unix)]
 
+use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 use flakery::{Error, ErrorCode, Generator, Options};
 
@@ -89,6 +97,8 @@ fn leases_through_the_secure_port_and_names_each_wrong_connection() {
             .err(),
         Some(zookeeper::ZkError::NoAuth)
     );
+    // That crate's client waits without a limit to close against a paused server: gone first.
+    drop(anonymous);
     // A second holder by the host name (the certificate is for localhost and 127.0.0.1).
     let by_name = format!(
         "flakery:{SECRET}@localhost:{}{tls}",
@@ -130,20 +140,89 @@ fn leases_through_the_secure_port_and_names_each_wrong_connection() {
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].starts_with("WARN"), "{warnings:?}");
     assert!(!warnings[0].contains(SECRET), "{warnings:?}");
+    drop(plain);
 
     // The TLS holder kept its node through all of it.
     let after = generator.next_ids(100).unwrap();
     assert!(after[0] > *ids.last().unwrap());
     assert_eq!(generator.worker_id(), 0);
 
-    // A server that stops answering: the holder stops issuing, then leases again over TLS
-    // once it answers (an order of events; the guard against a hang is not measured).
+    // A server that stops answering: the client finds the TLS connection silent (as a plain
+    // one), the holder stops issuing, then leases again over TLS once it answers (an order of
+    // events; the guard against a hang is not measured).
+    let from = lines.lock().unwrap().len();
     server.pause();
+    until(|| {
+        log_since(from)
+            .iter()
+            .any(|l| l.contains(&format!("{secure} sent nothing for two thirds")))
+            .then_some(())
+    });
     let lost = until(|| generator.next_id().err());
     assert_eq!(lost.code(), ErrorCode::LeaseLost, "{lost}");
     server.resume();
     let again = until(|| generator.next_id().ok());
     assert!(again > *after.last().unwrap());
+}
+
+/// A TLS server on 127.0.0.1 with the pair `name`.crt/.key of `certs` that completes
+/// handshakes (and nothing more) until the test process ends; its port, and a count of the
+/// connections it accepted.
+fn tls_listener(certs: &Path, name: &str) -> (u16, Arc<AtomicUsize>) {
+    let chain = CertificateDer::pem_file_iter(certs.join(format!("{name}.crt")))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(certs.join(format!("{name}.key"))).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap();
+    let config = Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&accepted);
+    std::thread::spawn(move || {
+        for socket in listener.incoming().flatten() {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let mut socket = socket;
+            let _ = socket.set_read_timeout(Some(Duration::from_secs(10)));
+            let mut conn = rustls::ServerConnection::new(Arc::clone(&config)).unwrap();
+            // The client gives up on the certificate: this ends with its alert.
+            let _ = conn.complete_io(&mut socket);
+        }
+    });
+    (port, accepted)
+}
+
+#[test]
+fn a_certificate_for_another_host_or_expired_is_refused_at_once_naming_why() {
+    let certs = DataDir::new("zk-tls-listener-certs");
+    make_certs(&certs.0);
+    let ca = certs.0.join("ca.pem");
+    for (name, says) in [
+        (
+            "wrong-host",
+            "its certificate is not for the host name '127.0.0.1'",
+        ),
+        ("expired", "its certificate has expired"),
+    ] {
+        let (port, accepted) = tls_listener(&certs.0, name);
+        let err = refused(
+            &format!("127.0.0.1:{port}?secure=true&ca={}", ca.display()),
+            says,
+        );
+        assert!(
+            err.message().starts_with("ZooKeeper at 127.0.0.1:"),
+            "{err}"
+        );
+        // At once: another attempt could not fare better.
+        assert_eq!(accepted.load(Ordering::SeqCst), 1, "{err}");
+    }
 }
 
 /// The first `Some` of `poll`, asked every 10 ms; the guard against a hang is generous and is
