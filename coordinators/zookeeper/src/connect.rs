@@ -241,16 +241,30 @@ fn secure(
         .map_err(|e| Refused::Retry(format!("{address}: TLS: {e}")))?;
     // Frames are bounded (proto::MAX_FRAME); the writer hands rustls whole frames.
     conn.set_buffer_limit(None);
-    while conn.is_handshaking() {
+    // Step by step rather than rustls' `complete_io`, which reads on within one call: each
+    // read or write waits at most until the deadline.
+    while conn.is_handshaking() || conn.wants_write() {
         if Instant::now() >= deadline {
             return Err(Refused::Retry(format!(
                 "{address} did not finish the TLS handshake in time"
             )));
         }
-        let timeouts = socket
+        let step = socket
             .set_read_timeout(Some(left(deadline)))
-            .and_then(|()| socket.set_write_timeout(Some(left(deadline))));
-        if let Err(err) = timeouts.and_then(|()| conn.complete_io(socket).map(drop)) {
+            .and_then(|()| socket.set_write_timeout(Some(left(deadline))))
+            .and_then(|()| {
+                if conn.wants_write() {
+                    return conn.write_tls(socket).map(drop);
+                }
+                match conn.read_tls(socket)? {
+                    0 => Err(std::io::ErrorKind::UnexpectedEof.into()),
+                    _ => conn
+                        .process_new_packets()
+                        .map(drop)
+                        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
+                }
+            });
+        if let Err(err) = step {
             let (fatal, why) = tls::handshake_failure(&address.to_string(), &shown, &err);
             return Err(if fatal {
                 Refused::Fatal(Error::new(ErrorCode::CoordinatorUnavailable, why))

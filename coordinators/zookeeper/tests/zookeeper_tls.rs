@@ -6,6 +6,7 @@
 //! another host name, expired) are served by a TLS listener of the test's own.
 #![cfg(unix)]
 
+use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
@@ -223,6 +224,53 @@ fn a_certificate_for_another_host_or_expired_is_refused_at_once_naming_why() {
         // At once: another attempt could not fare better.
         assert_eq!(accepted.load(Ordering::SeqCst), 1, "{err}");
     }
+}
+
+/// A server that answers a TLS client's hello with the start of a record and then one byte
+/// every 20 ms for 30 s: what a handshake that reads on while bytes come never leaves.
+/// Whether each connection's client left before the drip ended, in the order they came.
+fn dripping_listener() -> (u16, std::sync::mpsc::Receiver<bool>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (left_early, told) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for socket in listener.incoming().flatten() {
+            let left_early = left_early.clone();
+            std::thread::spawn(move || {
+                let mut socket = socket;
+                let _ = socket.read(&mut [0u8; 4096]);
+                let mut gone = socket.write_all(&[0x16, 0x03, 0x03, 0x3f, 0xff]).is_err();
+                for _ in 0..1500 {
+                    if gone {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                    gone = socket.write_all(&[0]).is_err();
+                }
+                let _ = left_early.send(gone);
+            });
+        }
+    });
+    (port, told)
+}
+
+#[test]
+fn a_handshake_that_drags_on_ends_at_the_starts_timeout() {
+    let certs = DataDir::new("zk-tls-drip-certs");
+    make_certs(&certs.0);
+    let (port, told) = dripping_listener();
+    refused(
+        &format!(
+            "127.0.0.1:{port}?secure=true&ca={}",
+            certs.0.join("ca.pem").display()
+        ),
+        "did not finish the TLS handshake in time",
+    );
+    // The client gave up on the first connection while the server still sent.
+    assert!(
+        told.recv().unwrap(),
+        "the handshake read on past its deadline"
+    );
 }
 
 /// The first `Some` of `poll`, asked every 10 ms; the guard against a hang is generous and is
