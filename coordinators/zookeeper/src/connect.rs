@@ -1,5 +1,6 @@
 //! Connecting to ZooKeeper: a TCP connection (with TLS when the connect string says
-//! `secure=true`) and a session with a deadline, the credentials added, and a capped, jittered backoff between attempts that the caller keeps across claims
+//! `secure=true`) and a session with a deadline, the credentials added, and a capped, jittered
+//! backoff between attempts that the caller keeps across claims
 //! (docs/keeper.md#zookeeper-connections). Also the framing of the stream (a 4-byte length,
 //! then the jute body).
 

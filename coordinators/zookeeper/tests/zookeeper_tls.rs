@@ -7,11 +7,11 @@
 #![cfg(unix)]
 
 use std::io::{Read, Write};
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rustls::pki_types::pem::PemObject;
@@ -109,6 +109,19 @@ fn leases_through_the_secure_port_and_names_each_wrong_connection() {
     assert_eq!(second.worker_id(), 1);
     drop(second);
 
+    // Nothing of the credentials on the wire: a relay of the test's own records the bytes of a
+    // holder's connections, over TLS and (to show it would see them) over the plain port.
+    for (target, query, in_clear) in [(&secure, tls.as_str(), false), (&server.connect, "", true)] {
+        let (relay, wire) = recording_relay(target);
+        let holder = format!("flakery:{SECRET}@{relay}{query}");
+        let generator = Generator::new(options(&holder, "wire")).unwrap();
+        generator.next_ids(10).unwrap();
+        drop(generator);
+        let wire = wire.lock().unwrap();
+        let seen = wire.windows(SECRET.len()).any(|w| w == SECRET.as_bytes());
+        assert_eq!(seen, in_clear, "{target}{query}: {} bytes", wire.len());
+    }
+
     // No client certificate: the server (ssl.clientAuth=need) refuses the handshake.
     refused(
         &format!("{secure}?secure=true&ca={}", file("ca.pem")),
@@ -164,6 +177,38 @@ fn leases_through_the_secure_port_and_names_each_wrong_connection() {
     server.resume();
     let again = until(|| generator.next_id().ok());
     assert!(again > *after.last().unwrap());
+}
+
+/// A relay on 127.0.0.1 to `target` that keeps every byte it passes, both ways; its address.
+fn recording_relay(target: &str) -> (String, Arc<Mutex<Vec<u8>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let wire = Arc::new(Mutex::new(Vec::new()));
+    let (kept, target) = (Arc::clone(&wire), target.to_string());
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = TcpStream::connect(&target) else {
+                continue;
+            };
+            for (mut from, mut to) in [
+                (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                (server, client),
+            ] {
+                let kept = Arc::clone(&kept);
+                std::thread::spawn(move || {
+                    let mut buffer = [0u8; 4096];
+                    while let Ok(n @ 1..) = from.read(&mut buffer) {
+                        kept.lock().unwrap().extend_from_slice(&buffer[..n]);
+                        if to.write_all(&buffer[..n]).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = to.shutdown(std::net::Shutdown::Write);
+                });
+            }
+        }
+    });
+    (address, wire)
 }
 
 /// A TLS server on 127.0.0.1 with the pair `name`.crt/.key of `certs` that completes
