@@ -33,7 +33,7 @@ const MAX_H2_STREAMS: u32 = 128;
 const HEAD_BUFFER_BYTES: usize = 2 * crate::guard::MAX_HEAD_BYTES;
 /// What HTTP/2 queues per stream for the socket (hyper's default is 400 KiB).
 const H2_SEND_BUFFER: usize = 4 * crate::budget::CHUNK;
-/// How often the TLS files are looked at when `--tls-watch-s` is 0 (for the stop only).
+/// The turn of the SIGHUP task when no TLS file is watched (it only checks for the stop).
 const TLS_SIGHUP_ONLY_TURN: Duration = Duration::from_secs(3600);
 /// How often gRPC health's status is brought in line with `/readyz`.
 const MIRROR_EVERY: Duration = Duration::from_millis(100);
@@ -121,11 +121,15 @@ async fn shutdown_signal() -> &'static str {
 pub async fn serve(ids: Arc<Ids>, args: ServeArgs, listener: TcpListener, tls: Option<Arc<Tls>>) {
     let (reporter, health) = tonic_health::server::health_reporter();
     let mut background = Background::new();
-    if let Some(tls) = &tls {
-        let watch = args.tls_watch();
-        let ticks = background.ticks(watch.unwrap_or(TLS_SIGHUP_ONLY_TURN));
-        background.spawn(crate::tls::reload(Arc::clone(tls), watch.is_some(), ticks));
-    }
+    let watch = args.tls_watch().filter(|_| tls.is_some());
+    let ticks = background.ticks(watch.unwrap_or(TLS_SIGHUP_ONLY_TURN));
+    let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+    background.spawn(crate::tls::reload(
+        tls.clone(),
+        watch.is_some(),
+        hangup,
+        ticks,
+    ));
     background.spawn(Arc::clone(&ids).watch_identity(background.ticks(PROBE_EVERY)));
     background.spawn(mirror_readiness(
         Arc::clone(&ids),

@@ -157,11 +157,18 @@ fn stamps(files: &TlsFiles) -> Vec<Stamp> {
 }
 
 /// Re-reads the files on SIGHUP, and, if `watch`, when any of them changes (checked every
-/// `ticks`), logging the outcome; a bad pair keeps the old one.
-pub async fn reload(tls: Arc<Tls>, watch: bool, mut ticks: crate::stopping::Ticks) {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut hangup = signal(SignalKind::hangup()).ok();
-    let mut seen = stamps(&tls.files);
+/// `ticks`), logging the outcome; a bad pair keeps the old one. Without TLS, SIGHUP (a
+/// `systemctl reload`) is logged and otherwise ignored: its default action would end the
+/// server with its lease held.
+/// `hangup` is made by the caller before the first accept, so that no SIGHUP finds the
+/// default action in place.
+pub async fn reload(
+    tls: Option<Arc<Tls>>,
+    watch: bool,
+    mut hangup: Option<tokio::signal::unix::Signal>,
+    mut ticks: crate::stopping::Ticks,
+) {
+    let mut seen = tls.as_ref().map(|tls| stamps(&tls.files));
     loop {
         let why = tokio::select! {
             Some(()) = async { hangup.as_mut()?.recv().await } => "SIGHUP",
@@ -169,15 +176,22 @@ pub async fn reload(tls: Arc<Tls>, watch: bool, mut ticks: crate::stopping::Tick
                 if !more {
                     return;
                 }
-                let now = stamps(&tls.files);
+                let now = tls.as_ref().map(|tls| stamps(&tls.files));
                 if !watch || now == seen {
                     continue;
                 }
                 "files changed"
             }
         };
+        let Some(tls) = &tls else {
+            tracing::info!(
+                event = "sighup",
+                "SIGHUP: no TLS files to re-read, nothing done"
+            );
+            continue;
+        };
         // Stamped before reading, so that a write during the read is seen at the next turn.
-        seen = stamps(&tls.files);
+        seen = Some(stamps(&tls.files));
         match tls.reload() {
             Ok(()) => tracing::info!(
                 event = "tls_reloaded",

@@ -5,9 +5,11 @@ warning for a token on a plain listener that is not loopback. Certificates: test
 
 import json
 import os
+import signal
 import socket
 import ssl
 import subprocess
+import time
 
 import grpc
 import h2.connection
@@ -194,3 +196,15 @@ def test_what_one_client_sends_makes_no_warning(start_server, certs):  # noqa: F
                        capture_output=True, timeout=60)
     assert s.get_json("/v1/id")[0] == 200
     assert [e for e in s.log_events() if e["level"] == "WARN"] == []
+
+
+def test_sighup_without_tls_is_logged_not_fatal(start_server):
+    s = start_server("--worker-id", "3")
+    s.proc.send_signal(signal.SIGHUP)
+    for _ in range(600):  # bounded turns until the line (an order of events)
+        if s.proc.poll() is not None or any(
+                e.get("fields", {}).get("event") == "sighup" for e in s.log_events()):
+            break
+        time.sleep(0.05)
+    assert s.proc.poll() is None, s.logs()
+    assert s.get_json("/v1/id")[0] == 200
