@@ -92,7 +92,9 @@ def test_rotation_on_sighup_under_load_fails_no_request(start_server, certs, tmp
     threads = [threading.Thread(target=client, args=(i,)) for i in range(4)]
     for t in threads:
         t.start()
-    for _ in range(2000):
+    # Ten rounds of every client before and after the reload; the bounds on these waits are
+    # safety nets against a hang, not a measure.
+    for _ in range(6000):
         if failures or all(len(log) >= 10 for log in fresh_log):
             break
         time.sleep(0.01)
@@ -100,7 +102,7 @@ def test_rotation_on_sighup_under_load_fails_no_request(start_server, certs, tmp
     s.proc.send_signal(signal.SIGHUP)
     wait_for_event(s, "tls_reloaded")
     reloaded.set()
-    for _ in range(2000):
+    for _ in range(6000):
         if failures or all(n >= 10 for n in rounds_after):
             break
         time.sleep(0.01)
@@ -108,7 +110,8 @@ def test_rotation_on_sighup_under_load_fails_no_request(start_server, certs, tmp
     for t in threads:
         t.join(60)
     assert failures == []
-    assert len(ids) == len(set(ids)) and len(ids) >= 4 * 40
+    assert all(n >= 10 for n in rounds_after), rounds_after
+    assert len(ids) == len(set(ids))
     for i in range(4):
         # One kept-alive connection throughout, opened before the reload: the old
         # certificate's session, still answering after it.
@@ -191,9 +194,9 @@ def test_clients_stalled_in_the_handshake_starve_no_one(start_server, certs):  #
     assert all(is_open(sock) for sock in stalled)
     for sock in stalled:
         sock.close()
-    # And they give their slots back at the handshake timeout: with every slot taken by
-    # one, the server closes them, and then serves.
-    s = start_server(*tls_args(certs), "--worker-id", "4", "--max-connections", "4",
+    # And they give their slots back at the handshake timeout: the server closes them. (Six
+    # slots for four: the harness's own connections, closed just before, may not be gone yet.)
+    s = start_server(*tls_args(certs), "--worker-id", "4", "--max-connections", "6",
                      "--header-timeout-s", "1", ssl_context=ctx)
     stalled = stallers(s.port, 4)
     for sock in stalled:
@@ -203,6 +206,9 @@ def test_clients_stalled_in_the_handshake_starve_no_one(start_server, certs):  #
             pass
         sock.close()
     assert s.get_json("/v1/id")[0] == 200
+    # Each had a slot (none was refused at the accept): the handshake timeout closed them.
+    _, _, metrics = s.get("/metrics")
+    assert b"\nflakery_connections_refused_total 0\n" in metrics
 
 
 def forms(i):
