@@ -98,7 +98,9 @@ def handshake_refusal(port, ctx):
         return str(e)
 
 
-def test_mutual_tls_refuses_a_client_without_a_certificate_of_the_ca(start_server, certs):  # noqa: F811
+def test_mutual_tls_refuses_a_client_without_a_certificate_of_the_ca(start_server, certs,
+                                                                    pb):  # noqa: F811
+    ids_pb2, ids_pb2_grpc = pb
     ok = client_context(certs, client="client")
     s = start_server(*tls_args(certs, "server", "--tls-client-ca", certs["ca.pem"]),
                      "--worker-id", "9", ssl_context=ok)
@@ -112,6 +114,23 @@ def test_mutual_tls_refuses_a_client_without_a_certificate_of_the_ca(start_serve
     # With TLS 1.2 the client's certificate is checked before the handshake ends.
     with pytest.raises(ssl.SSLError):
         tls_socket(s.port, client_context(certs, max_version=ssl.TLSVersion.TLSv1_2)).close()
+    # gRPC alike: with the client pair it is served, without it never reaches a service.
+    def read(name):
+        with open(certs[name], "rb") as f:
+            return f.read()
+
+    for pair, served in (("client", True), (None, False), ("other-client", False)):
+        creds = grpc.ssl_channel_credentials(
+            read("ca.pem"), read(f"{pair}.key") if pair else None,
+            read(f"{pair}.crt") if pair else None)
+        with grpc.secure_channel(f"localhost:{s.port}", creds) as ch:
+            stub = ids_pb2_grpc.IdsStub(ch)
+            if served:
+                assert len(stub.NextIds(ids_pb2.NextIdsRequest(count=3)).ids) == 3
+            else:
+                with pytest.raises(grpc.RpcError) as e:
+                    stub.NextIds(ids_pb2.NextIdsRequest(count=3), timeout=30)
+                assert e.value.code() == grpc.StatusCode.UNAVAILABLE, pair
     started = [e for e in s.log_events() if e.get("fields", {}).get("event") == "started"]
     assert started[0]["fields"]["tls"] == "mutual"
 
