@@ -30,7 +30,8 @@ pub struct Tls {
 impl Tls {
     /// Reads the files; an error names the file and the cause, never a key's bytes.
     pub fn load(files: TlsFiles) -> Result<Tls, String> {
-        let config = server_config(&files)?;
+        let (config, dates) = server_config(&files)?;
+        warn_if_out_of_date(&files.cert, &dates);
         Ok(Tls {
             files,
             current: RwLock::new(config),
@@ -48,13 +49,15 @@ impl Tls {
 
     /// Re-reads the files: the new pair serves new connections, or, if it is bad, the old one
     /// stays and the error is returned for the log.
-    pub fn reload(&self) -> Result<(), String> {
-        let config = server_config(&self.files)?;
+    /// Answers the new certificate's last day.
+    pub fn reload(&self) -> Result<String, String> {
+        let (config, dates) = server_config(&self.files)?;
         match self.current.write() {
             Ok(mut current) => *current = config,
             Err(poisoned) => *poisoned.into_inner() = config,
         }
-        Ok(())
+        warn_if_out_of_date(&self.files.cert, &dates);
+        Ok(dates.map_or_else(|| "unknown".into(), |d| d.not_after_shown))
     }
 
     /// "mutual" when client certificates are required, else "on" (the start line's `tls`).
@@ -71,7 +74,44 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-fn server_config(files: &TlsFiles) -> Result<Arc<ServerConfig>, String> {
+/// The served certificate's dates (seconds since 1970), for the log.
+struct Dates {
+    not_before: u64,
+    not_after: u64,
+    not_after_shown: String,
+}
+
+/// The leaf's dates; None if rustls took a certificate this parser does not read.
+fn dates(leaf: &CertificateDer) -> Option<Dates> {
+    use x509_cert::der::Decode;
+    let cert = x509_cert::Certificate::from_der(leaf.as_ref()).ok()?;
+    let validity = cert.tbs_certificate.validity;
+    Some(Dates {
+        not_before: validity.not_before.to_unix_duration().as_secs(),
+        not_after: validity.not_after.to_unix_duration().as_secs(),
+        not_after_shown: validity.not_after.to_string(),
+    })
+}
+
+/// A certificate out of its dates is served (the operator may be renewing it), but every
+/// client that checks refuses it: said at start and at each reload.
+fn warn_if_out_of_date(cert: &Path, dates: &Option<Dates>) {
+    let Some(dates) = dates else { return };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    if now > dates.not_after || now < dates.not_before {
+        tracing::warn!(
+            event = "tls_certificate_out_of_date",
+            cert = %cert.display(),
+            not_after = %dates.not_after_shown,
+            "the TLS certificate is outside its validity dates (expired, or not yet valid): \
+             clients that check it refuse the connection; renew it"
+        );
+    }
+}
+
+fn server_config(files: &TlsFiles) -> Result<(Arc<ServerConfig>, Option<Dates>), String> {
     // The error names the file only: the PEM parser's messages may quote a line of it.
     let key = PrivateKeyDer::from_pem_file(&files.key).map_err(|_| {
         format!(
@@ -81,6 +121,7 @@ fn server_config(files: &TlsFiles) -> Result<Arc<ServerConfig>, String> {
         )
     })?;
     let chain = read_chain(&files.cert, "--tls-cert")?;
+    let dates = dates(&chain[0]);
     let builder = ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS: {e}"))?;
@@ -102,7 +143,7 @@ fn server_config(files: &TlsFiles) -> Result<Arc<ServerConfig>, String> {
         )
     })?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(Arc::new(config))
+    Ok((Arc::new(config), dates))
 }
 
 /// A PEM file's certificates, in order (the leaf first, then the chain).
@@ -193,10 +234,11 @@ pub async fn reload(
         // Stamped before reading, so that a write during the read is seen at the next turn.
         seen = Some(stamps(&tls.files));
         match tls.reload() {
-            Ok(()) => tracing::info!(
+            Ok(not_after) => tracing::info!(
                 event = "tls_reloaded",
                 cause = why,
                 cert = %tls.files.cert.display(),
+                not_after,
                 "TLS certificate and key re-read: new connections get them; open ones keep \
                  theirs"
             ),

@@ -148,6 +148,12 @@ def test_a_verifying_client_refuses_a_bad_server_certificate(start_server, certs
     with pytest.raises(ssl.SSLCertVerificationError) as e:
         tls_socket(s.port, client_context(certs), host=host).close()
     assert why in e.value.verify_message, e.value.verify_message
+    # The server said so at start, for the expired one only.
+    warned = [e for e in s.log_events()
+              if e.get("fields", {}).get("event") == "tls_certificate_out_of_date"]
+    assert len(warned) == (1 if cert == "expired" else 0), s.logs()
+    if warned:
+        assert warned[0]["fields"]["not_after"] == "2020-01-02T00:00:00Z"
 
 
 def start_failure(*args):
