@@ -333,9 +333,11 @@ fn recycler_role() {
             // Printed, not asserted: how long the start took (issue 37's figure).
             let started = std::time::Instant::now();
             let generator = Generator::new(options.clone()).unwrap();
+            // Read after the lease was taken: a mark later than this was ahead when it was.
+            let leased_ms = flakery::Clock::now_ms(&flakery::SystemClock);
             let id = generator.next_id().unwrap();
             let took_us = started.elapsed().as_micros();
-            let report = format!("{} {id} {took_us}", generator.worker_id());
+            let report = format!("{} {id} {took_us} {leased_ms}", generator.worker_id());
             // Never released: the worker ends by _exit, its mark left ahead.
             std::mem::forget(generator);
             report
@@ -351,9 +353,9 @@ fn recycler_role() {
     );
 }
 
-/// The recycler's report: the mark the first worker left, and each worker's index and ID's
-/// timestamp (each start's duration printed).
-fn recycle(dir: &std::path::Path, hold: bool) -> (i64, [(u64, i64); 2]) {
+/// The recycler's report: the mark the first worker left, and each worker's index, ID's
+/// timestamp and the time once its lease was taken (each start's duration printed).
+fn recycle(dir: &std::path::Path, hold: bool) -> (i64, [(u64, i64, i64); 2]) {
     let mut command = common::rerun_as("recycler");
     command.env("FLAKERY_LEASE_DIR", dir);
     if hold {
@@ -368,29 +370,35 @@ fn recycle(dir: &std::path::Path, hold: bool) -> (i64, [(u64, i64); 2]) {
         let decoded = decode(id, &layout).unwrap();
         assert_eq!(decoded.worker_id.to_string(), words[at], "{line}");
         println!("worker {}: first ID after {} us", words[at], words[at + 2]);
-        (decoded.worker_id, decoded.timestamp_ms)
+        let leased_ms = words[at + 3].parse().unwrap();
+        (decoded.worker_id, decoded.timestamp_ms, leased_ms)
     };
     let mark = common::field(&line, "mark").parse().unwrap();
-    (mark, [worker(0), worker(3)])
+    (mark, [worker(0), worker(4)])
 }
 
-/// Issue 37: a recycled worker takes a free index whose mark has passed, and issues its first
-/// ID before its predecessor's mark passes (an order of events: the ID's time against the
-/// mark, no bound on how long anything took).
+/// Issue 37: a recycled worker takes a free index whose mark has passed, not its
+/// predecessor's while that mark is ahead, so nothing holds its first ID back. An order of
+/// events: the lease taken before the predecessor's mark passed (as the worker's clock read
+/// after it says) means another index; how long anything took is printed, not bounded.
 #[test]
 fn a_recycled_worker_takes_an_index_whose_mark_has_passed() {
     let dir = temp_dir("recycle");
     let (mark, [first, second]) = recycle(&dir, false);
     assert!(first.1 < mark, "the first worker left its mark ahead");
-    assert_ne!(
-        second.0, first.0,
-        "took the index whose mark is still ahead"
-    );
-    assert!(
-        second.1 < mark,
-        "the second worker's first ID ({} ms) waited for its predecessor's mark ({mark} ms)",
-        second.1
-    );
+    if second.2 < mark {
+        assert_ne!(
+            second.0, first.0,
+            "took the index whose mark is still ahead"
+        );
+        println!(
+            "the second worker's first ID came {} ms before its predecessor's mark",
+            mark - second.1
+        );
+    } else {
+        // A start slower than the look-ahead (a stalled machine): both marks had passed.
+        eprintln!("NOT CHECKED: the second worker leased only after its predecessor's mark");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
