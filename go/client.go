@@ -16,15 +16,15 @@ import (
 // ClientOptions configure NewClient. Start from DefaultClientOptions(), which holds the
 // defaults of the options table (docs/client.md#options), and set what you need: a zero
 // duration or block size is refused, as every surface refuses it, never read as "the default".
-// Empty Servers, Token and Layout are "not given": FLAKERY_SERVERS, FLAKERY_SERVER_TOKEN and
-// FLAKERY_LAYOUT (else "twitter").
+// Nil Servers, Token and Layout are "not given": FLAKERY_SERVERS, FLAKERY_SERVER_TOKEN and
+// FLAKERY_LAYOUT (else "twitter"); String("") is given, and judged as on every surface.
 type ClientOptions struct {
 	// Servers are base URLs, "http://host:port"; each may hold several separated by commas.
 	Servers []string
 	// Token is the bearer token; it never appears in an error.
-	Token string
+	Token *string
 	// Layout is the servers' layout, for Decode (checked against each server).
-	Layout string
+	Layout *string
 	// MaxAge: an ID held longer than this is dropped, never handed out (at least 1 ms).
 	MaxAge time.Duration
 	// Timeout: every call returns or fails within this (at least 1 ms).
@@ -124,11 +124,11 @@ func NewClient(o ClientOptions) (*Client, error) {
 	if len(o.Servers) > 0 {
 		opts.servers = mem.add("Servers", strings.Join(o.Servers, ","))
 	}
-	if o.Token != "" {
-		opts.token = mem.add("Token", o.Token)
+	if o.Token != nil {
+		opts.token = mem.add("Token", *o.Token)
 	}
-	if o.Layout != "" {
-		opts.layout = mem.add("Layout", o.Layout)
+	if o.Layout != nil {
+		opts.layout = mem.add("Layout", *o.Layout)
 	}
 	if o.Fallback != nil {
 		// In C memory: cgo forbids handing C a Go pointer to memory that holds Go pointers.

@@ -131,7 +131,7 @@ func TestClientOptionsAreTheTables(t *testing.T) {
 		t.Errorf("%d rows of numbers in the table, this test knows 5", numbers)
 	}
 	o := DefaultClientOptions()
-	if o.NoPrefetch || o.PreferFirst || o.Servers != nil || o.Token != "" || o.Layout != "" || o.Fallback != nil {
+	if o.NoPrefetch || o.PreferFirst || o.Servers != nil || o.Token != nil || o.Layout != nil || o.Fallback != nil {
 		t.Errorf("DefaultClientOptions() sets more than the table's defaults: %+v", o)
 	}
 }

@@ -136,7 +136,7 @@ func TestClientErrorsHaveTheClientCodes(t *testing.T) {
 
 	tokenServer := os.Getenv("FLAKERY_TEST_TOKEN_SERVER")
 	options = clientOptions(tokenServer)
-	options.Token = "wrong-token-go-5b2a"
+	options.Token = String("wrong-token-go-5b2a")
 	wrong, err := NewClient(options)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func TestClientErrorsHaveTheClientCodes(t *testing.T) {
 	if !errors.Is(err, ErrUnauthorized) || strings.Contains(err.Error(), "wrong-token-go-5b2a") {
 		t.Fatalf("a wrong token gave %v", err)
 	}
-	options.Token = os.Getenv("FLAKERY_TEST_TOKEN")
+	options.Token = String(os.Getenv("FLAKERY_TEST_TOKEN"))
 	right, err := NewClient(options)
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 )
 
 func Example() {
-	g, err := flakery.New(flakery.Options{Layout: "twitter", WorkerID: flakery.Uint64(7)})
+	g, err := flakery.New(flakery.Options{Layout: flakery.String("twitter"), WorkerID: flakery.Uint64(7)})
 	if err != nil {
 		panic(err)
 	}

@@ -80,7 +80,7 @@ func (zk *zooKeeper) clients() int {
 func TestFinalizerReturnsWhileZooKeeperIsPaused(t *testing.T) {
 	zk := startZooKeeper(t)
 	// A long session: the release waits up to half of it for the server before giving up.
-	g, err := New(Options{ZooKeeper: zk.Connect, Namespace: "go-finalizer", SessionTimeoutMs: Uint64(20000)})
+	g, err := New(Options{ZooKeeper: String(zk.Connect), Namespace: String("go-finalizer"), SessionTimeoutMs: Uint64(20000)})
 	if err != nil {
 		t.Fatal(err)
 	}

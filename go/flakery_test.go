@@ -86,7 +86,7 @@ func generate(t *testing.T, next func() (int64, error)) {
 }
 
 func TestGeneratorFromFourGoroutines(t *testing.T) {
-	g, err := New(Options{Layout: "twitter", DatacenterID: Uint64(3), WorkerID: Uint64(9)})
+	g, err := New(Options{Layout: String("twitter"), DatacenterID: Uint64(3), WorkerID: Uint64(9)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,11 +134,11 @@ func TestDefaultGeneratorFromFourGoroutines(t *testing.T) {
 
 func TestLeasedGeneratorsGetDistinctWorkers(t *testing.T) {
 	dir := t.TempDir()
-	a, err := New(Options{LeaseDir: dir})
+	a, err := New(Options{LeaseDir: String(dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(Options{LeaseDir: dir})
+	b, err := New(Options{LeaseDir: String(dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,11 +225,11 @@ func TestErrors(t *testing.T) {
 	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "negative") {
 		t.Errorf("negative ID: %v", err)
 	}
-	_, err = New(Options{Layout: "twitter", WorkerID: Uint64(99)})
+	_, err = New(Options{Layout: String("twitter"), WorkerID: Uint64(99)})
 	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "99") {
 		t.Errorf("worker 99: %v", err)
 	}
-	_, err = New(Options{Layout: "twitter", WorkerID: Uint64(1), SequencePolicy: 7})
+	_, err = New(Options{Layout: String("twitter"), WorkerID: Uint64(1), SequencePolicy: 7})
 	if !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("sequence policy 7: %v", err)
 	}

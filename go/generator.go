@@ -24,13 +24,15 @@ const (
 
 // Options configure New. The zero value is every default: the layout from FLAKERY_LAYOUT
 // (else "twitter") and the node identity from ZooKeeper, a database, the environment or a
-// host-local lease, in that order of what is configured. Pointer fields are "not given" when nil (see
-// Uint64), so that 0 is always the caller's 0; empty strings are "not given" too. A string
-// with a NUL byte is ErrInvalidArgument (a C string would end there).
+// host-local lease, in that order of what is configured. Pointer fields are "not given" when
+// nil (see Uint64 and String), so that 0 and "" are always the caller's: the core judges them
+// as it judges Python's or C's (an empty Namespace, Layout, DatabaseURL or DatabaseMode is
+// ErrInvalidArgument or ErrInvalidLayout, with the same message). A string with a NUL byte is
+// ErrInvalidArgument (a C string would end there).
 type Options struct {
 	// Layout is a preset name ("twitter", "discord;epoch=2015-01-01T00:00:00Z") or a field
 	// list ("time:41,worker:10,sequence:12;epoch=1288834974657").
-	Layout string
+	Layout *string
 	// DatacenterID and WorkerID fix the node identity. A field that is not fixed is leased.
 	DatacenterID *uint64
 	WorkerID     *uint64
@@ -47,25 +49,28 @@ type Options struct {
 	Fields map[string]uint64
 	// ZooKeeper is a connect string with an optional chroot ("127.0.0.1:2181/flakery") to
 	// lease the node ID from (default FLAKERY_ZOOKEEPER).
-	ZooKeeper string
+	ZooKeeper *string
 	// Namespace is the ZooKeeper namespace of the leases (default FLAKERY_NAMESPACE, else
 	// "default").
-	Namespace string
+	Namespace *string
 	// SessionTimeoutMs is the ZooKeeper session timeout, at least 1 (nil:
 	// FLAKERY_SESSION_TIMEOUT_MS, else 10000). 0 is ErrInvalidArgument, as on every surface.
 	SessionTimeoutMs *uint64
 	// LeaseDir is the directory of host-local lease files (default FLAKERY_LEASE_DIR).
-	LeaseDir string
+	LeaseDir *string
 	// DatabaseURL leases the node ID from PostgreSQL or MySQL/MariaDB ("postgres://...",
 	// "mysql://..."; default FLAKERY_DATABASE_URL). Its password never appears in an error.
-	DatabaseURL string
+	DatabaseURL *string
 	// DatabaseMode is "lease" (the default) or "baidu": one new row of Baidu's WORKER_NODE
 	// table per start, its ID the worker ID (default FLAKERY_DATABASE_MODE).
-	DatabaseMode string
+	DatabaseMode *string
 }
 
 // Uint64 returns a pointer to v, for the optional fields of Options.
 func Uint64(v uint64) *uint64 { return &v }
+
+// String returns a pointer to v, for the optional fields of Options and ClientOptions.
+func String(v string) *string { return &v }
 
 // fill writes o into opts, its strings copied into mem (for C, until mem is freed).
 func (o Options) fill(opts *C.flakery_options, mem *cMem) error {
@@ -75,8 +80,8 @@ func (o Options) fill(opts *C.flakery_options, mem *cMem) error {
 	if err := call(func() C.flakery_status { return C.flakery_options_init(opts) }); err != nil {
 		return err
 	}
-	if o.Layout != "" {
-		opts.layout = mem.add("Layout", o.Layout)
+	if o.Layout != nil {
+		opts.layout = mem.add("Layout", *o.Layout)
 	}
 	if o.DatacenterID != nil {
 		opts.has_datacenter_id = true
@@ -95,23 +100,23 @@ func (o Options) fill(opts *C.flakery_options, mem *cMem) error {
 	}
 	opts.random_sequence_start = C.bool(o.RandomSequenceStart)
 	opts.field_names, opts.field_values, opts.field_count = mem.fields("Fields", o.Fields)
-	if o.ZooKeeper != "" {
-		opts.zookeeper = mem.add("ZooKeeper", o.ZooKeeper)
+	if o.ZooKeeper != nil {
+		opts.zookeeper = mem.add("ZooKeeper", *o.ZooKeeper)
 	}
-	if o.Namespace != "" {
-		opts.namespace_ = mem.add("Namespace", o.Namespace)
+	if o.Namespace != nil {
+		opts.namespace_ = mem.add("Namespace", *o.Namespace)
 	}
 	if o.SessionTimeoutMs != nil {
 		opts.session_timeout_ms = C.uint64_t(*o.SessionTimeoutMs)
 	}
-	if o.LeaseDir != "" {
-		opts.lease_dir = mem.add("LeaseDir", o.LeaseDir)
+	if o.LeaseDir != nil {
+		opts.lease_dir = mem.add("LeaseDir", *o.LeaseDir)
 	}
-	if o.DatabaseURL != "" {
-		opts.database_url = mem.add("DatabaseURL", o.DatabaseURL)
+	if o.DatabaseURL != nil {
+		opts.database_url = mem.add("DatabaseURL", *o.DatabaseURL)
 	}
-	if o.DatabaseMode != "" {
-		opts.database_mode = mem.add("DatabaseMode", o.DatabaseMode)
+	if o.DatabaseMode != nil {
+		opts.database_mode = mem.add("DatabaseMode", *o.DatabaseMode)
 	}
 	return nil
 }

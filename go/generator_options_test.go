@@ -79,3 +79,66 @@ func TestGeneratorOptionsAreTheTables(t *testing.T) {
 		t.Errorf("%d millisecond rows in the table, this test knows 3", millis)
 	}
 }
+
+// An empty string is given, never "not given": the core judges String("") as it judges
+// Python's namespace="" or layout="" (refused, with the same code and message), and only a nil
+// field falls back to the environment and the table's default. Every string option of Options
+// and ClientOptions is a *string, so that "" can be told from not given.
+func TestEmptyStringsAreGivenAsOnEverySurface(t *testing.T) {
+	for _, typ := range []reflect.Type{reflect.TypeOf(Options{}), reflect.TypeOf(ClientOptions{})} {
+		for i := 0; i < typ.NumField(); i++ {
+			if f := typ.Field(i); f.Type.Kind() == reflect.String {
+				t.Errorf("%s.%s is a string: its \"\" could not be told from not given", typ.Name(), f.Name)
+			}
+		}
+	}
+	// The layout's preset list is the core's: only the start of its message is fixed here.
+	layoutEmpty := "layout '' is empty: give a preset name ("
+	cases := []struct {
+		name    string
+		options Options
+		code    Code
+		message string
+		prefix  bool
+	}{
+		{"Namespace", Options{Namespace: String("")}, CodeInvalidArgument,
+			"namespace '' must be 1 to 64 letters, digits, '-', '_' or '.'", false},
+		{"Layout", Options{Layout: String("")}, CodeInvalidLayout, layoutEmpty, true},
+		{"DatabaseURL", Options{DatabaseURL: String("")}, CodeInvalidArgument,
+			"the database URL must start with postgres://, postgresql:// or mysql://", false},
+		{"DatabaseMode", Options{DatabaseMode: String("")}, CodeInvalidArgument,
+			"database mode '' is not 'lease' (flakery's table, the default) or 'baidu' (uid-generator's WORKER_NODE table)", false},
+	}
+	check := func(name string, err error, code Code, message string, prefix bool) {
+		var e *Error
+		if !errors.As(err, &e) || e.Code != code ||
+			(prefix && !strings.HasPrefix(e.Message, message)) || (!prefix && e.Message != message) {
+			t.Errorf("%s = String(\"\") gave %v, wanted %s: %s", name, err, code, message)
+		}
+	}
+	for _, c := range cases {
+		// Leased (no fixed node IDs), so that the namespace is read too.
+		g, err := New(c.options)
+		if err == nil {
+			g.Close()
+		}
+		check(c.name, err, c.code, c.message, c.prefix)
+	}
+	o := DefaultClientOptions()
+	o.Servers = []string{"http://127.0.0.1:1"}
+	o.Layout = String("")
+	c, err := NewClient(o)
+	if err == nil {
+		c.Close()
+	}
+	check("ClientOptions.Layout", err, CodeInvalidLayout, layoutEmpty, true)
+	// nil is not given: the table's default namespace and layout.
+	g, err := New(Options{DatacenterID: Uint64(1), WorkerID: Uint64(1)})
+	if err != nil {
+		t.Fatalf("nil Namespace and Layout: %v", err)
+	}
+	defer g.Close()
+	if layout := g.Layout(); layout != "twitter" {
+		t.Errorf("nil Layout gave layout %q, not the default twitter", layout)
+	}
+}

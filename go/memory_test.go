@@ -99,14 +99,14 @@ func must(t *testing.T, name string, err error, want error) {
 const fieldList = "time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657"
 
 func TestMemoryOfGenerators(t *testing.T) {
-	g, err := New(Options{Layout: fieldList, DatacenterID: Uint64(1), WorkerID: Uint64(2)})
+	g, err := New(Options{Layout: String(fieldList), DatacenterID: Uint64(1), WorkerID: Uint64(2)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer g.Close()
 	id, _ := g.NextID()
 	bounded(t, "New, Close", func() int {
-		g, err := New(Options{Layout: fieldList, DatacenterID: Uint64(1), WorkerID: Uint64(2),
+		g, err := New(Options{Layout: String(fieldList), DatacenterID: Uint64(1), WorkerID: Uint64(2),
 			MaxBorrowMs: Uint64(5), SequencePolicy: SequenceBorrow})
 		must(t, "New", err, nil)
 		must(t, "Close", g.Close(), nil)
@@ -115,16 +115,16 @@ func TestMemoryOfGenerators(t *testing.T) {
 		return 1
 	})
 	bounded(t, "New with constant fields", func() int {
-		_, err := New(Options{Layout: "vesta-max-peak", WorkerID: Uint64(3),
+		_, err := New(Options{Layout: String("vesta-max-peak"), WorkerID: Uint64(3),
 			Fields: map[string]uint64{"version": 1, "method": 2}})
 		must(t, "New", err, nil)
 		return 1
 	})
 	bounded(t, "New refused (a database URL with a password)", func() int {
-		_, err := New(Options{Layout: "twitter", WorkerID: Uint64(99),
-			DatabaseURL: "postgres://user:secret@127.0.0.1:1/db", DatabaseMode: "lease"})
+		_, err := New(Options{Layout: String("twitter"), WorkerID: Uint64(99),
+			DatabaseURL: String("postgres://user:secret@127.0.0.1:1/db"), DatabaseMode: String("lease")})
 		must(t, "New", err, ErrInvalidArgument)
-		_, err = New(Options{Layout: "not a layout", Fields: map[string]uint64{"x": 1}})
+		_, err = New(Options{Layout: String("not a layout"), Fields: map[string]uint64{"x": 1}})
 		must(t, "New", err, ErrInvalidLayout)
 		return 0
 	})
@@ -152,7 +152,7 @@ func TestMemoryOfGenerators(t *testing.T) {
 }
 
 func TestMemoryOfCodecs(t *testing.T) {
-	g, err := New(Options{Layout: "twitter", WorkerID: Uint64(4)})
+	g, err := New(Options{Layout: String("twitter"), WorkerID: Uint64(4)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestMemoryOfCodecs(t *testing.T) {
 // idServer is a tiny flakery serve for the client: its layout, and blocks of IDs from a
 // generator of its own.
 func idServer(t *testing.T) *httptest.Server {
-	g, err := New(Options{Layout: "twitter", WorkerID: Uint64(5)})
+	g, err := New(Options{Layout: String("twitter"), WorkerID: Uint64(5)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestMemoryOfClients(t *testing.T) {
 	server := idServer(t)
 	o := DefaultClientOptions()
 	o.Servers = []string{server.URL}
-	o.Token = "a-secret-token"
+	o.Token = String("a-secret-token")
 	// Small blocks: the stock (a block and the next, prefetched) is part of the heap.
 	o.MaxBlock = 1000
 	c, err := NewClient(o)
@@ -263,8 +263,8 @@ func TestMemoryOfClients(t *testing.T) {
 	bounded(t, "NewClient, Close", func() int {
 		o := DefaultClientOptions()
 		o.Servers = []string{"http://127.0.0.1:1", "http://[::1]:1"}
-		o.Token = "a-secret-token"
-		o.Layout = "discord"
+		o.Token = String("a-secret-token")
+		o.Layout = String("discord")
 		c, err := NewClient(o)
 		must(t, "NewClient", err, nil)
 		must(t, "Close", c.Close(), nil)
@@ -276,7 +276,7 @@ func TestMemoryOfClients(t *testing.T) {
 		o := DefaultClientOptions()
 		o.Servers = []string{"http://127.0.0.1:1"}
 		o.Fallback = &Options{DatacenterID: Uint64(31), WorkerID: Uint64(31),
-			DatabaseURL: "postgres://user:secret@127.0.0.1:1/db"}
+			DatabaseURL: String("postgres://user:secret@127.0.0.1:1/db")}
 		_, err := NewClient(o)
 		must(t, "NewClient", err, nil)
 		return 1
@@ -284,7 +284,7 @@ func TestMemoryOfClients(t *testing.T) {
 	bounded(t, "NewClient refused", func() int {
 		o := DefaultClientOptions()
 		o.Servers = []string{"https://127.0.0.1:1"}
-		o.Token = "a-secret-token"
+		o.Token = String("a-secret-token")
 		_, err := NewClient(o)
 		must(t, "NewClient https", err, ErrInvalidArgument)
 		o.Servers = []string{"http://127.0.0.1:1"}

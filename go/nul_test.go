@@ -23,7 +23,7 @@ func wantNulRefused(t *testing.T, what string, err error, name string, at int) {
 	}
 }
 
-// Every string field of Options (found by reflection, so a field added later is covered) is
+// Every string field (a *string) of Options (found by reflection, so a field added later is covered) is
 // refused with a NUL byte inside, before C could read it cut short at the NUL: C would take
 // "twitter\x00..." as "twitter".
 func TestOptionsStringsWithNulAreRefused(t *testing.T) {
@@ -31,12 +31,12 @@ func TestOptionsStringsWithNulAreRefused(t *testing.T) {
 	strs := 0
 	for i := 0; i < typ.NumField(); i++ {
 		f := typ.Field(i)
-		if f.Type.Kind() != reflect.String {
+		if f.Type != reflect.TypeOf((*string)(nil)) {
 			continue
 		}
 		strs++
 		o := Options{DatacenterID: Uint64(1), WorkerID: Uint64(1)}
-		reflect.ValueOf(&o).Elem().Field(i).SetString("twitter\x00secret")
+		reflect.ValueOf(&o).Elem().Field(i).Set(reflect.ValueOf(String("twitter\x00secret")))
 		g, err := New(o)
 		if err == nil {
 			g.Close()
@@ -66,8 +66,8 @@ func TestClientStringsWithNulAreRefused(t *testing.T) {
 		at   int
 	}{
 		{"Servers[1]", func(o *ClientOptions) { o.Servers = []string{"http://127.0.0.1:1", "http://127.0.0.1:2\x00secret"} }, 18},
-		{"Token", func(o *ClientOptions) { o.Token = "tok\x00secret" }, 3},
-		{"Layout", func(o *ClientOptions) { o.Layout = "twitter\x00secret" }, 7},
+		{"Token", func(o *ClientOptions) { o.Token = String("tok\x00secret") }, 3},
+		{"Layout", func(o *ClientOptions) { o.Layout = String("twitter\x00secret") }, 7},
 	} {
 		o := DefaultClientOptions()
 		o.Servers = []string{"http://127.0.0.1:1"}

@@ -80,16 +80,16 @@ func TestBadTextFormsNameTheCharacter(t *testing.T) {
 }
 
 func TestDatabaseOptionsAreValidatedWithoutShowingThePassword(t *testing.T) {
-	_, err := New(Options{DatabaseURL: "redis://flakery:s3cret-pw@127.0.0.1:1/ids"})
+	_, err := New(Options{DatabaseURL: String("redis://flakery:s3cret-pw@127.0.0.1:1/ids")})
 	if !errors.Is(err, ErrInvalidArgument) || strings.Contains(err.Error(), "s3cret-pw") {
 		t.Errorf("bad scheme: %v", err)
 	}
-	_, err = New(Options{DatabaseURL: "postgres://flakery:s3cret-pw@127.0.0.1:1/ids", DatabaseMode: "leaf"})
+	_, err = New(Options{DatabaseURL: String("postgres://flakery:s3cret-pw@127.0.0.1:1/ids"), DatabaseMode: String("leaf")})
 	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "leaf") || strings.Contains(err.Error(), "s3cret-pw") {
 		t.Errorf("bad mode: %v", err)
 	}
 	// Port 1 on loopback refuses at once: a database that cannot be reached at start.
-	_, err = New(Options{DatabaseURL: "postgres://flakery:s3cret-pw@127.0.0.1:1/ids"})
+	_, err = New(Options{DatabaseURL: String("postgres://flakery:s3cret-pw@127.0.0.1:1/ids")})
 	if !errors.Is(err, ErrCoordinatorUnavailable) || !strings.Contains(err.Error(), "127.0.0.1") || strings.Contains(err.Error(), "s3cret-pw") {
 		t.Errorf("unreachable: %v", err)
 	}

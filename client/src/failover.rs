@@ -1,6 +1,12 @@
 //! Which server to ask next: the one that answered last, else the others in turn; a server
 //! that fails is skipped until its backoff ends (doubling from `BASE_MS` to `MAX_MS` with each
 //! failure in a row), and one success clears it.
+//!
+//! When every server is backing off, a call waits for the retry only while some server is in
+//! its first backoff (a blip: a restart, a coordinator stalled past one renewal, which makes
+//! every server refuse at once; the retry is `BASE_MS` away); once each has failed twice in a
+//! row, a call fails at once (an outage: the caller, or its fallback, learns it now, not after
+//! a wait of up to `MAX_MS` per call). docs/client.md, "Failover and deadlines".
 
 use crate::failure::Failure;
 
@@ -68,11 +74,12 @@ impl Failover {
         self.health.iter().map(|h| h.retry_at_ms).min().unwrap_or(0)
     }
 
-    /// Every server failed last time it was asked and is backing off.
+    /// Every server failed last time it was asked and is backing off, none of them after a
+    /// first failure (whose retry a call waits for): a call fails now.
     pub fn all_backing_off(&self, now_ms: u64) -> bool {
         self.health
             .iter()
-            .all(|h| h.last.is_some() && h.retry_at_ms > now_ms)
+            .all(|h| h.last.is_some() && h.retry_at_ms > now_ms && h.failures > 1)
     }
 
     /// Each server's last failure since it last answered.
@@ -128,12 +135,21 @@ mod tests {
         let mut failover = Failover::new(2, 0);
         assert!(!failover.all_backing_off(0));
         failover.failed(0, 0, down());
-        assert!(!failover.all_backing_off(0));
         failover.failed(1, 50, down());
-        assert!(failover.all_backing_off(50));
         assert!(failover.order(60).is_empty());
-        assert_eq!(failover.next_retry_ms(), 100);
-        assert!(!failover.all_backing_off(100));
+        assert!(
+            !failover.all_backing_off(60),
+            "a first failure of each: calls wait for the retry"
+        );
+        failover.failed(0, 100, down());
+        assert!(
+            !failover.all_backing_off(110),
+            "one server is still in its first backoff"
+        );
+        failover.failed(1, 150, down());
+        assert!(failover.all_backing_off(160), "each failed twice: fail now");
+        assert_eq!(failover.next_retry_ms(), 300);
+        assert!(!failover.all_backing_off(300));
         assert_eq!(failover.failures().filter(|(_, f)| f.is_some()).count(), 2);
         failover.succeeded(0);
         assert_eq!(failover.failures().filter(|(_, f)| f.is_some()).count(), 1);

@@ -88,8 +88,8 @@ def hammer(urls, seconds):
 
 
 def calls_failed_only_in_stalls(report, stalls):
-    """A call fails at once (servers_unavailable) when every server of its client failed when
-    last asked and is backing off (docs/client.md, "Failover and deadlines"), and a server
+    """A call fails at once (servers_unavailable) when every server of its client failed twice
+    in a row and is backing off (docs/client.md, "Failover and deadlines"), and a server
     refuses (503 lease_lost) while ZooKeeper has not confirmed its lease within half the
     session timeout, counted as a lease loss (`stalls`, of a server on every client's list).
     A loaded machine can delay ZooKeeper that long: then every server refuses at once, and the

@@ -61,7 +61,8 @@ echo "--- mvn verify, then the integrations (Java 25)"
 # Maven's own guava warns about sun.misc.Unsafe on Java 24 and later: not ours to fix.
 export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
 # The tests of tag "processes" (LeaseTest, LeafClockTest: servers and child JVMs, 55 s) ran on
-# Java 17: they exercise the same native calls as the rest, which run again here.
+# Java 17: they exercise the same native calls as the rest, which run again here. LeakTest
+# (tag "leaks") runs here too: a leak may live in one JVM's JNI only.
 JAVA_HOME="$java25" "${mvn_quiet[@]}" -DexcludedGroups=processes verify
 JAVA_HOME="$java25" "${mvn_quiet[@]}" -f integrations/pom.xml verify
 echo "java: Java 17 and Java 25 passed"

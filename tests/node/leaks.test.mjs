@@ -21,7 +21,7 @@ import {
   toBase62,
 } from 'flakery'
 
-import { assertNoLeak, caught } from './memory.mjs'
+import { assertNoLeak, caught, loopsRun } from './memory.mjs'
 
 const ID = 1541815603606036480n
 
@@ -106,4 +106,57 @@ test("a Client's calls that need no server leak nothing", async (t) => {
   )
   client.close()
   assert.equal(client.tryNextId(), null)
+})
+
+// Export coverage: every export of the package, and every public member of its classes, is
+// called by one of the loops above (read from the loops' own source, as assertNoLeak ran
+// them), or named here with the reason it has no loop in this file. A new export without a
+// loop fails this test until it gets one or an exemption.
+const EXEMPT = {
+  default: 'the CommonJS module itself, whose members are the named exports checked here',
+  'Client.nextId': 'needs a server: looped against real servers in tests/client/client.test.mjs',
+  'Client.nextIdString': 'needs a server: looped against real servers in tests/client/client.test.mjs',
+  'Client.nextIds': 'needs a server: looped against real servers in tests/client/client.test.mjs',
+}
+
+// An instance of each class: a Client binds its generating calls to each instance.
+const INSTANCES = {
+  Generator: (Generator) => new Generator({ workerId: 5 }),
+  Client: (Client) => new Client({ servers: 'http://127.0.0.1:1' }),
+}
+
+// `Generator`, `Generator.create`, `Client.decode`: what a loop must mention to cover each; a
+// class's statics, its prototype's members and its instances' own.
+function publicNames(pkg) {
+  const names = []
+  for (const [name, value] of Object.entries(pkg)) {
+    names.push(name)
+    if (typeof value !== 'function' || !/^[A-Z]/.test(name)) continue
+    assert.ok(name in INSTANCES, `no instance of the exported class ${name} in INSTANCES`)
+    const instance = INSTANCES[name](value)
+    const members = new Set()
+    for (const owner of [value, value.prototype, instance]) {
+      for (const member of Object.getOwnPropertyNames(owner)) members.add(member)
+    }
+    instance.close()
+    for (const member of members) {
+      if (!['length', 'name', 'prototype', 'constructor', 'arguments', 'caller'].includes(member)) names.push(`${name}.${member}`)
+    }
+  }
+  return names
+}
+
+test('every export and class member has a leak loop or a reason it has none', async () => {
+  const pkg = await import('flakery')
+  const names = publicNames(pkg)
+  assert.ok(names.includes('Generator.create') && names.includes('Client.tryNextId'), `read no class members: ${names}`)
+  // An export by its name (`decode(`), a member as a property (`.decode(`, `.layout`).
+  const mentions = (pattern) => loopsRun.some((source) => new RegExp(pattern).test(source))
+  const uncovered = names.filter((name) => {
+    const [, member] = name.split('.')
+    return !(name in EXEMPT) && !mentions(member === undefined ? `\\b${name}\\b` : `\\.${member}\\b`)
+  })
+  assert.deepEqual(uncovered, [], `exports with no leak loop in tests/node/leaks.test.mjs, nor a reason in EXEMPT: ${uncovered.join(', ')}`)
+  const stale = Object.keys(EXEMPT).filter((name) => !names.includes(name))
+  assert.deepEqual(stale, [], `EXEMPT names what the package no longer exports: ${stale.join(', ')}`)
 })

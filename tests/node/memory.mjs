@@ -62,9 +62,14 @@ export async function growth(call) {
   return least
 }
 
+// The source of every call assertNoLeak has looped in this process, for the check that each
+// export of the package has a loop (tests/node/leaks.test.mjs).
+export const loopsRun = []
+
 // Asserts that each entry of `calls` ({name: call}) leaves less than BOUND_BYTES of native
 // growth in at least one of its rounds; reports each growth in the message.
 export async function assertNoLeak(calls) {
+  loopsRun.push(...Object.values(calls).map(String))
   const grown = {}
   for (const [name, call] of Object.entries(calls)) grown[name] = await growth(call)
   const report = Object.entries(grown)

@@ -1,6 +1,7 @@
 //! A small fake `flakery serve` on loopback for the client's tests and benchmark: a thread
 //! per connection answering `/v1/layout` (twitter) and `/v1/ids?count=N` (N increasing IDs
-//! from a counter), with keep-alive; `hold` keeps `/v1/ids` unanswered while set.
+//! from a counter), with keep-alive; `hold` keeps `/v1/ids` unanswered while set, and
+//! `refusals` answers that many requests for IDs with 503 first.
 
 #![allow(dead_code)]
 
@@ -19,6 +20,9 @@ pub struct Fake {
     pub asked: AtomicUsize,
     /// While set, `/v1/ids` is not answered.
     pub hold: AtomicBool,
+    /// Requests for IDs still to refuse with 503 `lease_lost`, as a server whose coordinator
+    /// stalled does.
+    pub refusals: AtomicUsize,
 }
 
 fn answer(stream: TcpStream, fake: &Fake) -> std::io::Result<()> {
@@ -40,6 +44,19 @@ fn answer(stream: TcpStream, fake: &Fake) -> std::io::Result<()> {
             ("application/json", "{\"spec\":\"twitter\"}".to_string())
         } else {
             fake.asked.fetch_add(1, SeqCst);
+            let refuse = fake
+                .refusals
+                .fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1));
+            if refuse.is_ok() {
+                let body = r#"{"error":{"code":"lease_lost","message":"lease unconfirmed"}}"#;
+                write!(
+                    stream,
+                    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n\
+                     Content-Length: {}\r\n\r\n{body}",
+                    body.len()
+                )?;
+                continue;
+            }
             while fake.hold.load(SeqCst) {
                 std::thread::sleep(Duration::from_millis(5));
             }

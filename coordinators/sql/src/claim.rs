@@ -1,11 +1,14 @@
 //! Claiming a node index is one READ COMMITTED transaction: it reads the database's clock,
 //! lists the rows that look claimable (free, expired, or this holder's own) and the lowest
-//! index that has no row yet, and takes the lowest of them: an existing row only after
+//! index that has no row yet, and takes the one a start would wait least for
+//! (`keeper::claim_wait_ms`: a mark passed, else the oldest, a record with none costing the
+//! fresh-record wait; the lowest index among equals): an existing row only after
 //! locking it with `SELECT ... FOR UPDATE SKIP LOCKED` and seeing it still claimable (both
 //! databases re-read a locked row's newest committed version), a missing one by inserting it
 //! (the primary key lets one of two inserting holders win; the other tries again). So two
 //! holders never hold one index while the first one's expiry has not passed.
 
+use flakery::lease::keeper::claim_wait_ms;
 use flakery::lease::node::{mark_ahead, read_mark};
 
 use super::dialect::Dialect;
@@ -81,14 +84,27 @@ fn try_claim(db: &mut dyn Dialect, ask: &ClaimRequest) -> Result<Option<Claimed>
                 now_ms,
             }))
     };
+    // Ordered by the wait a start under each would have (the mark as listed; the one taken
+    // is the mark as locked, whatever it has become): `None` is the missing index.
+    let mut order = Vec::with_capacity(candidates.len() + 1);
     for candidate in candidates {
-        if missing < candidate.index && missing < to {
+        match usable_mark(&candidate.mark, candidate.index, ask.mark_limit_ms) {
+            Ok(mark) => order.push((
+                claim_wait_ms(mark, now_ms),
+                candidate.index,
+                Some(candidate),
+            )),
+            Err(why) => unreadable.push(why),
+        }
+    }
+    if missing < to {
+        order.push((claim_wait_ms(None, now_ms), missing, None));
+    }
+    order.sort_by_key(|&(wait_ms, index, _)| (wait_ms, index));
+    for (_, _, candidate) in order {
+        let Some(candidate) = candidate else {
             return insert_missing(db);
-        }
-        if let Err(why) = usable_mark(&candidate.mark, candidate.index, ask.mark_limit_ms) {
-            unreadable.push(why);
-            continue;
-        }
+        };
         let Some(mark) = db.lock_claimable(namespace, candidate.index, holder, now_ms)? else {
             continue; // taken or being taken by another holder
         };
@@ -110,9 +126,6 @@ fn try_claim(db: &mut dyn Dialect, ask: &ClaimRequest) -> Result<Option<Claimed>
             }
             Err(why) => unreadable.push(why),
         }
-    }
-    if missing < to {
-        return insert_missing(db);
     }
     Ok(Some(Claimed::Exhausted { unreadable }))
 }

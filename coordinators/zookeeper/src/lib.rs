@@ -21,6 +21,7 @@
 //! `zookeeper-client` crate's global async-io reactor hangs every new client in a forked
 //! child). A child never touches its parent's client.
 
+mod claim_order;
 mod connect;
 mod lease;
 mod link;
@@ -271,10 +272,21 @@ impl Coordinator for ZooKeeperCoordinator {
             flakery::lease::environment::host_name().unwrap_or_default(),
             std::process::id()
         );
-        // The lowest free index whose mark can be read and is not past the keeper's limit; an
-        // unreadable mark is never "no mark": that index is given back and skipped.
+        // Every free index with a mark node, listed once: the order's probes read only those.
+        let marked: HashSet<u64> = match zk.get_children(by, &settings.hwm_dir()) {
+            Ok(names) => names.iter().filter_map(|name| name.parse().ok()).collect(),
+            Err(err) => return Err(settings.failed(&format!("list {}", settings.hwm_dir()), err)),
+        };
+        let free = (0..count).filter(|i| !taken.contains(i));
+        let order = claim_order::claim_order(free, &marked, SystemClock.now_ms(), |index| {
+            let (data, _) = zk.get_data(by, &settings.hwm_path(index)).ok()?;
+            read_mark(&data).ok()
+        });
+        // The first free index in that order whose mark can be read and is not past the
+        // keeper's limit; an unreadable mark is never "no mark": that index is given back and
+        // skipped.
         let mut unreadable = Vec::new();
-        for index in (0..count).filter(|i| !taken.contains(i)) {
+        for index in order {
             let path = settings.node_path(index);
             match zk.create(by, &path, about.clone().into_bytes(), CreateMode::Ephemeral) {
                 Ok(_) => {}

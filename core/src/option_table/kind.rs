@@ -87,11 +87,12 @@ impl Kind {
         }
     }
 
-    /// The type of the field of the Go package's `Options`.
+    /// The type of the field of the Go package's `Options`. Strings are pointers, as numbers
+    /// are: nil is "not given", and `""` is given, judged as every surface's empty string.
     pub const fn go_type(self) -> &'static str {
         match self {
             Kind::Layout | Kind::Text | Kind::Path | Kind::DatabaseUrl | Kind::DatabaseMode => {
-                "string"
+                "*string"
             }
             Kind::NodeField | Kind::Millis | Kind::OptionalMillis => "*uint64",
             Kind::SequencePolicy => "SequencePolicy",
@@ -176,7 +177,7 @@ impl ClientKind {
         match self {
             ClientKind::Layout => Kind::Layout.go_type(),
             ClientKind::Servers => "[]string",
-            ClientKind::Secret => "string",
+            ClientKind::Secret => "*string",
             ClientKind::Duration => "time.Duration",
             ClientKind::BlockSize => "int",
             ClientKind::Flag => "bool",

@@ -85,24 +85,11 @@ fn an_unreadable_mark_skips_its_node_id_and_is_named_when_none_is_left() {
     // Two node IDs: both marks garbled, then one repaired.
     let layout = Layout::parse("time:41,worker:1,sequence:12;epoch=0").unwrap();
     let zk = server.client();
-    for path in ["/flakery", "/flakery/garbled", "/flakery/garbled/hwm"] {
-        let _ = zk.create(
-            path,
-            Vec::new(),
-            zookeeper::Acl::open_unsafe().clone(),
-            zookeeper::CreateMode::Persistent,
-        );
-    }
-    let garbage: [&[u8]; 2] = [b"not a time", &[b'7'; 100]];
-    for (index, data) in garbage.iter().enumerate() {
-        zk.create(
-            &format!("/flakery/garbled/hwm/{index}"),
-            data.to_vec(),
-            zookeeper::Acl::open_unsafe().clone(),
-            zookeeper::CreateMode::Persistent,
-        )
-        .unwrap();
-    }
+    write_marks(
+        &zk,
+        "garbled",
+        &[(0, b"not a time".to_vec()), (1, [b'7'; 100].to_vec())],
+    );
     let err = ZooKeeperLease::acquire(&server.connect, "garbled", 4000, &layout).unwrap_err();
     assert_eq!(err.code(), ErrorCode::WorkerIdsExhausted, "{err}");
     for index in 0..2 {
@@ -133,26 +120,11 @@ fn a_mark_far_ahead_skips_its_node_id_and_is_named_when_none_is_left() {
     };
     let layout = Layout::parse("time:41,worker:1,sequence:12;epoch=0").unwrap();
     let zk = server.client();
-    for path in ["/flakery", "/flakery/ahead", "/flakery/ahead/hwm"] {
-        let _ = zk.create(
-            path,
-            Vec::new(),
-            zookeeper::Acl::open_unsafe().clone(),
-            zookeeper::CreateMode::Persistent,
-        );
-    }
     let now = SystemClock.now_ms();
     let ahead = now + 120_000;
     let within = now + MAX_MARK_AHEAD_MS - 2000;
-    for (index, mark) in [(0, ahead), (1, within)] {
-        zk.create(
-            &format!("/flakery/ahead/hwm/{index}"),
-            mark.to_string().into_bytes(),
-            zookeeper::Acl::open_unsafe().clone(),
-            zookeeper::CreateMode::Persistent,
-        )
-        .unwrap();
-    }
+    let marks = [(0, ahead), (1, within)].map(|(i, mark)| (i, mark.to_string().into_bytes()));
+    write_marks(&zk, "ahead", &marks);
     let lease = ZooKeeperLease::acquire(&server.connect, "ahead", 4000, &layout).unwrap();
     assert_eq!(
         lease.index(),
@@ -264,4 +236,82 @@ fn many_processes_issuing_while_znodes_are_deleted_and_lowered_issue_no_duplicat
         actions.len()
     );
     assert!(ids > 1000, "only {ids} IDs were issued");
+}
+
+/// Issue 37: a claim takes the free node ID a start waits least for. Index 0's mark is ahead
+/// (a predecessor's look-ahead), index 1's has passed, index 2 has none: the first claim takes
+/// 1 (no wait), the next 0 (its mark ahead, less than the fresh-record wait of 2), with that
+/// mark as its floor: its first ID comes after it (an order of events: the ID's time against
+/// the mark), never skipping it.
+#[test]
+fn a_claim_takes_the_free_node_id_whose_mark_has_passed_before_one_ahead() {
+    use flakery::{Clock, SystemClock};
+    let _serial = serial();
+    let Some(server) = Server::start() else {
+        return;
+    };
+    let layout = Layout::parse("time:41,worker:2,sequence:12;epoch=0").unwrap();
+    let zk = server.client();
+    let now = SystemClock.now_ms();
+    // Ahead by less than the fresh-record wait (3.5 s), so that index 0 is the second
+    // claim's choice over index 2, which has no mark.
+    let (ahead, passed) = (now + 3000, now - 120_000);
+    let marks = [(0, ahead), (1, passed)].map(|(i, mark)| (i, mark.to_string().into_bytes()));
+    write_marks(&zk, "oldest", &marks);
+    let first = ZooKeeperLease::acquire(&server.connect, "oldest", 4000, &layout).unwrap();
+    // Read after the claim: a mark later than this was ahead while it chose.
+    if SystemClock.now_ms() < ahead {
+        assert_eq!(
+            (first.index(), first.floor_ms()),
+            (Some(1), Some(passed)),
+            "took the node ID whose mark is still ahead"
+        );
+    } else {
+        eprintln!("NOT CHECKED: the claim ended after index 0's mark passed (a stalled machine)");
+    }
+    let second = ZooKeeperLease::acquire(&server.connect, "oldest", 4000, &layout).unwrap();
+    let other = if first.index() == Some(1) { 0 } else { 1 };
+    assert_eq!(second.index(), Some(other));
+    if other == 0 {
+        assert_eq!(
+            second.floor_ms(),
+            Some(ahead),
+            "the mark ahead is its floor"
+        );
+    }
+    let generator = Generator::builder()
+        .lease(Box::new(second))
+        .layout(layout.clone())
+        .build()
+        .unwrap();
+    let id = generator.next_id().unwrap();
+    assert!(
+        other == 1 || time_of(id, &layout) > ahead,
+        "an ID at {} ms, not past the mark {ahead}",
+        time_of(id, &layout)
+    );
+    generator.close();
+    drop(first);
+}
+
+/// Writes the `hwm` znodes of `namespace` by hand, `(index, data)` each, with their parents.
+fn write_marks(zk: &zookeeper::ZooKeeper, namespace: &str, marks: &[(u64, Vec<u8>)]) {
+    let root = format!("/flakery/{namespace}");
+    for path in ["/flakery".to_string(), root.clone(), format!("{root}/hwm")] {
+        let _ = zk.create(
+            &path,
+            Vec::new(),
+            zookeeper::Acl::open_unsafe().clone(),
+            zookeeper::CreateMode::Persistent,
+        );
+    }
+    for (index, data) in marks {
+        zk.create(
+            &format!("{root}/hwm/{index}"),
+            data.clone(),
+            zookeeper::Acl::open_unsafe().clone(),
+            zookeeper::CreateMode::Persistent,
+        )
+        .unwrap();
+    }
 }

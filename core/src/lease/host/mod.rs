@@ -1,5 +1,6 @@
-//! The zero-configuration node identity: the lowest node index that no other live process on
-//! this host holds, through one lock file per index.
+//! The zero-configuration node identity: a node index that no other live process on this host
+//! holds, through one lock file per index: the lowest free one whose high-water mark has
+//! passed, else the free one whose mark is oldest.
 //!
 //! `flock` locks belong to an open file description, so two generators in one process
 //! exclude each other, and the kernel drops a lock when its process dies, even by `kill -9`:
@@ -16,13 +17,12 @@
 //! another user can deny an index but never share one nor make flakery write elsewhere.
 
 mod container;
+mod index_file;
 mod secure_dir;
 #[cfg(test)]
 mod writing_tests;
 
 use std::fs::File;
-use std::os::fd::{AsRawFd, FromRawFd};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering::SeqCst};
 use std::sync::Mutex;
@@ -31,12 +31,11 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::fork;
 use crate::layout::Layout;
 use crate::lease::node::{
-    read_mark, write_mark as write_high_water, Grant, NodeId, NodeLease, NodeSource, LOOKAHEAD_MS,
-    MAX_MARK_BYTES,
+    write_mark as write_high_water, Grant, NodeId, NodeLease, NodeSource, LOOKAHEAD_MS,
 };
 use crate::options::DEFAULT_BACKWARDS_TOLERANCE_MS;
-use crate::timestamp::format_rfc3339_ms;
-use secure_dir::{c_name, euid, fstat, SecureDir};
+use index_file::{attempt, Attempt};
+use secure_dir::SecureDir;
 
 /// The host's runtime lock directory, used when neither `FLAKERY_LEASE_DIR` nor `lease_dir`
 /// is set (and this is not a container).
@@ -132,28 +131,24 @@ pub struct HostLease {
     file: Mutex<Option<File>>,
 }
 
-/// What became of one index.
-enum Attempt {
-    Taken(File, Option<i64>),
-    /// Locked by a live process.
-    Held,
-    /// A file of another user: theirs, never touched.
-    Foreign(u32),
-    Unusable(String),
-}
-
 impl HostLease {
-    /// Takes the lowest free node index of the default namespace in `dir`.
+    /// Takes a free node index of the default namespace in `dir` (see `acquire_in`).
     pub fn acquire(dir: &Path, layout: &Layout) -> Result<HostLease> {
         HostLease::acquire_in(dir, &Scope::default(), layout)
     }
 
-    /// Takes the lowest free node index in `dir` among those `scope` admits.
+    /// Takes a free node index in `dir` among those `scope` admits: the lowest whose mark has
+    /// passed (or that has none), else the one whose mark is the oldest. A pre-fork server's
+    /// new worker so starts at once on another free index instead of waiting out the mark its
+    /// predecessor left (up to `LOOKAHEAD_MS` ahead, when it exited without releasing). The
+    /// index taken is as safe as any: its mark is the lease's floor, which the generator
+    /// starts after, so a mark still ahead is waited for, never skipped.
     ///
     /// The scan (an open, a lock and a read per index, a write of the mark) holds no lock and
     /// no fork section: a `fork()` meanwhile goes on, and the child inherits at most the
     /// descriptors opened so far, as it inherits a lease's own; a lock it keeps alive that way
-    /// only keeps that index from others longer, never lets two share one.
+    /// only keeps that index from others longer, never lets two share one. It holds at most
+    /// one index besides the one it looks at (the best with a mark ahead, so far).
     pub fn acquire_in(dir: &Path, scope: &Scope, layout: &Layout) -> Result<HostLease> {
         fork::install();
         let open = SecureDir::open(dir, 0o1777).map_err(|why| lease_dir_error(dir, &why))?;
@@ -161,6 +156,9 @@ impl HostLease {
         let count = layout.capacity().node_ids;
         let (mut admitted, mut held, mut foreign) = (0u64, 0u64, Vec::new());
         let mut unusable = Vec::new();
+        // The free index with the oldest mark still ahead, locked: taken if no index with a
+        // mark passed is free (replacing it closes its file, which unlocks it).
+        let mut ahead: Option<(i64, (u64, u64), String, File)> = None;
         for index in 0..count {
             let node = layout.node_of_index(index);
             if !scope.admits(node) {
@@ -169,32 +167,63 @@ impl HostLease {
             admitted += 1;
             let name = scope.file_name(index);
             match attempt(&open, &name, now_ms)? {
+                Attempt::Taken(file, Some(mark)) if mark > now_ms => {
+                    if ahead.as_ref().is_none_or(|(oldest, ..)| mark < *oldest) {
+                        ahead = Some((mark, node, name, file));
+                    }
+                }
                 Attempt::Taken(file, mark) => {
-                    let floor_ms = mark.unwrap_or(i64::MIN);
-                    return Ok(HostLease {
-                        dir: dir.to_path_buf(),
-                        scope: scope.clone(),
-                        layout: layout.clone(),
-                        path: open.path().join(&name),
-                        node: NodeId {
-                            datacenter_id: node.0,
-                            worker_id: node.1,
-                        },
-                        owner_pid: std::process::id(),
-                        floor_ms,
-                        written_ms: AtomicI64::new(floor_ms),
-                        released: AtomicBool::new(false),
-                        file: Mutex::new(Some(file)),
-                    });
+                    let path = open.path().join(&name);
+                    return Ok(HostLease::taken(dir, scope, layout, path, node, file, mark));
                 }
                 Attempt::Held => held += 1,
                 Attempt::Foreign(uid) => foreign.push((name, uid)),
                 Attempt::Unusable(why) => unusable.push(format!("{}: {why}", name)),
             }
         }
+        if let Some((mark, node, name, file)) = ahead {
+            let path = open.path().join(&name);
+            return Ok(HostLease::taken(
+                dir,
+                scope,
+                layout,
+                path,
+                node,
+                file,
+                Some(mark),
+            ));
+        }
         Err(exhausted(
             &open, scope, layout, admitted, held, &foreign, &unusable,
         ))
+    }
+
+    /// The lease of the index whose file `file` is locked, its mark `mark` the floor.
+    fn taken(
+        dir: &Path,
+        scope: &Scope,
+        layout: &Layout,
+        path: PathBuf,
+        node: (u64, u64),
+        file: File,
+        mark: Option<i64>,
+    ) -> HostLease {
+        let floor_ms = mark.unwrap_or(i64::MIN);
+        HostLease {
+            dir: dir.to_path_buf(),
+            scope: scope.clone(),
+            layout: layout.clone(),
+            path,
+            node: NodeId {
+                datacenter_id: node.0,
+                worker_id: node.1,
+            },
+            owner_pid: std::process::id(),
+            floor_ms,
+            written_ms: AtomicI64::new(floor_ms),
+            released: AtomicBool::new(false),
+            file: Mutex::new(Some(file)),
+        }
     }
 
     /// The lock file this lease holds.
@@ -254,129 +283,6 @@ fn exhausted(
                     FLAKERY_LEASE_DIR to a directory that only the generators' users can write";
     }
     Error::new(ErrorCode::WorkerIdsExhausted, message)
-}
-
-const OPEN_FLAGS: libc::c_int =
-    libc::O_RDWR | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY;
-
-/// Opens and locks one index's file, trusting nothing found at its name.
-fn attempt(dir: &SecureDir, name: &str, now_ms: i64) -> Result<Attempt> {
-    let c = c_name(Path::new(name)).map_err(Error::invalid_argument)?;
-    // Created here (O_EXCL), or opened as found: never through a link, never blocking.
-    // SAFETY: a valid directory descriptor and a NUL-terminated name.
-    let mut fd = unsafe {
-        libc::openat(
-            dir.raw_fd(),
-            c.as_ptr(),
-            OPEN_FLAGS | libc::O_CREAT | libc::O_EXCL,
-            0o644 as libc::c_uint,
-        )
-    };
-    if fd < 0 {
-        let err = std::io::Error::last_os_error();
-        match err.raw_os_error() {
-            Some(libc::EEXIST) => {
-                // SAFETY: as above.
-                fd = unsafe { libc::openat(dir.raw_fd(), c.as_ptr(), OPEN_FLAGS) };
-            }
-            Some(libc::ELOOP) => return Ok(Attempt::Unusable("a symbolic link".into())),
-            _ => {
-                return Err(lease_dir_error(
-                    dir.path(),
-                    &format!("cannot create {name}: {err}"),
-                ))
-            }
-        }
-    }
-    if fd < 0 {
-        let err = std::io::Error::last_os_error();
-        return Ok(match err.raw_os_error() {
-            Some(libc::ELOOP) => Attempt::Unusable("a symbolic link".into()),
-            Some(libc::EISDIR) => Attempt::Unusable("a directory".into()),
-            Some(libc::EACCES) | Some(libc::EPERM) => match owner_of(dir, name) {
-                Some(uid) if uid != euid() => Attempt::Foreign(uid),
-                _ => Attempt::Unusable(format!("cannot open it: {err}")),
-            },
-            Some(libc::ENXIO) => Attempt::Unusable("not a regular file".into()),
-            _ => Attempt::Unusable(format!("cannot open it: {err}")),
-        });
-    }
-    // SAFETY: a descriptor just opened, owned by nothing else.
-    let file = unsafe { File::from_raw_fd(fd) };
-    let stat =
-        fstat(file.as_raw_fd()).map_err(|e| Error::invalid_argument(format!("{name}: {e}")))?;
-    if stat.st_mode & libc::S_IFMT != libc::S_IFREG {
-        return Ok(Attempt::Unusable("not a regular file".into()));
-    }
-    if stat.st_uid != euid() {
-        return Ok(Attempt::Foreign(stat.st_uid));
-    }
-    if stat.st_nlink != 1 {
-        return Ok(Attempt::Unusable(format!(
-            "has {} hard links (a lease file has one)",
-            stat.st_nlink
-        )));
-    }
-    if stat.st_mode & 0o022 != 0 {
-        return Ok(Attempt::Unusable(format!(
-            "writable by other users (mode {:o}), who could lower its mark; remove it",
-            stat.st_mode & 0o7777
-        )));
-    }
-    if stat.st_size > MAX_MARK_BYTES as i64 {
-        return Ok(Attempt::Unusable(format!(
-            "{} bytes, longer than a high-water mark",
-            stat.st_size
-        )));
-    }
-    // SAFETY: a valid, open descriptor.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        let err = std::io::Error::last_os_error();
-        if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-            return Ok(Attempt::Held);
-        }
-        return Ok(Attempt::Unusable(format!("cannot lock it: {err}")));
-    }
-    let mut data = [0u8; MAX_MARK_BYTES + 1];
-    let n = file
-        .read_at(&mut data, 0)
-        .map_err(|e| Error::invalid_argument(format!("cannot read {name}: {e}")))?;
-    let mark = match read_mark(&data[..n]) {
-        Ok(mark) => mark,
-        Err(why) => {
-            return Ok(Attempt::Unusable(format!(
-                "its high-water mark is unreadable ({why}), so the last time used under this \
-                 node ID is unknown; remove the file if no generator used this node ID lately"
-            )))
-        }
-    };
-    if let Some(ms) = mark {
-        if ms > now_ms.saturating_add(MAX_MARK_AHEAD_MS) {
-            return Ok(Attempt::Unusable(format!(
-                "its high-water mark {ms} ({}) is {} ms ahead of this host's clock (was the \
-                 clock set back?); a generator under it could issue nothing until then",
-                format_rfc3339_ms(ms),
-                ms.saturating_sub(now_ms)
-            )));
-        }
-    }
-    Ok(Attempt::Taken(file, mark))
-}
-
-/// The owner of `name` in `dir`, looked at without following a link.
-fn owner_of(dir: &SecureDir, name: &str) -> Option<u32> {
-    let c = c_name(Path::new(name)).ok()?;
-    // SAFETY: zeroed stat is valid; a valid descriptor and C string.
-    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-    let rc = unsafe {
-        libc::fstatat(
-            dir.raw_fd(),
-            c.as_ptr(),
-            &mut stat,
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
-    };
-    (rc == 0).then_some(stat.st_uid)
 }
 
 impl NodeLease for HostLease {

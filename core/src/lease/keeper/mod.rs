@@ -43,9 +43,9 @@ pub use crate::lease::requests::{carry, Next, Outcome, Request, Ticket};
 use crate::timestamp::format_rfc3339_ms;
 
 pub use policy::{
-    AHEAD_MS, CLAIM_SLACK_MS, FRESH_RECORD_WAIT_MS, GRANT_WAIT_MIN_MS, MARK_STALL_MS, MAX_AHEAD_MS,
-    MAX_CLOCK_BEHIND_MS, MAX_CLOCK_TOLERANCE_MS, MAX_MARK_AHEAD_MS, MIN_LEAD_MS, RELEASE_WAIT_MS,
-    RETRY_PAUSE_MS,
+    claim_wait_ms, AHEAD_MS, CLAIM_SLACK_MS, FRESH_RECORD_WAIT_MS, GRANT_WAIT_MIN_MS,
+    MARK_STALL_MS, MAX_AHEAD_MS, MAX_CLOCK_BEHIND_MS, MAX_CLOCK_TOLERANCE_MS, MAX_MARK_AHEAD_MS,
+    MIN_LEAD_MS, RELEASE_WAIT_MS, RETRY_PAUSE_MS,
 };
 use policy::{BUSY_FOR_MS, LEAD_MARGIN_MS};
 use state::{KeeperState, NoLease};

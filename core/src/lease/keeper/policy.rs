@@ -75,3 +75,15 @@ pub const MARK_STALL_MS: i64 = 250;
 /// How long the generator keeps counting as busy after it asked for a grant: while busy, its
 /// mark is kept ahead of it.
 pub(super) const BUSY_FOR_MS: i64 = 2 * AHEAD_MS;
+
+/// How long a start under a claimed record whose mark is `mark` would wait at `now_ms`: until
+/// the mark has passed, or `FRESH_RECORD_WAIT_MS` for a record with none. A coordinator's claim
+/// takes the free index where this is least (the lowest index among equals), so that a
+/// recycled worker starts at once on another index instead of after its predecessor's mark
+/// (issue 37); the keeper still starts past whatever mark the index taken has.
+pub fn claim_wait_ms(mark: Option<i64>, now_ms: i64) -> i64 {
+    match mark {
+        Some(mark_ms) => mark_ms.saturating_sub(now_ms).max(0),
+        None => FRESH_RECORD_WAIT_MS,
+    }
+}
