@@ -1,6 +1,7 @@
-//! One request to one server: `GET /v1/ids?count=N` as bare lines, and once per server
-//! `GET /v1/layout`. What comes back is read up to what a right answer can hold, and taken
-//! only if it is exactly the IDs asked for, each canonical, strictly increasing.
+//! One request to one server: `GET /v1/ids?count=N` as 8-byte little-endian words (as bare
+//! lines from a server older than them), and once per server `GET /v1/layout`. What comes
+//! back is read up to what a right answer can hold, and taken only if it is exactly the IDs
+//! asked for, each canonical, strictly increasing.
 
 use std::io::Read;
 use std::time::Duration;
@@ -11,6 +12,13 @@ use crate::failure::Failure;
 
 /// The longest line of one ID: 19 digits and a newline.
 const LINE_BYTES: usize = 20;
+/// One ID as a word.
+const WORD_BYTES: usize = 8;
+/// The words' content type.
+const BINARY: &str = "application/octet-stream";
+/// Words, or lines: a server older than the words reads the first type only and answers
+/// lines (docs/server.md#routes).
+const ACCEPT_IDS: &str = "text/plain;q=0.5, application/octet-stream";
 /// The most bytes of an error answer or of `/v1/layout` read.
 const SMALL_ANSWER: usize = 64 * 1024;
 /// The most characters of a server's own message shown in an error.
@@ -61,16 +69,21 @@ impl Transport {
         }
     }
 
-    /// `count` new IDs from `server`, in increasing order.
+    /// `count` new IDs from `server`, in increasing order: 8-byte words where the server
+    /// answers them, else lines (a server older than the binary answer ignores what it does
+    /// not know and reads the `Accept` header's first type).
     pub fn fetch(&self, server: &str, count: usize) -> Result<Vec<i64>, Failure> {
-        let response = self.get(&format!("{server}/v1/ids?count={count}"), "text/plain")?;
-        if !response.content_type().starts_with("text/plain") {
-            return Err(Failure::bad_answer(format!(
-                "answered {} where text/plain IDs were asked for",
-                self.shown(response.content_type())
-            )));
-        }
-        let most = count * LINE_BYTES;
+        let response = self.get(&format!("{server}/v1/ids?count={count}"), ACCEPT_IDS)?;
+        let (most, binary) = match response.content_type() {
+            BINARY => (count * WORD_BYTES, true),
+            text if text.starts_with("text/plain") => (count * LINE_BYTES, false),
+            other => {
+                return Err(Failure::bad_answer(format!(
+                    "answered {} where IDs as 8-byte words or text/plain lines were asked for",
+                    self.shown(other)
+                )))
+            }
+        };
         let body = read_at_most(response, most)
             .map_err(|e| Failure::unavailable(format!("the answer was cut off: {e}")))?
             .ok_or_else(|| {
@@ -78,7 +91,11 @@ impl Transport {
                     "answered more than the {most} bytes that {count} IDs take"
                 ))
             })?;
-        parse_ids(&body, count).map_err(Failure::bad_answer)
+        match binary {
+            true => parse_words(&body, count),
+            false => parse_ids(&body, count),
+        }
+        .map_err(Failure::bad_answer)
     }
 
     /// Fails unless `server` issues IDs of `layout`.
@@ -156,6 +173,37 @@ fn read_at_most(response: ureq::Response, most: usize) -> std::io::Result<Option
     Ok((body.len() <= most).then_some(body))
 }
 
+/// Exactly `count` IDs as 8-byte little-endian words, each non-negative and larger than the
+/// one before.
+fn parse_words(body: &[u8], count: usize) -> Result<Vec<i64>, String> {
+    if !body.len().is_multiple_of(WORD_BYTES) {
+        return Err(format!(
+            "answered {} bytes, not a whole number of 8-byte IDs (cut off?)",
+            body.len()
+        ));
+    }
+    if body.len() / WORD_BYTES != count {
+        return Err(format!(
+            "answered {} IDs where {count} were asked for",
+            body.len() / WORD_BYTES
+        ));
+    }
+    let mut ids = Vec::with_capacity(count);
+    let mut last = -1;
+    for word in body.chunks_exact(WORD_BYTES) {
+        let id = i64::from_le_bytes(word.try_into().unwrap_or_default());
+        if id <= last {
+            return Err(match id < 0 {
+                true => format!("answered a negative ID ({id})"),
+                false => format!("answered ID {id} after a larger or equal one"),
+            });
+        }
+        last = id;
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
 /// Exactly `count` canonical decimal IDs, one a line, each larger than the one before.
 fn parse_ids(body: &[u8], count: usize) -> Result<Vec<i64>, String> {
     let text = std::str::from_utf8(body).map_err(|_| "answered bytes that are not UTF-8")?;
@@ -213,6 +261,36 @@ mod tests {
                 "{:?} taken",
                 String::from_utf8_lossy(bad)
             );
+        }
+    }
+
+    #[test]
+    fn only_whole_words_of_the_ids_asked_for_are_taken() {
+        let words =
+            |ids: &[i64]| -> Vec<u8> { ids.iter().flat_map(|id| id.to_le_bytes()).collect() };
+        assert_eq!(parse_words(&words(&[0, 5, 9]), 3), Ok(vec![0, 5, 9]));
+        let whole = words(&[1, 5, 9]);
+        for cut in [1, 7, 9, 23] {
+            let error = parse_words(&whole[..cut], 3).unwrap_err();
+            assert!(error.contains("not a whole number"), "{cut}: {error}");
+        }
+        let mut odd = whole.clone();
+        odd.push(0);
+        assert!(parse_words(&odd, 3)
+            .unwrap_err()
+            .contains("not a whole number"));
+        for (bad, count, says) in [
+            (words(&[1, 5]), 3, "2 IDs where 3"),
+            (words(&[1, 5, 9, 10]), 3, "4 IDs where 3"),
+            (words(&[]), 1, "0 IDs where 1"),
+            (words(&[1, 1]), 2, "after a larger or equal"),
+            (words(&[5, 1]), 2, "after a larger or equal"),
+            (words(&[-1]), 1, "negative"),
+            (words(&[i64::MIN, 1]), 2, "negative"),
+            (words(&[1, -2]), 2, "negative"),
+        ] {
+            let error = parse_words(&bad, count).unwrap_err();
+            assert!(error.contains(says), "{bad:?}: {error}");
         }
     }
 
