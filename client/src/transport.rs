@@ -165,7 +165,13 @@ impl Transport {
 
 /// The body, or `None` when it is longer than `most` bytes (what is read stays bounded).
 fn read_at_most(response: ureq::Response, most: usize) -> std::io::Result<Option<Vec<u8>>> {
-    let mut body = Vec::new();
+    // Sized once from the length the server gives, when it is within bounds: a block grown by
+    // doubling would be copied about twice over.
+    let given = response
+        .header("Content-Length")
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|&n| n <= most);
+    let mut body = Vec::with_capacity(given.unwrap_or(0));
     response
         .into_reader()
         .take(most as u64 + 1)
