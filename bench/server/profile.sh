@@ -80,8 +80,8 @@ fi
 requests="$(awk '/requests in/ {print $1}' "$out/wrk.txt")"
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg); $requests requests of $path in ${seconds}s"
 if [ "$record" = 1 ]; then
-  perf report -i "$out/perf.data" --no-children --sort symbol --stdio 2>/dev/null \
-    | grep -E '^ +[0-9]' | head -40
+  perf report -i "$out/perf.data" --no-children -g none --sort symbol --stdio 2>/dev/null \
+    | grep -E '^ +[0-9]' | cut -c1-150 | head -40
   echo "profile: $out/perf.data (perf report -i $out/perf.data)"
 else
   # The dump written by `callgrind_control -d` (its name ends in a dump number).
