@@ -74,28 +74,24 @@ impl Transport {
     /// not know and reads the `Accept` header's first type).
     pub fn fetch(&self, server: &str, count: usize) -> Result<Vec<i64>, Failure> {
         let response = self.get(&format!("{server}/v1/ids?count={count}"), ACCEPT_IDS)?;
-        let (most, binary) = match response.content_type() {
-            BINARY => (count * WORD_BYTES, true),
-            text if text.starts_with("text/plain") => (count * LINE_BYTES, false),
-            other => {
-                return Err(Failure::bad_answer(format!(
-                    "answered {} where IDs as 8-byte words or text/plain lines were asked for",
-                    self.shown(other)
-                )))
+        match response.content_type() {
+            BINARY => read_words(response, count),
+            text if text.starts_with("text/plain") => {
+                let most = count * LINE_BYTES;
+                let body = read_at_most(response, most)
+                    .map_err(|e| Failure::unavailable(format!("the answer was cut off: {e}")))?
+                    .ok_or_else(|| {
+                        Failure::bad_answer(format!(
+                            "answered more than the {most} bytes that {count} IDs take"
+                        ))
+                    })?;
+                parse_ids(&body, count).map_err(Failure::bad_answer)
             }
-        };
-        let body = read_at_most(response, most)
-            .map_err(|e| Failure::unavailable(format!("the answer was cut off: {e}")))?
-            .ok_or_else(|| {
-                Failure::bad_answer(format!(
-                    "answered more than the {most} bytes that {count} IDs take"
-                ))
-            })?;
-        match binary {
-            true => parse_words(&body, count),
-            false => parse_ids(&body, count),
+            other => Err(Failure::bad_answer(format!(
+                "answered {} where IDs as 8-byte words or text/plain lines were asked for",
+                self.shown(other)
+            ))),
         }
-        .map_err(Failure::bad_answer)
     }
 
     /// Fails unless `server` issues IDs of `layout`.
@@ -179,35 +175,121 @@ fn read_at_most(response: ureq::Response, most: usize) -> std::io::Result<Option
     Ok((body.len() <= most).then_some(body))
 }
 
-/// Exactly `count` IDs as 8-byte little-endian words, each non-negative and larger than the
-/// one before.
-fn parse_words(body: &[u8], count: usize) -> Result<Vec<i64>, String> {
-    if !body.len().is_multiple_of(WORD_BYTES) {
-        return Err(format!(
-            "answered {} bytes, not a whole number of 8-byte IDs (cut off?)",
-            body.len()
-        ));
+/// Exactly `count` IDs as 8-byte little-endian words, read as they arrive: each piece read is
+/// turned into IDs at once, so the answer is never held as bytes too (nor zeroed first, as a
+/// buffer for `read_to_end` is), and reading stops at the first byte past what was asked for.
+fn read_words(response: ureq::Response, count: usize) -> Result<Vec<i64>, Failure> {
+    let mut reader = response.into_reader();
+    let mut words = Words::new(count);
+    let mut piece = [0u8; 16 * 1024];
+    loop {
+        let n = match reader.read(&mut piece) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Failure::unavailable(format!("the answer was cut off: {e}"))),
+        };
+        words.feed(&piece[..n]).map_err(Failure::bad_answer)?;
     }
-    if body.len() / WORD_BYTES != count {
-        return Err(format!(
-            "answered {} IDs where {count} were asked for",
-            body.len() / WORD_BYTES
-        ));
+    words.finish().map_err(Failure::bad_answer)
+}
+
+/// IDs taken from 8-byte little-endian words fed in pieces of any length: at most `count`,
+/// each non-negative and larger than the one before.
+#[cold]
+fn refused(id: i64) -> String {
+    match id < 0 {
+        true => format!("answered a negative ID ({id})"),
+        false => format!("answered ID {id} after a larger or equal one"),
     }
-    let mut ids = Vec::with_capacity(count);
-    let mut last = -1;
-    for word in body.chunks_exact(WORD_BYTES) {
-        let id = i64::from_le_bytes(word.try_into().unwrap_or_default());
-        if id <= last {
-            return Err(match id < 0 {
-                true => format!("answered a negative ID ({id})"),
-                false => format!("answered ID {id} after a larger or equal one"),
-            });
+}
+
+struct Words {
+    ids: Vec<i64>,
+    count: usize,
+    /// The start of a word whose other bytes are in the next piece.
+    partial: [u8; WORD_BYTES],
+    held: usize,
+    bytes: usize,
+}
+
+impl Words {
+    fn new(count: usize) -> Self {
+        Words {
+            ids: Vec::with_capacity(count),
+            count,
+            partial: [0; WORD_BYTES],
+            held: 0,
+            bytes: 0,
         }
-        last = id;
-        ids.push(id);
     }
-    Ok(ids)
+
+    fn feed(&mut self, mut piece: &[u8]) -> Result<(), String> {
+        self.bytes += piece.len();
+        if self.held > 0 {
+            let take = (WORD_BYTES - self.held).min(piece.len());
+            self.partial[self.held..self.held + take].copy_from_slice(&piece[..take]);
+            self.held += take;
+            piece = &piece[take..];
+            if self.held < WORD_BYTES {
+                return Ok(());
+            }
+            self.held = 0;
+            self.push(i64::from_le_bytes(self.partial))?;
+        }
+        let words = piece.chunks_exact(WORD_BYTES);
+        let rest = words.remainder();
+        let word = |w: &[u8]| i64::from_le_bytes(w.try_into().unwrap_or_default());
+        if words.len() > self.count - self.ids.len() {
+            return Err(self.too_many());
+        }
+        // Checked in one tight pass, then copied in another: no call or branch per ID but
+        // the comparison.
+        let mut last = self.ids.last().copied().unwrap_or(-1);
+        for id in words.clone().map(word) {
+            if id <= last {
+                return Err(refused(id));
+            }
+            last = id;
+        }
+        self.ids.extend(words.map(word));
+        self.partial[..rest.len()].copy_from_slice(rest);
+        self.held = rest.len();
+        Ok(())
+    }
+
+    fn push(&mut self, id: i64) -> Result<(), String> {
+        if self.ids.len() == self.count {
+            return Err(self.too_many());
+        }
+        if id <= self.ids.last().copied().unwrap_or(-1) {
+            return Err(refused(id));
+        }
+        self.ids.push(id);
+        Ok(())
+    }
+
+    #[cold]
+    fn too_many(&self) -> String {
+        format!("answered more than the {} IDs asked for", self.count)
+    }
+
+    fn finish(self) -> Result<Vec<i64>, String> {
+        if self.held > 0 {
+            return Err(format!(
+                "answered {} bytes, not a whole number of 8-byte IDs (cut off?)",
+                self.bytes
+            ));
+        }
+        if self.ids.len() != self.count {
+            return Err(format!(
+                "answered {} IDs where {} were asked for",
+                self.ids.len(),
+                self.count
+            ));
+        }
+        Ok(self.ids)
+    }
 }
 
 /// Exactly `count` canonical decimal IDs, one a line, each larger than the one before.
@@ -270,33 +352,48 @@ mod tests {
         }
     }
 
+    /// `body` fed to `Words` in pieces of `step` bytes.
+    fn words_of(body: &[u8], count: usize, step: usize) -> Result<Vec<i64>, String> {
+        let mut words = Words::new(count);
+        for piece in body.chunks(step) {
+            words.feed(piece)?;
+        }
+        words.finish()
+    }
+
     #[test]
     fn only_whole_words_of_the_ids_asked_for_are_taken() {
         let words =
             |ids: &[i64]| -> Vec<u8> { ids.iter().flat_map(|id| id.to_le_bytes()).collect() };
-        assert_eq!(parse_words(&words(&[0, 5, 9]), 3), Ok(vec![0, 5, 9]));
-        let whole = words(&[1, 5, 9]);
-        for cut in [1, 7, 9, 23] {
-            let error = parse_words(&whole[..cut], 3).unwrap_err();
-            assert!(error.contains("not a whole number"), "{cut}: {error}");
-        }
-        let mut odd = whole.clone();
-        odd.push(0);
-        assert!(parse_words(&odd, 3)
-            .unwrap_err()
-            .contains("not a whole number"));
-        for (bad, count, says) in [
-            (words(&[1, 5]), 3, "2 IDs where 3"),
-            (words(&[1, 5, 9, 10]), 3, "4 IDs where 3"),
-            (words(&[]), 1, "0 IDs where 1"),
-            (words(&[1, 1]), 2, "after a larger or equal"),
-            (words(&[5, 1]), 2, "after a larger or equal"),
-            (words(&[-1]), 1, "negative"),
-            (words(&[i64::MIN, 1]), 2, "negative"),
-            (words(&[1, -2]), 2, "negative"),
-        ] {
-            let error = parse_words(&bad, count).unwrap_err();
-            assert!(error.contains(says), "{bad:?}: {error}");
+        for step in [1, 3, 8, 13, 1000] {
+            let parse = |body: &[u8], count| words_of(body, count, step);
+            assert_eq!(parse(&words(&[0, 5, 9]), 3), Ok(vec![0, 5, 9]), "{step}");
+            let whole = words(&[1, 5, 9]);
+            for cut in [1, 7, 9, 23] {
+                let error = parse(&whole[..cut], 3).unwrap_err();
+                assert!(
+                    error.contains("not a whole number"),
+                    "{step} {cut}: {error}"
+                );
+            }
+            let mut odd = whole.clone();
+            odd.push(0);
+            assert!(parse(&odd, 3)
+                .unwrap_err()
+                .contains("25 bytes, not a whole number"));
+            for (bad, count, says) in [
+                (words(&[1, 5]), 3, "2 IDs where 3"),
+                (words(&[1, 5, 9, 10]), 3, "more than the 3 IDs"),
+                (words(&[]), 1, "0 IDs where 1"),
+                (words(&[1, 1]), 2, "after a larger or equal"),
+                (words(&[5, 1]), 2, "after a larger or equal"),
+                (words(&[-1]), 1, "negative"),
+                (words(&[i64::MIN, 1]), 2, "negative"),
+                (words(&[1, -2]), 2, "negative"),
+            ] {
+                let error = parse(&bad, count).unwrap_err();
+                assert!(error.contains(says), "{step} {bad:?}: {error}");
+            }
         }
     }
 
