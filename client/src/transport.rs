@@ -1,6 +1,7 @@
-//! One request to one server: `GET /v1/ids?count=N` as bare lines, and once per server
-//! `GET /v1/layout`. What comes back is read up to what a right answer can hold, and taken
-//! only if it is exactly the IDs asked for, each canonical, strictly increasing.
+//! One request to one server: `GET /v1/ids?count=N` as 8-byte little-endian words (as bare
+//! lines from a server older than them), and once per server `GET /v1/layout`. What comes
+//! back is read up to what a right answer can hold, and taken only if it is exactly the IDs
+//! asked for, each canonical, strictly increasing.
 
 use std::io::Read;
 use std::time::Duration;
@@ -11,6 +12,13 @@ use crate::failure::Failure;
 
 /// The longest line of one ID: 19 digits and a newline.
 const LINE_BYTES: usize = 20;
+/// One ID as a word.
+const WORD_BYTES: usize = 8;
+/// The words' content type.
+const BINARY: &str = "application/octet-stream";
+/// Words, or lines: a server older than the words reads the first type only and answers
+/// lines (docs/server.md#routes).
+const ACCEPT_IDS: &str = "text/plain;q=0.5, application/octet-stream";
 /// The most bytes of an error answer or of `/v1/layout` read.
 const SMALL_ANSWER: usize = 64 * 1024;
 /// The most characters of a server's own message shown in an error.
@@ -61,24 +69,29 @@ impl Transport {
         }
     }
 
-    /// `count` new IDs from `server`, in increasing order.
+    /// `count` new IDs from `server`, in increasing order: 8-byte words where the server
+    /// answers them, else lines (a server older than the binary answer ignores what it does
+    /// not know and reads the `Accept` header's first type).
     pub fn fetch(&self, server: &str, count: usize) -> Result<Vec<i64>, Failure> {
-        let response = self.get(&format!("{server}/v1/ids?count={count}"), "text/plain")?;
-        if !response.content_type().starts_with("text/plain") {
-            return Err(Failure::bad_answer(format!(
-                "answered {} where text/plain IDs were asked for",
-                self.shown(response.content_type())
-            )));
+        let response = self.get(&format!("{server}/v1/ids?count={count}"), ACCEPT_IDS)?;
+        match response.content_type() {
+            BINARY => read_words(response, count),
+            text if text.starts_with("text/plain") => {
+                let most = count * LINE_BYTES;
+                let body = read_at_most(response, most)
+                    .map_err(|e| Failure::unavailable(format!("the answer was cut off: {e}")))?
+                    .ok_or_else(|| {
+                        Failure::bad_answer(format!(
+                            "answered more than the {most} bytes that {count} IDs take"
+                        ))
+                    })?;
+                parse_ids(&body, count).map_err(Failure::bad_answer)
+            }
+            other => Err(Failure::bad_answer(format!(
+                "answered {} where IDs as 8-byte words or text/plain lines were asked for",
+                self.shown(other)
+            ))),
         }
-        let most = count * LINE_BYTES;
-        let body = read_at_most(response, most)
-            .map_err(|e| Failure::unavailable(format!("the answer was cut off: {e}")))?
-            .ok_or_else(|| {
-                Failure::bad_answer(format!(
-                    "answered more than the {most} bytes that {count} IDs take"
-                ))
-            })?;
-        parse_ids(&body, count).map_err(Failure::bad_answer)
     }
 
     /// Fails unless `server` issues IDs of `layout`.
@@ -148,12 +161,135 @@ impl Transport {
 
 /// The body, or `None` when it is longer than `most` bytes (what is read stays bounded).
 fn read_at_most(response: ureq::Response, most: usize) -> std::io::Result<Option<Vec<u8>>> {
-    let mut body = Vec::new();
+    // Sized once from the length the server gives, when it is within bounds: a block grown by
+    // doubling would be copied about twice over.
+    let given = response
+        .header("Content-Length")
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|&n| n <= most);
+    let mut body = Vec::with_capacity(given.unwrap_or(0));
     response
         .into_reader()
         .take(most as u64 + 1)
         .read_to_end(&mut body)?;
     Ok((body.len() <= most).then_some(body))
+}
+
+/// Exactly `count` IDs as 8-byte little-endian words, read as they arrive: each piece read is
+/// turned into IDs at once, so the answer is never held as bytes too (nor zeroed first, as a
+/// buffer for `read_to_end` is), and reading stops at the first byte past what was asked for.
+fn read_words(response: ureq::Response, count: usize) -> Result<Vec<i64>, Failure> {
+    let mut reader = response.into_reader();
+    let mut words = Words::new(count);
+    let mut piece = [0u8; 16 * 1024];
+    loop {
+        let n = match reader.read(&mut piece) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Failure::unavailable(format!("the answer was cut off: {e}"))),
+        };
+        words.feed(&piece[..n]).map_err(Failure::bad_answer)?;
+    }
+    words.finish().map_err(Failure::bad_answer)
+}
+
+/// IDs taken from 8-byte little-endian words fed in pieces of any length: at most `count`,
+/// each non-negative and larger than the one before.
+#[cold]
+fn refused(id: i64) -> String {
+    match id < 0 {
+        true => format!("answered a negative ID ({id})"),
+        false => format!("answered ID {id} after a larger or equal one"),
+    }
+}
+
+struct Words {
+    ids: Vec<i64>,
+    count: usize,
+    /// The start of a word whose other bytes are in the next piece.
+    partial: [u8; WORD_BYTES],
+    held: usize,
+    bytes: usize,
+}
+
+impl Words {
+    fn new(count: usize) -> Self {
+        Words {
+            ids: Vec::with_capacity(count),
+            count,
+            partial: [0; WORD_BYTES],
+            held: 0,
+            bytes: 0,
+        }
+    }
+
+    fn feed(&mut self, mut piece: &[u8]) -> Result<(), String> {
+        self.bytes += piece.len();
+        if self.held > 0 {
+            let take = (WORD_BYTES - self.held).min(piece.len());
+            self.partial[self.held..self.held + take].copy_from_slice(&piece[..take]);
+            self.held += take;
+            piece = &piece[take..];
+            if self.held < WORD_BYTES {
+                return Ok(());
+            }
+            self.held = 0;
+            self.push(i64::from_le_bytes(self.partial))?;
+        }
+        let words = piece.chunks_exact(WORD_BYTES);
+        let rest = words.remainder();
+        let word = |w: &[u8]| i64::from_le_bytes(w.try_into().unwrap_or_default());
+        if words.len() > self.count - self.ids.len() {
+            return Err(self.too_many());
+        }
+        // Checked in one tight pass, then copied in another: no call or branch per ID but
+        // the comparison.
+        let mut last = self.ids.last().copied().unwrap_or(-1);
+        for id in words.clone().map(word) {
+            if id <= last {
+                return Err(refused(id));
+            }
+            last = id;
+        }
+        self.ids.extend(words.map(word));
+        self.partial[..rest.len()].copy_from_slice(rest);
+        self.held = rest.len();
+        Ok(())
+    }
+
+    fn push(&mut self, id: i64) -> Result<(), String> {
+        if self.ids.len() == self.count {
+            return Err(self.too_many());
+        }
+        if id <= self.ids.last().copied().unwrap_or(-1) {
+            return Err(refused(id));
+        }
+        self.ids.push(id);
+        Ok(())
+    }
+
+    #[cold]
+    fn too_many(&self) -> String {
+        format!("answered more than the {} IDs asked for", self.count)
+    }
+
+    fn finish(self) -> Result<Vec<i64>, String> {
+        if self.held > 0 {
+            return Err(format!(
+                "answered {} bytes, not a whole number of 8-byte IDs (cut off?)",
+                self.bytes
+            ));
+        }
+        if self.ids.len() != self.count {
+            return Err(format!(
+                "answered {} IDs where {} were asked for",
+                self.ids.len(),
+                self.count
+            ));
+        }
+        Ok(self.ids)
+    }
 }
 
 /// Exactly `count` canonical decimal IDs, one a line, each larger than the one before.
@@ -213,6 +349,51 @@ mod tests {
                 "{:?} taken",
                 String::from_utf8_lossy(bad)
             );
+        }
+    }
+
+    /// `body` fed to `Words` in pieces of `step` bytes.
+    fn words_of(body: &[u8], count: usize, step: usize) -> Result<Vec<i64>, String> {
+        let mut words = Words::new(count);
+        for piece in body.chunks(step) {
+            words.feed(piece)?;
+        }
+        words.finish()
+    }
+
+    #[test]
+    fn only_whole_words_of_the_ids_asked_for_are_taken() {
+        let words =
+            |ids: &[i64]| -> Vec<u8> { ids.iter().flat_map(|id| id.to_le_bytes()).collect() };
+        for step in [1, 3, 8, 13, 1000] {
+            let parse = |body: &[u8], count| words_of(body, count, step);
+            assert_eq!(parse(&words(&[0, 5, 9]), 3), Ok(vec![0, 5, 9]), "{step}");
+            let whole = words(&[1, 5, 9]);
+            for cut in [1, 7, 9, 23] {
+                let error = parse(&whole[..cut], 3).unwrap_err();
+                assert!(
+                    error.contains("not a whole number"),
+                    "{step} {cut}: {error}"
+                );
+            }
+            let mut odd = whole.clone();
+            odd.push(0);
+            assert!(parse(&odd, 3)
+                .unwrap_err()
+                .contains("25 bytes, not a whole number"));
+            for (bad, count, says) in [
+                (words(&[1, 5]), 3, "2 IDs where 3"),
+                (words(&[1, 5, 9, 10]), 3, "more than the 3 IDs"),
+                (words(&[]), 1, "0 IDs where 1"),
+                (words(&[1, 1]), 2, "after a larger or equal"),
+                (words(&[5, 1]), 2, "after a larger or equal"),
+                (words(&[-1]), 1, "negative"),
+                (words(&[i64::MIN, 1]), 2, "negative"),
+                (words(&[1, -2]), 2, "negative"),
+            ] {
+                let error = parse(&bad, count).unwrap_err();
+                assert!(error.contains(says), "{step} {bad:?}: {error}");
+            }
         }
     }
 

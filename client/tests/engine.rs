@@ -171,3 +171,49 @@ fn the_next_block_is_asked_for_at_half_a_block_before_its_last_id() {
         "the next block was asked for after this many IDs of 100"
     );
 }
+
+/// A server older than the words answers lines to the client's `Accept`: the client takes
+/// them, with no request more.
+#[test]
+fn ids_come_as_words_and_as_lines_from_an_older_server() {
+    let (url, fake) = fake_server();
+    let client = fake::client_of_blocks(&url, 100);
+    let first: Vec<i64> = (0..250).map(|_| client.next_id().unwrap()).collect();
+    assert_eq!(fake.words.load(SeqCst), fake.batches.load(SeqCst));
+    assert_eq!(first, (1..=250).collect::<Vec<_>>());
+    fake.old.store(true, SeqCst);
+    let asked = fake.asked.load(SeqCst);
+    let words = fake.words.load(SeqCst);
+    let rest: Vec<i64> = (0..250).map(|_| client.next_id().unwrap()).collect();
+    assert!(rest.windows(2).all(|w| w[0] < w[1]) && rest[0] > first[249]);
+    assert_eq!(fake.words.load(SeqCst), words, "lines, not words");
+    assert_eq!(
+        fake.asked.load(SeqCst) - asked,
+        fake.batches.load(SeqCst) - asked,
+        "each block one request"
+    );
+}
+
+/// An answer of words one byte short is refused with the reason, never taken as IDs.
+#[test]
+fn words_cut_short_are_refused_with_a_clear_error() {
+    let (url, fake) = fake_server();
+    fake.cut.store(true, SeqCst);
+    let client = Client::builder()
+        .server(&url)
+        .block_sizes(10, 10)
+        .prefetch(false)
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let error = client.next_id().unwrap_err();
+    assert_eq!(error.code(), ErrorCode::BadAnswer);
+    assert!(
+        error
+            .message()
+            .contains("79 bytes, not a whole number of 8-byte IDs"),
+        "{}",
+        error.message()
+    );
+    fake.cut.store(false, SeqCst);
+}

@@ -47,6 +47,21 @@ pub fn most_bytes(count: usize, format: IdFormat, shape: Shape) -> usize {
         + shape.close.len()
 }
 
+/// The most bytes a binary answer of `count` IDs holds before it is sent: the IDs made, and
+/// their words.
+pub fn most_word_bytes(count: usize) -> usize {
+    count * 2 * std::mem::size_of::<i64>()
+}
+
+/// The IDs as 8-byte little-endian words, the binary answer's body.
+pub fn little_endian(ids: &[i64]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(std::mem::size_of_val(ids));
+    for id in ids {
+        out.extend_from_slice(&id.to_le_bytes());
+    }
+    out
+}
+
 fn push_id(out: &mut String, id: i64, format: IdFormat, decimal: &mut itoa::Buffer) {
     // The text forms' alphabets are ASCII; an ID is never negative, the one thing they refuse.
     let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
@@ -185,6 +200,20 @@ mod tests {
             whole(BatchBody::new(vec![42], IdFormat::Decimal, JSON)),
             "{\"ids\":[\"42\"]}"
         );
+    }
+
+    #[test]
+    fn words_are_little_endian_and_within_their_estimate() {
+        let ids = [1i64, 0x0102_0304_0506_0708, i64::MAX];
+        let words = little_endian(&ids);
+        assert_eq!(words.len(), 24);
+        assert_eq!(words[..8], [1, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(words[8..16], [8, 7, 6, 5, 4, 3, 2, 1]);
+        assert_eq!(
+            words[16..],
+            [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]
+        );
+        assert!(words.len() + ids.len() * 8 <= most_word_bytes(ids.len()));
     }
 
     #[test]

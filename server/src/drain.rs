@@ -5,27 +5,13 @@
 //! While draining, HTTP/1.1 answers carry `Connection: close`, so that no client or proxy
 //! keeps a connection it would reuse after the server closed it.
 
-use std::sync::Arc;
-
-use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, Version};
-use axum::middleware::Next;
+use axum::http::{header, HeaderValue};
 use axum::response::Response;
 
-use crate::ids::Ids;
-
-pub async fn close_when_draining(
-    State(ids): State<Arc<Ids>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    // HTTP/2 has no such header (hyper would strip it): its connections are ended by GOAWAY.
-    let http1 = request.version() <= Version::HTTP_11;
-    let mut response = next.run(request).await;
-    if http1 && ids.readiness.is_draining() {
-        response
-            .headers_mut()
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
-    }
+/// Marks an HTTP/1.1 answer given while draining (the guard calls it; HTTP/2 has no such
+/// header, hyper would strip it: its connections are ended by GOAWAY).
+pub fn close(response: &mut Response) {
     response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
 }

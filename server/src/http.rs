@@ -51,22 +51,6 @@ fn id_format(format: Option<&str>) -> Result<IdFormat, ApiError> {
     }
 }
 
-/// Whether the client asked for bare lines (`Accept: text/plain`). An extractor of its own
-/// because taking the `HeaderMap` would copy every header of every request.
-pub struct WantsText(bool);
-
-#[axum::async_trait]
-impl<S: Send + Sync> FromRequestParts<S> for WantsText {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(
-        parts: &mut RequestParts,
-        _state: &S,
-    ) -> Result<Self, Self::Rejection> {
-        Ok(WantsText(wants_text(&parts.headers)))
-    }
-}
-
 fn wants_text(headers: &HeaderMap) -> bool {
     headers
         .get(header::ACCEPT)
@@ -74,46 +58,92 @@ fn wants_text(headers: &HeaderMap) -> bool {
         .is_some_and(|accept| accept.starts_with("text/plain"))
 }
 
-fn text_response(body: String) -> Response {
-    (
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; charset=utf-8"),
-        )],
-        body,
-    )
-        .into_response()
+/// What a batch may be answered as: bare lines (`Accept: text/plain` first), 8-byte words
+/// (`application/octet-stream` anywhere in `Accept`), else JSON. An extractor of its own
+/// because taking the `HeaderMap` would copy every header of every request.
+pub struct Accepts {
+    text: bool,
+    words: bool,
 }
 
+#[axum::async_trait]
+impl<S: Send + Sync> FromRequestParts<S> for Accepts {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut RequestParts,
+        _state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Accepts {
+            text: wants_text(&parts.headers),
+            words: wants_words(&parts.headers),
+        })
+    }
+}
+
+/// `Accept` lists `application/octet-stream` at a quality above 0. flakery's client lists
+/// `text/plain;q=0.5` first, which a server older than the words reads (it looks at the first
+/// type only) and answers in lines.
+fn wants_words(headers: &HeaderMap) -> bool {
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    accept.split(',').any(|range| {
+        let mut params = range.split(';').map(str::trim);
+        let media = params.next().unwrap_or_default();
+        media.eq_ignore_ascii_case(WORDS)
+            && !params.any(|p| {
+                p.strip_prefix("q=")
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            })
+    })
+}
+
+/// One ID. The request is taken whole: each extractor of its parts would be a boxed future
+/// of its own, and most requests have no query to read (bench/server/profile.sh).
 pub async fn next_id(
     State(ids): State<Arc<Ids>>,
-    Query(query): Query<FormatQuery>,
-    WantsText(text): WantsText,
+    request: axum::extract::Request,
 ) -> Result<Response, ApiError> {
-    let format = id_format(query.format.as_deref())?;
+    let format = match request.uri().query() {
+        None => IdFormat::Decimal,
+        Some(_) => {
+            let Query(query) = Query::<FormatQuery>::from_uri(request.uri())?;
+            id_format(query.format.as_deref())?
+        }
+    };
+    let text = wants_text(request.headers());
+    drop(request);
     let id = ids.next_id().await?;
     if text {
-        return Ok(text_response(render_id(id, format, "", "\n")?));
+        return Ok(with_type(render_id(id, format, "", "\n")?, TEXT));
     }
-    Ok(json_response(render_id(id, format, "{\"id\":\"", "\"}")?))
+    Ok(with_type(render_id(id, format, "{\"id\":\"", "\"}")?, JSON))
 }
 
-fn json_response(body: String) -> Response {
-    (
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        body,
-    )
-        .into_response()
+const TEXT: &str = "text/plain; charset=utf-8";
+const JSON: &str = "application/json";
+const WORDS: &str = "application/octet-stream";
+
+/// An answer of `body`, built directly (the generic tuple form converts the header anew).
+fn with_type(body: String, content_type: &'static str) -> Response {
+    with_type_of(Body::from(body), content_type)
+}
+
+fn with_type_of(body: Body, content_type: &'static str) -> Response {
+    let mut response = Response::new(body);
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
 }
 
 pub async fn next_ids(
     State(ids): State<Arc<Ids>>,
     Extension(conn): Extension<Arc<Conn>>,
     Query(query): Query<IdsQuery>,
-    WantsText(text): WantsText,
+    Accepts { text, words }: Accepts,
 ) -> Result<Response, ApiError> {
     let format = id_format(query.format.as_deref())?;
     let count = match query.count.as_deref() {
@@ -123,21 +153,29 @@ pub async fn next_ids(
             n => n as usize,
         },
     };
+    // A text form asked for by name is text, whatever else the client takes.
+    if words && query.format.is_none() {
+        return next_words(&ids, &conn, count).await;
+    }
     let shape = if text { batch::LINES } else { batch::JSON };
     // Counted before the IDs are made, until the last byte of their text is sent.
     let mut reservation = conn.reserve(batch::most_bytes(count, format, shape))?;
     let body = BatchBody::new(ids.next_ids(count).await?, format, shape);
     reservation.shrink_to(body.bytes());
-    let content_type = if text {
-        "text/plain; charset=utf-8"
-    } else {
-        "application/json"
-    };
-    let mut response = (
-        [(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
-        Body::new(body),
-    )
-        .into_response();
+    let content_type = if text { TEXT } else { JSON };
+    let mut response = with_type_of(Body::new(body), content_type);
+    response.extensions_mut().insert(Attached::new(reservation));
+    Ok(response)
+}
+
+/// `count` IDs as 8-byte little-endian words (`Accept: application/octet-stream`): the same
+/// IDs, limits and refusals as their text, in 8 bytes each instead of up to 20, which the
+/// client copies instead of parsing.
+async fn next_words(ids: &Arc<Ids>, conn: &Arc<Conn>, count: usize) -> Result<Response, ApiError> {
+    let mut reservation = conn.reserve(batch::most_word_bytes(count))?;
+    let body = batch::little_endian(&ids.next_ids(count).await?);
+    reservation.shrink_to(body.len());
+    let mut response = with_type_of(Body::from(body), WORDS);
     response.extensions_mut().insert(Attached::new(reservation));
     Ok(response)
 }

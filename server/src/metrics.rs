@@ -2,9 +2,88 @@
 
 use flakery::{Layout, LeaseState, LeaseStatus, LossReason};
 use prometheus::{
-    Encoder, Gauge, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec,
-    Opts, Registry, TextEncoder,
+    Encoder, Gauge, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
 };
+
+/// The route label of a request no route matched.
+pub const UNMATCHED: &str = "unmatched";
+
+/// Every route label the server counts (as declared in `serve::app`, gRPC by method) and the
+/// statuses it may answer there, each series listed at 0 from the start (Prometheus's
+/// instrumentation guidance: a series that appears with its first event has no earlier sample,
+/// so `rate()` misses that event). Every route may be refused by the guard (400 a repeated
+/// parameter, 401, 408, 414, 431, 503 `overloaded`), answer 405 for another method, or 500.
+const GUARDED: &[u16] = &[200, 400, 401, 405, 408, 414, 431, 500, 503];
+const ROUTES: &[(&str, &[u16])] = &[
+    ("/v1/id", GUARDED),
+    ("/v1/ids", GUARDED),
+    ("/v1/decode/:id", GUARDED),
+    (
+        "/v1/compose",
+        &[200, 400, 401, 405, 408, 413, 414, 415, 431, 500, 503],
+    ),
+    ("/v1/layout", GUARDED),
+    ("/healthz", GUARDED),
+    ("/readyz", GUARDED),
+    ("/metrics", GUARDED),
+    ("/genid", GUARDED),
+    ("/expid", GUARDED),
+    ("/makeid", GUARDED),
+    ("/transtime", GUARDED),
+    ("/api/snowflake/get/:key", GUARDED),
+    ("/decodeSnowflakeId", GUARDED),
+    // gRPC answers HTTP 200 and carries its own status in trailers.
+    ("/flakery.v1.Ids/NextId", &[200]),
+    ("/flakery.v1.Ids/NextIds", &[200]),
+    ("/flakery.v1.Ids/StreamIds", &[200]),
+    ("/flakery.v1.Ids/Decode", &[200]),
+    ("/grpc.health.v1.Health/Check", &[200]),
+    ("/grpc.health.v1.Health/Watch", &[200]),
+    (UNMATCHED, &[400, 401, 404, 405, 408, 414, 431, 503]),
+];
+
+/// The route label of a path that is not a route's label itself: a route with a parameter, a
+/// gRPC service's unknown method, or unmatched.
+fn route_label(path: &str) -> &'static str {
+    let segment = |rest: &str| !rest.is_empty() && !rest.contains('/');
+    match path {
+        _ if path.strip_prefix("/v1/decode/").is_some_and(segment) => "/v1/decode/:id",
+        _ if path
+            .strip_prefix("/api/snowflake/get/")
+            .is_some_and(segment) =>
+        {
+            "/api/snowflake/get/:key"
+        }
+        _ if path.starts_with("/flakery.v1.Ids/") => "/flakery.v1.Ids/*rest",
+        _ if path.starts_with("/grpc.health.v1.Health/") => "/grpc.health.v1.Health/*rest",
+        _ => UNMATCHED,
+    }
+}
+
+/// One route's series, looked up once per request instead of by label (a hash of the labels
+/// and a lock per metric per request).
+pub struct RouteSeries {
+    pub label: &'static str,
+    latency: Histogram,
+    answered: Vec<(u16, IntCounter)>,
+}
+
+/// A request's route: its series made in advance, or a label outside `ROUTES` (a gRPC
+/// service's unknown method).
+pub enum Route<'a> {
+    Known(&'a RouteSeries),
+    Other(&'static str),
+}
+
+impl Route<'_> {
+    pub fn label(&self) -> &str {
+        match self {
+            Route::Known(series) => series.label,
+            Route::Other(label) => label,
+        }
+    }
+}
 
 pub struct Metrics {
     registry: Registry,
@@ -12,8 +91,9 @@ pub struct Metrics {
     /// for a lease kept by a coordinator.
     coordinated: std::sync::OnceLock<()>,
     pub ids_issued: IntCounter,
-    pub requests: IntCounterVec,
-    pub latency: HistogramVec,
+    requests: IntCounterVec,
+    latency: HistogramVec,
+    routes: Vec<RouteSeries>,
     /// The generator's calls that found the current tick used up and waited for the next.
     pub sequence_waits: IntCounter,
     /// Ticks the generator took ahead of the clock (`borrow` policy).
@@ -124,6 +204,20 @@ impl Metrics {
         for code in crate::unavailable::codes() {
             unavailable.with_label_values(&[code]);
         }
+        let routes = ROUTES
+            .iter()
+            .map(|&(label, statuses)| RouteSeries {
+                label,
+                latency: latency.with_label_values(&[label]),
+                answered: statuses
+                    .iter()
+                    .map(|&status| {
+                        let status_label = status.to_string();
+                        (status, requests.with_label_values(&[label, &status_label]))
+                    })
+                    .collect(),
+            })
+            .collect();
         let layout_time_left = Gauge::new(
             "flakery_layout_time_left_seconds",
             "Seconds until the layout's time field is used up",
@@ -163,6 +257,7 @@ impl Metrics {
             ids_issued,
             requests,
             latency,
+            routes,
             sequence_waits,
             ticks_borrowed,
             clock_backwards,
@@ -179,6 +274,44 @@ impl Metrics {
             unavailable,
             layout_time_left,
         })
+    }
+
+    /// The route `path` is answered by, as declared in `serve::app` (gRPC by method), with
+    /// its series if they were made in advance. The guard stands in front of the router, so it
+    /// matches the path itself: the same few patterns, a parameter being one segment.
+    pub fn route(&self, path: &str) -> Route<'_> {
+        // Most paths are a route's label as they are (the parameters' labels cannot be paths
+        // but their own, which they then are).
+        let find = |label: &str| self.routes.iter().find(|series| series.label == label);
+        let label = route_label(path);
+        match find(path).or_else(|| find(label)) {
+            Some(series) => Route::Known(series),
+            None => Route::Other(label),
+        }
+    }
+
+    /// Counts a request answered with `status` after `seconds`.
+    pub fn answered(&self, route: &Route, status: axum::http::StatusCode, seconds: f64) {
+        let status = status.as_u16();
+        match route {
+            Route::Known(series) => {
+                series.latency.observe(seconds);
+                match series.answered.iter().find(|(s, _)| *s == status) {
+                    Some((_, counter)) => counter.inc(),
+                    None => self.count_by_label(series.label, status),
+                }
+            }
+            Route::Other(label) => {
+                self.latency.with_label_values(&[label]).observe(seconds);
+                self.count_by_label(label, status);
+            }
+        }
+    }
+
+    #[cold]
+    fn count_by_label(&self, label: &str, status: u16) {
+        let status = status.to_string();
+        self.requests.with_label_values(&[label, &status]).inc();
     }
 
     /// Copies what the lease says of itself into the gauges and counters.
@@ -250,6 +383,51 @@ mod tests {
         text.lines()
             .find_map(|line| line.strip_prefix(&series))
             .map(str::to_string)
+    }
+
+    /// Every route and status of `ROUTES` is listed at 0 before any request; a request is
+    /// counted on its route's series by its path (a parameter is one segment), and an answer
+    /// outside the list still gets a series of its own.
+    #[test]
+    fn every_route_and_status_is_listed_at_0_and_counted_by_path() {
+        let metrics = Metrics::new().unwrap();
+        let text = metrics.render().unwrap();
+        for (route, statuses) in ROUTES {
+            for status in *statuses {
+                let series =
+                    format!("flakery_requests_total{{route=\"{route}\",status=\"{status}\"}} 0");
+                assert!(text.lines().any(|l| l == series), "{series}");
+            }
+        }
+        let ok = axum::http::StatusCode::OK;
+        for (path, label) in [
+            ("/v1/id", "/v1/id"),
+            ("/v1/decode/123", "/v1/decode/:id"),
+            ("/v1/decode/1/2", UNMATCHED),
+            ("/v1/decode/", UNMATCHED),
+            ("/api/snowflake/get/k", "/api/snowflake/get/:key"),
+            ("/flakery.v1.Ids/NextIds", "/flakery.v1.Ids/NextIds"),
+            ("/flakery.v1.Ids/Other", "/flakery.v1.Ids/*rest"),
+            ("/v1/ids/", UNMATCHED),
+            ("/", UNMATCHED),
+        ] {
+            let route = metrics.route(path);
+            assert_eq!(route.label(), label, "{path}");
+            metrics.answered(&route, ok, 0.001);
+            metrics.answered(&route, axum::http::StatusCode::IM_A_TEAPOT, 0.001);
+        }
+        let text = metrics.render().unwrap();
+        let count = |route: &str, status: u16| {
+            let series =
+                format!("flakery_requests_total{{route=\"{route}\",status=\"{status}\"}} ");
+            text.lines()
+                .find_map(|l| l.strip_prefix(&series))
+                .map(str::to_string)
+        };
+        assert_eq!(count("/v1/decode/:id", 200).as_deref(), Some("1"));
+        assert_eq!(count(UNMATCHED, 200).as_deref(), Some("4"));
+        assert_eq!(count("/flakery.v1.Ids/*rest", 418).as_deref(), Some("1"));
+        assert_eq!(count("/v1/id", 418).as_deref(), Some("1"));
     }
 
     /// A fresh server lists every label value of its labelled counters at 0, each list read

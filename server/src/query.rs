@@ -49,14 +49,20 @@ pub fn refuse_repeated(uri: &Uri) -> Result<(), ApiError> {
     Ok(())
 }
 
+impl<T: DeserializeOwned> Query<T> {
+    pub fn from_uri(uri: &Uri) -> Result<Self, ApiError> {
+        axum::extract::Query::<T>::try_from_uri(uri)
+            .map(|axum::extract::Query(value)| Query(value))
+            .map_err(not_understood)
+    }
+}
+
 #[axum::async_trait]
 impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
-        axum::extract::Query::<T>::try_from_uri(&parts.uri)
-            .map(|axum::extract::Query(value)| Query(value))
-            .map_err(not_understood)
+        Query::from_uri(&parts.uri)
     }
 }
 

@@ -74,7 +74,9 @@ impl Readiness {
             ) => false,
             Err(_) => return false,
         };
-        self.issuing.swap(issuing, Relaxed) != issuing
+        // Read first: every request records, and a write each time would bounce the line
+        // between the cores although it almost never changes.
+        self.issuing.load(Relaxed) != issuing && self.issuing.swap(issuing, Relaxed) != issuing
     }
 
     /// The refusal for an ID request that would only wait on a lease that cannot issue now:

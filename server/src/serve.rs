@@ -7,7 +7,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -19,7 +18,7 @@ use tokio::sync::Semaphore;
 
 use crate::budget::Budget;
 use crate::config::ServeArgs;
-use crate::guard::Guard;
+use crate::guard::{Guard, Guarded};
 use crate::ids::{Ids, PROBE_EVERY};
 use crate::stopping::{Background, Ticks};
 use crate::tls::Tls;
@@ -41,7 +40,7 @@ const MIRROR_EVERY: Duration = Duration::from_millis(100);
 const MAX_GRPC_MESSAGE: usize = 4 * 1024;
 
 /// Every HTTP route, the gRPC services (`grpc`) beside them, and the guard in front.
-fn app(ids: &Arc<Ids>, args: &ServeArgs, grpc: Router) -> Router {
+fn app(ids: &Arc<Ids>, args: &ServeArgs, grpc: Router) -> Guarded {
     let v1 = Router::new()
         .route("/v1/id", get(http::next_id))
         .route("/v1/ids", get(http::next_ids))
@@ -64,17 +63,8 @@ fn app(ids: &Arc<Ids>, args: &ServeArgs, grpc: Router) -> Router {
         in_flight: Arc::new(Semaphore::new(args.max_in_flight.max(1))),
         request_timeout: args.request_timeout(),
     });
-    v1.merge(grpc)
-        .fallback(http::not_found)
-        .layer(DefaultBodyLimit::max(args.max_body_bytes))
-        .layer(axum::middleware::from_fn_with_state(
-            guard,
-            crate::guard::guard,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::clone(ids),
-            crate::drain::close_when_draining,
-        ))
+    let routes = v1.merge(grpc).fallback(http::not_found);
+    Guarded::new(guard, routes, args.max_body_bytes)
 }
 
 /// Keeps gRPC's health service in step with `/readyz`.
@@ -208,7 +198,7 @@ fn connection_builder(args: &ServeArgs) -> auto::Builder<TokioExecutor> {
 
 /// Accepts connections and serves each on a task of its own, until a future completes.
 struct Accept {
-    app: Router,
+    app: Guarded,
     builder: Arc<auto::Builder<TokioExecutor>>,
     connections: Arc<Semaphore>,
     graceful: GracefulShutdown,

@@ -1,7 +1,10 @@
 //! A small fake `flakery serve` on loopback for the client's tests and benchmark: a thread
 //! per connection answering `/v1/layout` (twitter) and `/v1/ids?count=N` (N increasing IDs
-//! from a counter), with keep-alive; `hold` keeps `/v1/ids` unanswered while set, and
-//! `refusals` answers that many requests for IDs with 503 first.
+//! from a counter, as 8-byte words when `Accept` lists them, as the server does), with
+//! keep-alive; `hold` keeps `/v1/ids` unanswered while set; `refusals` answers that many
+//! requests for IDs with 503 first; `old` answers as a server older than the words (lines
+//! when `Accept` starts with text/plain, else JSON); `cut` drops the last byte of each
+//! answer of words.
 
 #![allow(dead_code)]
 
@@ -23,6 +26,12 @@ pub struct Fake {
     /// Requests for IDs still to refuse with 503 `lease_lost`, as a server whose coordinator
     /// stalled does.
     pub refusals: AtomicUsize,
+    /// Answers as a server without the words.
+    pub old: AtomicBool,
+    /// Answers of words one byte short.
+    pub cut: AtomicBool,
+    /// Answers given as words.
+    pub words: AtomicUsize,
 }
 
 fn answer(stream: TcpStream, fake: &Fake) -> std::io::Result<()> {
@@ -34,14 +43,20 @@ fn answer(stream: TcpStream, fake: &Fake) -> std::io::Result<()> {
             return Ok(());
         }
         let path = line.split(' ').nth(1).unwrap_or_default().to_string();
+        let mut accept = String::new();
         loop {
             let mut header = String::new();
             if reader.read_line(&mut header)? == 0 || header == "\r\n" {
                 break;
             }
+            if let Some((name, value)) = header.split_once(':') {
+                if name.eq_ignore_ascii_case("accept") {
+                    accept = value.trim().to_string();
+                }
+            }
         }
         let (content_type, body) = if path == "/v1/layout" {
-            ("application/json", "{\"spec\":\"twitter\"}".to_string())
+            ("application/json", b"{\"spec\":\"twitter\"}".to_vec())
         } else {
             fake.asked.fetch_add(1, SeqCst);
             let refuse = fake
@@ -63,17 +78,38 @@ fn answer(stream: TcpStream, fake: &Fake) -> std::io::Result<()> {
             let count: i64 = path.rsplit('=').next().unwrap().parse().unwrap();
             fake.batches.fetch_add(1, SeqCst);
             let first = fake.next.fetch_add(count, SeqCst) + 1;
-            let mut ids = String::with_capacity(count as usize * 20);
-            for id in first..first + count {
-                let _ = writeln!(ids, "{id}");
+            let old = fake.old.load(SeqCst);
+            if !old && accept.contains("application/octet-stream") {
+                fake.words.fetch_add(1, SeqCst);
+                let mut words: Vec<u8> =
+                    (first..first + count).flat_map(i64::to_le_bytes).collect();
+                if fake.cut.load(SeqCst) {
+                    words.pop();
+                }
+                ("application/octet-stream", words)
+            } else if accept.starts_with("text/plain") {
+                let mut ids = String::with_capacity(count as usize * 20);
+                for id in first..first + count {
+                    let _ = writeln!(ids, "{id}");
+                }
+                ("text/plain", ids.into_bytes())
+            } else {
+                let ids: Vec<String> = (first..first + count)
+                    .map(|id| format!("\"{id}\""))
+                    .collect();
+                (
+                    "application/json",
+                    format!("{{\"ids\":[{}]}}", ids.join(",")).into_bytes(),
+                )
             }
-            ("text/plain", ids)
         };
-        write!(
-            stream,
-            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n{body}",
+        let mut answer = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
             body.len()
-        )?;
+        )
+        .into_bytes();
+        answer.extend_from_slice(&body);
+        stream.write_all(&answer)?;
     }
 }
 
