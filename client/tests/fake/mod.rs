@@ -5,8 +5,8 @@
 #![allow(dead_code)]
 
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,9 +21,9 @@ pub struct Fake {
     pub hold: AtomicBool,
 }
 
-fn answer(stream: TcpStream, fake: &Fake) -> std::io::Result<()> {
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut stream = stream;
+/// Answers the requests of one connection, plain or TLS (tests/tls.rs).
+pub fn answer(stream: impl Read + Write, fake: &Fake) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream);
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line)? == 0 {
@@ -53,10 +53,11 @@ fn answer(stream: TcpStream, fake: &Fake) -> std::io::Result<()> {
             ("text/plain", ids)
         };
         write!(
-            stream,
+            reader.get_mut(),
             "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         )?;
+        reader.get_mut().flush()?;
     }
 }
 
