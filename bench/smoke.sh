@@ -50,6 +50,10 @@ try:
     # batch_load fails the run on any answer that is not a 200 with exactly its IDs.
     check("server batch", batch["ids_per_s"] > 0 and batch["ids"] > 0, str(batch))
     check("server StreamIds", s["stream_ids"]["ids_per_s"] > 0, str(s["stream_ids"]))
+    tls = s["tls"]
+    check("server single ID over TLS", tls["single_id"]["requests_per_s"] > 0
+          and tls["single_id"]["non_2xx"] == 0, str(tls["single_id"]))
+    check("server batch over TLS", tls["batch_route"]["ids"] > 0, str(tls["batch_route"]))
 except (OSError, ValueError, KeyError) as e:
     check("server", False, f"no results ({e})")
 try:

@@ -1,6 +1,7 @@
 //! `flakery serve`'s settings: each a flag and a `FLAKERY_*` variable (the flag wins).
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
@@ -105,6 +106,25 @@ pub struct ServeArgs {
     /// Log format: text or json.
     #[arg(long, env = "FLAKERY_LOG_FORMAT", default_value = "text")]
     pub log_format: String,
+
+    /// Serve TLS with this certificate: a PEM file, the server's certificate first, then the
+    /// intermediates (give --tls-key too). Re-read on SIGHUP and when it changes.
+    #[arg(long, env = "FLAKERY_TLS_CERT", value_name = "PEM")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1, unencrypted).
+    #[arg(long, env = "FLAKERY_TLS_KEY", value_name = "PEM")]
+    pub tls_key: Option<PathBuf>,
+
+    /// Require a client certificate signed by a CA of this PEM file (mutual TLS): a client
+    /// without one is refused during the handshake.
+    #[arg(long, env = "FLAKERY_TLS_CLIENT_CA", value_name = "PEM")]
+    pub tls_client_ca: Option<PathBuf>,
+
+    /// Seconds between looks at the TLS files: when one has changed (a Secret volume updated
+    /// by kubelet, a renewal written in place) they are re-read. 0: only on SIGHUP.
+    #[arg(long, env = "FLAKERY_TLS_WATCH_S", default_value_t = 10, value_parser = decimal_u64)]
+    pub tls_watch_s: u64,
 }
 
 impl std::fmt::Debug for ServeArgs {
@@ -130,6 +150,10 @@ impl std::fmt::Debug for ServeArgs {
             drain_delay_ms,
             shutdown_grace_s,
             log_format,
+            tls_cert,
+            tls_key,
+            tls_client_ca,
+            tls_watch_s,
         } = self;
         f.debug_struct("ServeArgs")
             .field("listen", listen)
@@ -151,6 +175,10 @@ impl std::fmt::Debug for ServeArgs {
             .field("drain_delay_ms", drain_delay_ms)
             .field("shutdown_grace_s", shutdown_grace_s)
             .field("log_format", log_format)
+            .field("tls_cert", tls_cert)
+            .field("tls_key", tls_key)
+            .field("tls_client_ca", tls_client_ca)
+            .field("tls_watch_s", tls_watch_s)
             .finish()
     }
 }
@@ -212,6 +240,31 @@ impl ServeArgs {
             ));
         }
         Ok(Some(token.clone()))
+    }
+
+    /// The TLS files: a certificate and a key, both or neither; a client CA only with them.
+    pub fn tls_files(&self) -> Result<Option<crate::tls::TlsFiles>, String> {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Ok(Some(crate::tls::TlsFiles {
+                cert: cert.clone(),
+                key: key.clone(),
+                client_ca: self.tls_client_ca.clone(),
+            })),
+            (None, None) if self.tls_client_ca.is_some() => Err(
+                "invalid_argument: --tls-client-ca (FLAKERY_TLS_CLIENT_CA) needs --tls-cert and \
+                 --tls-key: client certificates are checked in a TLS handshake"
+                    .into(),
+            ),
+            (None, None) => Ok(None),
+            _ => Err("invalid_argument: give both --tls-cert and --tls-key \
+                 (FLAKERY_TLS_CERT, FLAKERY_TLS_KEY), or neither"
+                .into()),
+        }
+    }
+
+    /// None when the files are only re-read on SIGHUP.
+    pub fn tls_watch(&self) -> Option<Duration> {
+        (self.tls_watch_s > 0).then(|| Duration::from_secs(self.tls_watch_s))
     }
 
     pub fn drain_delay(&self) -> Duration {

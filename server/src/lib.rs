@@ -19,6 +19,7 @@ mod query;
 mod readiness;
 mod serve;
 mod stopping;
+mod tls;
 mod unavailable;
 
 use std::process::ExitCode;
@@ -136,7 +137,12 @@ fn return_large_blocks_when_freed() {
 
 /// The start line: where the node ID came from (the coordinator by address and namespace,
 /// never its credentials, and its session timeout or term) and whether IDs can be issued.
-fn log_started(ids: &ids::Ids, args: &ServeArgs, listen: std::net::SocketAddr) {
+fn log_started(
+    ids: &ids::Ids,
+    args: &ServeArgs,
+    listen: std::net::SocketAddr,
+    tls: Option<&tls::Tls>,
+) {
     let node = ids.generator.node();
     let source = ids.generator.source();
     let lease = ids.readiness.lease();
@@ -160,8 +166,18 @@ fn log_started(ids: &ids::Ids, args: &ServeArgs, listen: std::net::SocketAddr) {
         lease_term_ms = term_ms.filter(|_| !zookeeper),
         drain_delay_ms = args.drain_delay_ms,
         token = if args.token.is_some() { "required" } else { "none" },
+        tls = tls.map_or("off", tls::Tls::mode),
         "{message}"
     );
+    if args.token.is_some() && tls.is_none() && !listen.ip().is_loopback() {
+        tracing::warn!(
+            event = "token_in_clear",
+            listen = %listen,
+            "a token is required on a plain-HTTP listener that is not loopback: it crosses \
+             the network in clear, and whoever sees it can take IDs; serve TLS \
+             (--tls-cert, --tls-key) or put TLS in front"
+        );
+    }
 }
 
 fn run_inner(mut args: ServeArgs) -> Result<(), String> {
@@ -169,6 +185,12 @@ fn run_inner(mut args: ServeArgs) -> Result<(), String> {
     raise_descriptor_limit();
     // Before the identity: a token that guards nothing is a configuration error.
     args.token = args.checked_token()?;
+    // And the TLS files: a bad pair is refused before a lease is taken.
+    let tls = args
+        .tls_files()?
+        .map(tls::Tls::load)
+        .transpose()?
+        .map(std::sync::Arc::new);
     let (options, constants) = options(&args)?;
     warn_if_running_out(&options, args.exhaustion_warning_days)?;
     // The identity first, before any port is open: a server that cannot issue never listens.
@@ -189,8 +211,8 @@ fn run_inner(mut args: ServeArgs) -> Result<(), String> {
         let listener =
             listen(args.listen).map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
         let listen = listener.local_addr().map_err(|e| e.to_string())?;
-        log_started(&ids, &args, listen);
-        serve::serve(std::sync::Arc::clone(&ids), args, listener).await;
+        log_started(&ids, &args, listen, tls.as_deref());
+        serve::serve(std::sync::Arc::clone(&ids), args, listener, tls).await;
         Ok::<(), String>(())
     });
     // Every connection has finished or been cut off: give the node ID back.

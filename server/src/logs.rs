@@ -46,7 +46,13 @@ impl log::Log for Bridge {
 
     fn log(&self, record: &log::Record) {
         let (from, message) = (record.target(), record.args());
-        match record.level() {
+        // rustls warns of what one client sent (an IP address as SNI, which wrk and curl
+        // send): a line per connection that any client could make, so at debug.
+        let level = match record.level() {
+            log::Level::Error | log::Level::Warn if from.starts_with("rustls") => log::Level::Debug,
+            level => level,
+        };
+        match level {
             log::Level::Error => tracing::error!(target: "dependency", from, "{message}"),
             log::Level::Warn => tracing::warn!(target: "dependency", from, "{message}"),
             log::Level::Info => tracing::info!(target: "dependency", from, "{message}"),

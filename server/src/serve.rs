@@ -1,4 +1,5 @@
-//! The listener: one port for HTTP/1.1, h2c and gRPC; connections bounded and timed out;
+//! The listener: one port for HTTP/1.1, h2c and gRPC (or, with TLS, HTTP/1.1 and HTTP/2 by
+//! ALPN); connections bounded and timed out, the TLS handshake included;
 //! on SIGTERM or SIGINT, drain (see `drain`): turn unready, keep serving for the drain delay,
 //! then stop accepting, let in-flight requests finish, and return.
 
@@ -21,6 +22,7 @@ use crate::config::ServeArgs;
 use crate::guard::Guard;
 use crate::ids::{Ids, PROBE_EVERY};
 use crate::stopping::{Background, Ticks};
+use crate::tls::Tls;
 use crate::{compat, grpc, http, leaf};
 
 /// Most concurrent HTTP/2 streams (gRPC calls) on one connection: each open stream costs its
@@ -31,6 +33,8 @@ const MAX_H2_STREAMS: u32 = 128;
 const HEAD_BUFFER_BYTES: usize = 2 * crate::guard::MAX_HEAD_BYTES;
 /// What HTTP/2 queues per stream for the socket (hyper's default is 400 KiB).
 const H2_SEND_BUFFER: usize = 4 * crate::budget::CHUNK;
+/// The turn of the SIGHUP task when no TLS file is watched (it only checks for the stop).
+const TLS_SIGHUP_ONLY_TURN: Duration = Duration::from_secs(3600);
 /// How often gRPC health's status is brought in line with `/readyz`.
 const MIRROR_EVERY: Duration = Duration::from_millis(100);
 /// Largest gRPC request message (every request is a few bytes).
@@ -114,9 +118,18 @@ async fn shutdown_signal() -> &'static str {
 }
 
 /// Serves until a signal, then drains. The caller releases the identity afterwards.
-pub async fn serve(ids: Arc<Ids>, args: ServeArgs, listener: TcpListener) {
+pub async fn serve(ids: Arc<Ids>, args: ServeArgs, listener: TcpListener, tls: Option<Arc<Tls>>) {
     let (reporter, health) = tonic_health::server::health_reporter();
     let mut background = Background::new();
+    let watch = args.tls_watch().filter(|_| tls.is_some());
+    let ticks = background.ticks(watch.unwrap_or(TLS_SIGHUP_ONLY_TURN));
+    let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+    background.spawn(crate::tls::reload(
+        tls.clone(),
+        watch.is_some(),
+        hangup,
+        ticks,
+    ));
     background.spawn(Arc::clone(&ids).watch_identity(background.ticks(PROBE_EVERY)));
     background.spawn(mirror_readiness(
         Arc::clone(&ids),
@@ -137,6 +150,7 @@ pub async fn serve(ids: Arc<Ids>, args: ServeArgs, listener: TcpListener) {
         ids: Arc::clone(&ids),
         budget: Budget::new(args.max_unsent_bytes),
         first_byte_timeout: args.header_timeout(),
+        tls,
     };
     let signal_name = accept.until(&listener, shutdown_signal()).await;
     ids.readiness.start_draining();
@@ -201,6 +215,7 @@ struct Accept {
     ids: Arc<Ids>,
     budget: Arc<Budget>,
     first_byte_timeout: Duration,
+    tls: Option<Arc<Tls>>,
 }
 
 impl Accept {
@@ -247,14 +262,31 @@ impl Accept {
         let watcher = self.graceful.watcher();
         let ids = Arc::clone(&self.ids);
         let first_byte_timeout = self.first_byte_timeout;
+        // The configuration of this moment: a reload after the accept does not touch it.
+        let acceptor = self.tls.as_ref().map(|tls| tls.acceptor());
         tokio::spawn(async move {
             ids.metrics.connections_open.inc();
             // A client that connects and sends nothing is closed, so idle connections
             // cannot hold every slot.
             if sent_something(&stream, first_byte_timeout).await {
-                let connection =
-                    builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                let _ = watcher.watch(connection.into_owned()).await;
+                match acceptor {
+                    None => {
+                        let connection =
+                            builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                        let _ = watcher.watch(connection.into_owned()).await;
+                    }
+                    // A handshake gets the time a request head gets: a client that starts one
+                    // and stalls gives its slot back then.
+                    Some(acceptor) => {
+                        if let Ok(Ok(stream)) =
+                            tokio::time::timeout(first_byte_timeout, acceptor.accept(stream)).await
+                        {
+                            let connection = builder
+                                .serve_connection_with_upgrades(TokioIo::new(stream), service);
+                            let _ = watcher.watch(connection.into_owned()).await;
+                        }
+                    }
+                }
             }
             ids.metrics.connections_open.dec();
             drop(permit);

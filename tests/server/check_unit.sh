@@ -27,6 +27,8 @@ if out="$(verify)"; then
   exit 1
 fi
 install -D -m 0755 "$bin" "$root/usr/local/bin/flakery"
+# ExecReload's /bin/kill (procps, on every systemd host) from this host.
+install -D -m 0755 /bin/kill "$root/bin/kill"
 out="$(verify)" || {
   echo "$out" >&2
   echo "FAIL: systemd-analyze verify rejected the unit in docs/server.md" >&2

@@ -25,8 +25,13 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, args=(), env=None, wait_ready=True, port=None):
+    """`ssl_context`: the server serves TLS (its args give the files), and this context is how
+    the harness itself talks to it (tests/server/test_tls.py)."""
+
+    def __init__(self, args=(), env=None, wait_ready=True, port=None, ssl_context=None,
+                 host="127.0.0.1"):
         self.port = port or free_port()
+        self.ssl_context = ssl_context
         self.log = tempfile.NamedTemporaryFile(prefix="server-test-", suffix=".log", delete=False)
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("FLAKERY_")}
         full_env["FLAKERY_LEASE_DIR"] = tempfile.mkdtemp(prefix="server-test-lease-")
@@ -35,7 +40,7 @@ class Server:
         full_env["FLAKERY_DRAIN_DELAY_MS"] = "0"
         full_env.update(env or {})
         self.proc = subprocess.Popen(
-            [BINARY, "serve", "--listen", f"127.0.0.1:{self.port}", *args],
+            [BINARY, "serve", "--listen", f"{host}:{self.port}", *args],
             env=full_env, stdout=self.log, stderr=self.log,
         )
         deadline = time.time() + 20
@@ -57,6 +62,9 @@ class Server:
         return self.proc.pid
 
     def conn(self, timeout=10):
+        if self.ssl_context is not None:
+            return http.client.HTTPSConnection("127.0.0.1", self.port, timeout=timeout,
+                                               context=self.ssl_context)
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
 
     def request(self, method, path, body=None, headers=None):
@@ -116,8 +124,8 @@ class Server:
 def start_server():
     servers = []
 
-    def start(*args, env=None, wait_ready=True, port=None):
-        server = Server(args, env, wait_ready, port)
+    def start(*args, env=None, wait_ready=True, port=None, ssl_context=None, host="127.0.0.1"):
+        server = Server(args, env, wait_ready, port, ssl_context, host)
         servers.append(server)
         return server
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `flakery serve` tested as a black box: the real binary started on loopback ports by pytest
-# (tests/server/*.py), with real HTTP/1.1, HTTP/2 and gRPC clients, Prometheus's own text
-# parser, a real ZooKeeper (paused to lose the lease), SIGTERM under load, slowloris clients
-# and connection floods. A unit file for systemd is checked with `systemd-analyze verify`.
+# (tests/server/*.py), with real HTTP/1.1, HTTP/2 and gRPC clients (plain, and over TLS with
+# the certificates tests/tls_certs.py makes with openssl; haproxy passing or ending TLS),
+# Prometheus's own text parser, a real ZooKeeper (paused to lose the lease), SIGTERM under load,
+# slowloris clients and connection floods. A unit file for systemd is checked with
+# `systemd-analyze verify`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
@@ -16,6 +18,7 @@ fi
 bash tests/zookeeper/install.sh || skip_or_fail "cannot install ZooKeeper"
 need systemd-analyze systemd
 need haproxy haproxy
+need openssl openssl
 need prometheus prometheus
 need promtool prometheus
 

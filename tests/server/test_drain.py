@@ -20,17 +20,23 @@ DRAIN_MS = 3000
 
 
 class Haproxy:
-    """haproxy on the documented configuration, with the addresses replaced and an admin
-    socket added to read the servers' state."""
+    """haproxy on a documented configuration (docs/ops/haproxy.cfg unless `cfg`), with the
+    addresses replaced (or each text of `replace` by its value) and an admin socket added to
+    read the servers' state of `backend`."""
 
-    def __init__(self, lb_port, server_ports):
+    def __init__(self, lb_port, server_ports, cfg=HAPROXY_CFG, replace=None, backend="flakery"):
         self.dir = tempfile.mkdtemp(prefix="haproxy-test-")
         self.socket = os.path.join(self.dir, "admin.sock")
-        with open(HAPROXY_CFG) as f:
+        self.backend = backend
+        with open(cfg) as f:
             config = f.read()
-        config = config.replace("127.0.0.1:8080", f"127.0.0.1:{lb_port}")
-        for i, port in enumerate(server_ports, start=1):
-            config = config.replace(f"127.0.0.1:808{i}", f"127.0.0.1:{port}")
+        if replace is None:
+            replace = {"127.0.0.1:8080": f"127.0.0.1:{lb_port}"}
+            for i, port in enumerate(server_ports, start=1):
+                replace[f"127.0.0.1:808{i}"] = f"127.0.0.1:{port}"
+        for text, value in replace.items():
+            assert text in config, text
+            config = config.replace(text, value)
         config = config.replace("global\n", f"global\n    stats socket {self.socket} level admin\n", 1)
         self.cfg = os.path.join(self.dir, "haproxy.cfg")
         with open(self.cfg, "w") as f:
@@ -39,8 +45,8 @@ class Haproxy:
         self.proc = subprocess.Popen(["haproxy", "-db", "-f", self.cfg],
                                      stdout=self.log, stderr=self.log)
 
-    def states(self):
-        """{server name: "UP"/"DOWN"/...} from `show stat`."""
+    def states(self, column="status"):
+        """{server name: "UP"/"DOWN"/... (or another column: check_status)} from `show stat`."""
         with socket.socket(socket.AF_UNIX) as s:
             s.connect(self.socket)
             s.sendall(b"show stat\n")
@@ -50,16 +56,16 @@ class Haproxy:
         lines = data.decode().splitlines()
         header = lines[0].lstrip("# ").split(",")
         rows = [dict(zip(header, line.split(","))) for line in lines[1:] if line]
-        return {r["svname"]: r["status"] for r in rows if r["pxname"] == "flakery"
+        return {r["svname"]: r[column] for r in rows if r["pxname"] == self.backend
                 and r["svname"] not in ("FRONTEND", "BACKEND")}
 
-    def wait_for(self, name, status):
+    def wait_for(self, name, status, column="status"):
         deadline = time.time() + 60  # a safety net against a hang, not a measure
         while time.time() < deadline:
             if self.proc.poll() is not None:
                 raise AssertionError(f"haproxy exited {self.proc.returncode}")
             try:
-                if self.states().get(name, "").startswith(status):
+                if self.states(column).get(name, "").startswith(status):
                     return
             except OSError:
                 pass

@@ -2,7 +2,10 @@
 //! HTTP/1.1 connections, each asking `GET PATH` (e.g. `/v1/ids?count=100000`) again as soon as
 //! an answer is in, for a fixed time; prints IDs per second as JSON.
 //!
-//!   batch_load HOST:PORT PATH IDS_PER_ANSWER CONNECTIONS SECONDS
+//!   batch_load HOST:PORT PATH IDS_PER_ANSWER CONNECTIONS SECONDS [CA_FILE]
+//!
+//! With CA_FILE, over TLS (rustls with ring, as the server): the server's certificate checked
+//! against that CA for the name `localhost`, the handshake made once per connection.
 //!
 //! Every answer is checked, not only counted: status 200, a body of exactly its
 //! `Content-Length`, shaped `{"ids":["…","…"]}`, holding exactly IDS_PER_ANSWER decimal IDs,
@@ -12,7 +15,11 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
 
 struct Args {
     address: String,
@@ -20,12 +27,29 @@ struct Args {
     per_answer: usize,
     connections: usize,
     seconds: f64,
+    tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+fn tls_config(ca: &str) -> Result<Arc<rustls::ClientConfig>, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(ca).map_err(|e| format!("{ca}: {e}"))? {
+        roots
+            .add(cert.map_err(|e| format!("{ca}: {e}"))?)
+            .map_err(|e| format!("{ca}: {e}"))?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(Arc::new(config))
 }
 
 fn args() -> Result<Args, String> {
-    let usage = "usage: batch_load HOST:PORT PATH IDS_PER_ANSWER CONNECTIONS SECONDS";
+    let usage = "usage: batch_load HOST:PORT PATH IDS_PER_ANSWER CONNECTIONS SECONDS [CA_FILE]";
     let a: Vec<String> = std::env::args().skip(1).collect();
-    if a.len() != 5 {
+    if a.len() != 5 && a.len() != 6 {
         return Err(usage.into());
     }
     let number = |i: usize| {
@@ -38,6 +62,7 @@ fn args() -> Result<Args, String> {
         per_answer: number(2)? as usize,
         connections: number(3)? as usize,
         seconds: number(4)?,
+        tls: a.get(5).map(|ca| tls_config(ca)).transpose()?,
     })
 }
 
@@ -45,7 +70,20 @@ fn args() -> Result<Args, String> {
 fn connection(args: &Args, until: Instant) -> Result<u64, String> {
     let stream = TcpStream::connect(&args.address).map_err(|e| format!("connect: {e}"))?;
     stream.set_nodelay(true).map_err(|e| e.to_string())?;
-    let mut writer = stream.try_clone().map_err(|e| e.to_string())?;
+    match &args.tls {
+        None => requests(args, until, stream),
+        Some(config) => {
+            let name = ServerName::try_from("localhost").map_err(|e| e.to_string())?;
+            let tls = rustls::ClientConnection::new(Arc::clone(config), name)
+                .map_err(|e| format!("TLS: {e}"))?;
+            requests(args, until, rustls::StreamOwned::new(tls, stream))
+        }
+    }
+}
+
+/// Asks again and again on one connection, plain or TLS, until `until`.
+fn requests(args: &Args, until: Instant, stream: impl Read + Write) -> Result<u64, String> {
+    // One answer at a time: the reader's buffer is empty whenever a request is written.
     let mut reader = BufReader::with_capacity(1 << 16, stream);
     let request = format!(
         "GET {} HTTP/1.1\r\nHost: {}\r\nAccept: application/json\r\n\r\n",
@@ -54,7 +92,8 @@ fn connection(args: &Args, until: Instant) -> Result<u64, String> {
     let (mut body, mut line) = (Vec::new(), String::new());
     let (mut ids, mut last) = (0u64, 0u64);
     while Instant::now() < until {
-        writer
+        reader
+            .get_mut()
             .write_all(request.as_bytes())
             .map_err(|e| format!("send: {e}"))?;
         let mut length = None;
