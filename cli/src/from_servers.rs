@@ -65,7 +65,9 @@ pub fn main(
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             let _ = out.flush();
-            eprintln!("flakery: {}: {}", error.code(), error.message());
+            // Options named as flags (`--server-ca`), as this command takes them.
+            let message = flakery::option_table::message_on(&error, flakery::Surface::Cli);
+            eprintln!("flakery: {}: {message}", error.code());
             ExitCode::FAILURE
         }
     }
