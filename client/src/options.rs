@@ -374,6 +374,8 @@ mod tests {
             "http://ids.internal",
             "http://[2001:db8::1]:80",
             "http://128.0.0.1:1",
+            "http://127.0.0.1.nip.io:1",
+            "http://localhost.example:1",
         ] {
             let e = with(&["http://127.0.0.1:1", off_host], Some("s3cret"), false)
                 .err()
