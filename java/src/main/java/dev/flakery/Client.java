@@ -295,17 +295,25 @@ public final class Client extends NativeHandle implements AutoCloseable {
         }
 
         /**
-         * A certificate (PEM, with its chain) and its private key for servers that ask for one
-         * (mutual TLS; default: {@code FLAKERY_CLIENT_CERT} and {@code FLAKERY_CLIENT_KEY}).
-         * Only the key's path is ever shown.
+         * A certificate (PEM, with its chain) for servers that ask for one (mutual TLS;
+         * default: {@code FLAKERY_CLIENT_CERT}); give its key with {@link #clientKey}.
          *
-         * @param certPath the certificate's PEM file
-         * @param keyPath the key's PEM file
+         * @param path the certificate's PEM file
          * @return this builder
          */
-        public Builder clientCert(String certPath, String keyPath) {
-            set("clientCert", certPath);
-            return set("clientKey", keyPath);
+        public Builder clientCert(String path) {
+            return set("clientCert", path);
+        }
+
+        /**
+         * The PEM file of the private key of {@link #clientCert} (default:
+         * {@code FLAKERY_CLIENT_KEY}). Only its path is ever shown, never what it holds.
+         *
+         * @param path the key's PEM file
+         * @return this builder
+         */
+        public Builder clientKey(String path) {
+            return set("clientKey", path);
         }
 
         /**
