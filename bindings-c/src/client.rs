@@ -447,10 +447,9 @@ mod tests {
                 "max_block" => assert_eq!(c.max_block as u64, number()),
                 "no_prefetch" => assert_eq!(Some((!c.no_prefetch).to_string().as_str()), o.default),
                 "prefer_first" => assert_eq!(Some(c.prefer_first.to_string().as_str()), o.default),
-                "send_token_in_clear" => assert_eq!(
-                    Some(c.send_token_in_clear.to_string().as_str()),
-                    o.default
-                ),
+                "send_token_in_clear" => {
+                    assert_eq!(Some(c.send_token_in_clear.to_string().as_str()), o.default)
+                }
                 "servers" | "token" | "layout" | "fallback" | "server_ca" | "client_cert"
                 | "client_key" => assert_eq!(o.default, None),
                 other => panic!("the table's C member {other} is not written here"),
