@@ -16,6 +16,8 @@ unset_flakery_env
 unset FLAKERY_SERVER_TOKEN FLAKERY_SERVERS FLAKERY_LISTEN
 ensure_cargo
 need python3
+# test_tls.py's certificates: tests/tls_certs.py runs openssl.
+need openssl openssl
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   apt_install python3-venv || skip_or_fail "python3-venv is not installed"
 fi
