@@ -11,7 +11,7 @@
 // from an argument or from a `FLAKERY_*` variable; a plain `Error` for every other code
 // (`time_exhausted`, `clock_moved_backwards`, `lease_lost`, `coordinator_unavailable`,
 // `worker_ids_exhausted`, `forked`, and a `Client`'s `servers_unavailable`, `unauthorized`,
-// `bad_answer`). Each has the code as `.code`.
+// `bad_answer`, `tls_failed`). Each has the code as `.code`.
 
 /** The stable code of every error flakery throws (its `.code`). */
 export type ErrorCode =
@@ -26,6 +26,7 @@ export type ErrorCode =
   | 'servers_unavailable'
   | 'unauthorized'
   | 'bad_answer'
+  | 'tls_failed'
 
 /**
  * A new ID from the process-wide generator, which is made on first use from the `FLAKERY_*`
@@ -163,7 +164,10 @@ export interface Client {
  * comes from `FLAKERY_SERVERS`, `FLAKERY_SERVER_TOKEN`, `FLAKERY_LAYOUT`, then the default.
  */
 export interface ClientOptions {
-  /** Base URLs, `http://host:port`: an array, or one string separated by commas. */
+  /**
+   * Base URLs, `http://host:port` or `https://host:port`: an array, or one string separated
+   * by commas.
+   */
   servers?: string | string[]
   /** The bearer token; never in an error message. */
   token?: string
@@ -185,6 +189,20 @@ export interface ClientOptions {
   preferFirst?: boolean
   /** A generator with a node ID of its own, used when every server is unavailable. */
   fallback?: Generator
+  /**
+   * A PEM file of the CAs an `https://` server's certificate must be signed by. Default
+   * `FLAKERY_SERVER_CA`, else the system's roots.
+   */
+  serverCa?: string
+  /** A PEM certificate (and its chain) for mutual TLS. Default `FLAKERY_CLIENT_CERT`. */
+  clientCert?: string
+  /** The PEM file of its private key. Default `FLAKERY_CLIENT_KEY`; never in a message. */
+  clientKey?: string
+  /**
+   * Send the token over `http://` to a host that is not loopback. Default false: such a
+   * client is refused with `invalid_argument`.
+   */
+  sendTokenInClear?: boolean
 }
 
 /**

@@ -19,7 +19,8 @@ import (
 // Nil Servers, Token and Layout are "not given": FLAKERY_SERVERS, FLAKERY_SERVER_TOKEN and
 // FLAKERY_LAYOUT (else "twitter"); String("") is given, and judged as on every surface.
 type ClientOptions struct {
-	// Servers are base URLs, "http://host:port"; each may hold several separated by commas.
+	// Servers are base URLs, "http://host:port" or "https://host:port"; each may hold several
+	// separated by commas.
 	Servers []string
 	// Token is the bearer token; it never appears in an error.
 	Token *string
@@ -45,6 +46,18 @@ type ClientOptions struct {
 	// server ever holds (a datacenter ID of its own, or a worker ID kept for fallbacks): only
 	// then are its IDs unique against the servers'.
 	Fallback *Options
+	// ServerCA is a PEM file of the CAs an https:// server's certificate must be signed by
+	// (nil: FLAKERY_SERVER_CA, else the system's roots).
+	ServerCA *string
+	// ClientCert is a PEM certificate (with its chain) for servers that ask for one (mutual
+	// TLS; nil: FLAKERY_CLIENT_CERT, else none).
+	ClientCert *string
+	// ClientKey is the PEM file of its private key (nil: FLAKERY_CLIENT_KEY); only its path
+	// is ever shown in an error.
+	ClientKey *string
+	// SendTokenInClear sends the token over http:// to a host that is not loopback; without
+	// it such a client is refused (ErrInvalidArgument).
+	SendTokenInClear bool
 }
 
 // DefaultClientOptions are the client's options with every default of the options table,
@@ -112,6 +125,7 @@ func NewClient(o ClientOptions) (*Client, error) {
 	opts.max_block = C.size_t(o.MaxBlock)
 	opts.no_prefetch = C.bool(o.NoPrefetch)
 	opts.prefer_first = C.bool(o.PreferFirst)
+	opts.send_token_in_clear = C.bool(o.SendTokenInClear)
 
 	// The token and the servers (which may carry one in a URL) are wiped from C memory by
 	// free, as every string of mem is.
@@ -129,6 +143,19 @@ func NewClient(o ClientOptions) (*Client, error) {
 	}
 	if o.Layout != nil {
 		opts.layout = mem.add("Layout", *o.Layout)
+	}
+	for _, f := range []struct {
+		name  string
+		value *string
+		out   **C.char
+	}{
+		{"ServerCA", o.ServerCA, &opts.server_ca},
+		{"ClientCert", o.ClientCert, &opts.client_cert},
+		{"ClientKey", o.ClientKey, &opts.client_key},
+	} {
+		if f.value != nil {
+			*f.out = mem.add(f.name, *f.value)
+		}
 	}
 	if o.Fallback != nil {
 		// In C memory: cgo forbids handing C a Go pointer to memory that holds Go pointers.

@@ -15,10 +15,12 @@ const (
 	CodeForked                 Code = "forked"
 	// The codes of a Client (docs/client.md#errors): no server gave IDs within the call's
 	// deadline; every server refused the token; every server answered something that is not
-	// a batch of IDs.
+	// a batch of IDs; the TLS handshake with every https:// server failed (the message names
+	// the cause: unknown CA, expired, wrong host name, client certificate refused).
 	CodeServersUnavailable Code = "servers_unavailable"
 	CodeUnauthorized       Code = "unauthorized"
 	CodeBadAnswer          Code = "bad_answer"
+	CodeTLSFailed          Code = "tls_failed"
 	// CodePanic is a bug inside flakery, caught before it could cross into Go.
 	CodePanic Code = "panic"
 )
@@ -57,6 +59,7 @@ var (
 	ErrServersUnavailable     error = &Error{Code: CodeServersUnavailable}
 	ErrUnauthorized           error = &Error{Code: CodeUnauthorized}
 	ErrBadAnswer              error = &Error{Code: CodeBadAnswer}
+	ErrTLSFailed              error = &Error{Code: CodeTLSFailed}
 	ErrPanic                  error = &Error{Code: CodePanic}
 )
 

@@ -283,10 +283,10 @@ func TestMemoryOfClients(t *testing.T) {
 	})
 	bounded(t, "NewClient refused", func() int {
 		o := DefaultClientOptions()
-		o.Servers = []string{"https://127.0.0.1:1"}
+		o.Servers = []string{"ftp://127.0.0.1:1"}
 		o.Token = String("a-secret-token")
 		_, err := NewClient(o)
-		must(t, "NewClient https", err, ErrInvalidArgument)
+		must(t, "NewClient ftp", err, ErrInvalidArgument)
 		o.Servers = []string{"http://127.0.0.1:1"}
 		o.MinBlock = 0
 		_, err = NewClient(o)

@@ -119,6 +119,11 @@ enum flakery_status
      */
     FLAKERY_STATUS_BAD_ANSWER = 22,
     /**
+     * "tls_failed": the TLS handshake with every `https://` server of a `flakery_client`
+     * failed (unknown CA, expired, wrong host name, client certificate refused).
+     */
+    FLAKERY_STATUS_TLS_FAILED = 23,
+    /**
      * "panic": an internal error of flakery, caught at the boundary.
      */
     FLAKERY_STATUS_PANIC = 100,
@@ -290,8 +295,8 @@ typedef struct flakery_client_options {
      */
     size_t struct_size;
     /**
-     * The servers' base URLs, `http://host:port`, separated by commas. NULL:
-     * `FLAKERY_SERVERS`.
+     * The servers' base URLs, `http://host:port` or `https://host:port`, separated by
+     * commas. NULL: `FLAKERY_SERVERS`.
      */
     const char *servers;
     /**
@@ -341,6 +346,26 @@ typedef struct flakery_client_options {
      * are its IDs unique against the servers'.
      */
     const struct flakery_options *fallback;
+    /**
+     * The CAs (a PEM file) an `https://` server's certificate must be signed by. NULL:
+     * `FLAKERY_SERVER_CA`, else the system's roots.
+     */
+    const char *server_ca;
+    /**
+     * A certificate (PEM, with its chain) for servers that ask for one (mutual TLS). NULL:
+     * `FLAKERY_CLIENT_CERT`, else none.
+     */
+    const char *client_cert;
+    /**
+     * The PEM file of its private key. NULL: `FLAKERY_CLIENT_KEY`. Only its path is ever
+     * shown in a message.
+     */
+    const char *client_key;
+    /**
+     * Send the token over `http://` to a host that is not loopback (default false: such a
+     * client is refused, `FLAKERY_STATUS_INVALID_ARGUMENT`).
+     */
+    bool send_token_in_clear;
 } flakery_client_options;
 
 /**
@@ -539,7 +564,7 @@ flakery_status flakery_client_close(const struct flakery_client *client);
  * One new ID into `*out`: from the client's stock in the steady state; it waits for a block
  * at most the client's `timeout_ms`. IDs increase within a block; across servers they may
  * interleave (docs/client.md#what-is-guaranteed). Errors: `FLAKERY_STATUS_SERVERS_UNAVAILABLE`,
- * `FLAKERY_STATUS_UNAUTHORIZED`, `FLAKERY_STATUS_BAD_ANSWER`,
+ * `FLAKERY_STATUS_UNAUTHORIZED`, `FLAKERY_STATUS_BAD_ANSWER`, `FLAKERY_STATUS_TLS_FAILED`,
  * `FLAKERY_STATUS_INVALID_ARGUMENT` (NULL pointers, a closed client).
  */
 flakery_status flakery_client_next_id(const struct flakery_client *client, int64_t *out);

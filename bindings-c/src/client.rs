@@ -7,7 +7,7 @@ use std::sync::Arc;
 use flakery_client_rs::{Client, Options};
 use flakery_core::option_table::{
     ClientOptionSpec, MAX_AGE, MAX_BLOCK, MIN_BLOCK, PREFER_FIRST, PREFETCH, REQUEST_TIMEOUT,
-    TIMEOUT,
+    SEND_TOKEN_IN_CLEAR, TIMEOUT,
 };
 use flakery_core::{Error, Generator, Layout, Surface};
 
@@ -37,8 +37,8 @@ pub struct flakery_client_options {
     /// `sizeof(flakery_client_options)` of the header the caller was compiled with; set by
     /// `flakery_client_options_init`. Never change it.
     pub struct_size: usize,
-    /// The servers' base URLs, `http://host:port`, separated by commas. NULL:
-    /// `FLAKERY_SERVERS`.
+    /// The servers' base URLs, `http://host:port` or `https://host:port`, separated by
+    /// commas. NULL: `FLAKERY_SERVERS`.
     pub servers: *const c_char,
     /// The bearer token. NULL: `FLAKERY_SERVER_TOKEN`, else none. Never in an error message.
     pub token: *const c_char,
@@ -67,20 +67,36 @@ pub struct flakery_client_options {
     /// server ever holds (its own datacenter ID, or a worker ID kept for fallbacks): only then
     /// are its IDs unique against the servers'.
     pub fallback: *const flakery_options,
+    /// The CAs (a PEM file) an `https://` server's certificate must be signed by. NULL:
+    /// `FLAKERY_SERVER_CA`, else the system's roots.
+    pub server_ca: *const c_char,
+    /// A certificate (PEM, with its chain) for servers that ask for one (mutual TLS). NULL:
+    /// `FLAKERY_CLIENT_CERT`, else none.
+    pub client_cert: *const c_char,
+    /// The PEM file of its private key. NULL: `FLAKERY_CLIENT_KEY`. Only its path is ever
+    /// shown in a message.
+    pub client_key: *const c_char,
+    /// Send the token over `http://` to a host that is not loopback (default false: such a
+    /// client is refused, `FLAKERY_STATUS_INVALID_ARGUMENT`).
+    pub send_token_in_clear: bool,
     // A member added later goes here, at the end, with all-zero bytes as its default.
 }
+
+/// The size of the first version of the struct (up to `fallback`), which this library still
+/// reads: its later members are then zero, their default.
+const FIRST_SIZE: usize = std::mem::offset_of!(flakery_client_options, server_ca);
 
 /// A `struct_size` above this is no `flakery_client_options` of any version.
 const MAX_STRUCT_SIZE: usize = 4096;
 
-/// The bytes of the caller's struct this library reads: its own struct's, the one version
-/// there is so far; a newer header's members past it must be zero (unset).
+/// The bytes of the caller's struct this library reads: its own struct's, or the first
+/// version's (`FIRST_SIZE`); a newer header's members past ours must be zero (unset).
 ///
 /// # Safety
 /// `opts` is non-NULL and its `struct_size` bytes are readable.
 unsafe fn checked_size(opts: *const flakery_client_options, size: usize) -> Result<(), Error> {
     let ours = std::mem::size_of::<flakery_client_options>();
-    if size == ours {
+    if size == ours || size == FIRST_SIZE {
         return Ok(());
     }
     if size < ours || size > MAX_STRUCT_SIZE {
@@ -129,6 +145,10 @@ impl Default for flakery_client_options {
             no_prefetch: !table_flag(&PREFETCH),
             prefer_first: table_flag(&PREFER_FIRST),
             fallback: std::ptr::null(),
+            server_ca: std::ptr::null(),
+            client_cert: std::ptr::null(),
+            client_key: std::ptr::null(),
+            send_token_in_clear: table_flag(&SEND_TOKEN_IN_CLEAR),
         }
     }
 }
@@ -148,7 +168,7 @@ pub unsafe extern "C" fn flakery_client_options_init_sized(
             return Err(null("opts"));
         }
         let ours = std::mem::size_of::<flakery_client_options>();
-        if !(ours..=MAX_STRUCT_SIZE).contains(&size) {
+        if size != FIRST_SIZE && !(ours..=MAX_STRUCT_SIZE).contains(&size) {
             return Err(Error::invalid_argument(format!(
                 "size {size} is the sizeof no version of flakery_client_options"
             )));
@@ -157,15 +177,17 @@ pub unsafe extern "C" fn flakery_client_options_init_sized(
             struct_size: size,
             ..flakery_client_options::default()
         };
-        // SAFETY: the caller's struct is writable for `size` bytes, as the header requires,
-        // and `size >= ours`. An untyped copy, so the padding of `defaults` may be copied.
+        // SAFETY: the caller's struct is writable for `size` bytes, as the header requires.
+        // An untyped copy, so the padding of `defaults` may be copied.
         unsafe {
             std::ptr::copy_nonoverlapping(
                 std::ptr::addr_of!(defaults).cast::<u8>(),
                 opts.cast::<u8>(),
-                ours,
+                ours.min(size),
             );
-            std::ptr::write_bytes(opts.cast::<u8>().add(ours), 0, size - ours);
+            if size > ours {
+                std::ptr::write_bytes(opts.cast::<u8>().add(ours), 0, size - ours);
+            }
         }
         Ok(())
     })
@@ -196,8 +218,25 @@ unsafe fn read(opts: *const flakery_client_options) -> Result<Options, Error> {
     let size = unsafe { std::ptr::addr_of!((*opts).struct_size).read() };
     // SAFETY: the caller's struct has `size` bytes.
     unsafe { checked_size(opts, size)? };
-    // SAFETY: the size is this library's own.
-    let c = unsafe { &*opts };
+    // The caller's bytes over a struct of ours whose later members are zero (not given),
+    // for a struct of the first version.
+    let mut whole = flakery_client_options {
+        server_ca: std::ptr::null(),
+        client_cert: std::ptr::null(),
+        client_key: std::ptr::null(),
+        send_token_in_clear: false,
+        ..flakery_client_options::default()
+    };
+    // SAFETY: the caller's struct has `size` bytes, at least `FIRST_SIZE` (`checked_size`);
+    // ours has `size_of` bytes.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            opts.cast::<u8>(),
+            std::ptr::addr_of_mut!(whole).cast::<u8>(),
+            size.min(std::mem::size_of::<flakery_client_options>()),
+        );
+    }
+    let c = &whole;
     // SAFETY: the header requires NULL or NUL-terminated strings.
     if let Some(servers) = unsafe { optional_str(c.servers, "servers")? } {
         options.servers = flakery_client_rs::split_servers(&servers);
@@ -223,6 +262,13 @@ unsafe fn read(opts: *const flakery_client_options) -> Result<Options, Error> {
     options.max_block = c.max_block;
     options.prefetch = !c.no_prefetch;
     options.prefer_first = c.prefer_first;
+    // SAFETY: as above.
+    options.server_ca = unsafe { optional_str(c.server_ca, "server_ca")? }.map(Into::into);
+    // SAFETY: as above.
+    options.client_cert = unsafe { optional_str(c.client_cert, "client_cert")? }.map(Into::into);
+    // SAFETY: as above.
+    options.client_key = unsafe { optional_str(c.client_key, "client_key")? }.map(Into::into);
+    options.send_token_in_clear = c.send_token_in_clear;
     if !c.fallback.is_null() {
         // SAFETY: the header requires a `flakery_options` filled by `flakery_options_init`.
         let generator = unsafe { crate::options::read(c.fallback)? };
@@ -284,7 +330,7 @@ pub unsafe extern "C" fn flakery_client_close(client: *const flakery_client) -> 
 /// One new ID into `*out`: from the client's stock in the steady state; it waits for a block
 /// at most the client's `timeout_ms`. IDs increase within a block; across servers they may
 /// interleave (docs/client.md#what-is-guaranteed). Errors: `FLAKERY_STATUS_SERVERS_UNAVAILABLE`,
-/// `FLAKERY_STATUS_UNAUTHORIZED`, `FLAKERY_STATUS_BAD_ANSWER`,
+/// `FLAKERY_STATUS_UNAUTHORIZED`, `FLAKERY_STATUS_BAD_ANSWER`, `FLAKERY_STATUS_TLS_FAILED`,
 /// `FLAKERY_STATUS_INVALID_ARGUMENT` (NULL pointers, a closed client).
 #[no_mangle]
 pub unsafe extern "C" fn flakery_client_next_id(
@@ -401,12 +447,39 @@ mod tests {
                 "max_block" => assert_eq!(c.max_block as u64, number()),
                 "no_prefetch" => assert_eq!(Some((!c.no_prefetch).to_string().as_str()), o.default),
                 "prefer_first" => assert_eq!(Some(c.prefer_first.to_string().as_str()), o.default),
-                "servers" | "token" | "layout" | "fallback" => assert_eq!(o.default, None),
+                "send_token_in_clear" => {
+                    assert_eq!(Some(c.send_token_in_clear.to_string().as_str()), o.default)
+                }
+                "servers" | "token" | "layout" | "fallback" | "server_ca" | "client_cert"
+                | "client_key" => assert_eq!(o.default, None),
                 other => panic!("the table's C member {other} is not written here"),
             }
         }
         assert!(c.servers.is_null() && c.token.is_null() && c.layout.is_null());
         assert!(c.fallback.is_null());
+        assert!(c.server_ca.is_null() && c.client_cert.is_null() && c.client_key.is_null());
+    }
+
+    /// A program compiled with the first header (no TLS members) still makes clients: its
+    /// smaller struct is read, the TLS members as not given; a size between is refused.
+    #[test]
+    fn the_first_versions_struct_is_read() {
+        let mut c = flakery_client_options::default();
+        // SAFETY: a struct of at least `FIRST_SIZE` bytes.
+        let status = unsafe { flakery_client_options_init_sized(&mut c, FIRST_SIZE) };
+        assert_eq!(status, flakery_status::Ok);
+        assert_eq!(c.struct_size, FIRST_SIZE);
+        // Past the first version's bytes, a token over plain HTTP to another host would be
+        // sent if the library read garbage as `send_token_in_clear`.
+        c.send_token_in_clear = true;
+        c.servers = c"http://10.0.0.1:9".as_ptr();
+        c.token = c"s3cret".as_ptr();
+        // SAFETY: as above.
+        let options = unsafe { read(&c) }.unwrap();
+        assert!(!options.send_token_in_clear);
+        c.struct_size = FIRST_SIZE + 1;
+        // SAFETY: as above.
+        assert!(unsafe { read(&c) }.is_err());
     }
 
     /// A duration of 0 is the caller's and is refused with the table's message in C's names,

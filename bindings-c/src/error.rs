@@ -44,6 +44,9 @@ pub enum flakery_status {
     /// "bad_answer": every server of a `flakery_client` answered something that is not a
     /// batch of IDs (not a flakery server, or another layout).
     BadAnswer = 22,
+    /// "tls_failed": the TLS handshake with every `https://` server of a `flakery_client`
+    /// failed (unknown CA, expired, wrong host name, client certificate refused).
+    TlsFailed = 23,
     /// "panic": an internal error of flakery, caught at the boundary.
     Panic = 100,
 }
@@ -62,6 +65,7 @@ impl From<ErrorCode> for flakery_status {
             ErrorCode::ServersUnavailable => flakery_status::ServersUnavailable,
             ErrorCode::Unauthorized => flakery_status::Unauthorized,
             ErrorCode::BadAnswer => flakery_status::BadAnswer,
+            ErrorCode::TlsFailed => flakery_status::TlsFailed,
         }
     }
 }
@@ -82,6 +86,7 @@ pub(crate) fn status_name(status: i32) -> &'static CStr {
         20 => c"servers_unavailable",
         21 => c"unauthorized",
         22 => c"bad_answer",
+        23 => c"tls_failed",
         100 => c"panic",
         _ => c"unknown",
     }

@@ -4,8 +4,9 @@
 //! (handles.rs), released by the Java object's `Cleaner`; its `Drop` never waits.
 
 use flakery::option_table::{
-    parse_flag, ClientOptionSpec, CLIENT_OPTIONS, LAYOUT, MAX_AGE, MAX_BLOCK, MIN_BLOCK,
-    PREFER_FIRST, PREFETCH, REQUEST_TIMEOUT, SERVERS, TIMEOUT, TOKEN,
+    parse_flag, ClientOptionSpec, CLIENT_CERT, CLIENT_KEY, CLIENT_OPTIONS, LAYOUT, MAX_AGE,
+    MAX_BLOCK, MIN_BLOCK, PREFER_FIRST, PREFETCH, REQUEST_TIMEOUT, SEND_TOKEN_IN_CLEAR, SERVERS,
+    SERVER_CA, TIMEOUT, TOKEN,
 };
 use flakery::{Error, Generator, IdFormat, Layout, Surface};
 use flakery_client::{split_servers, Client, Options};
@@ -64,6 +65,10 @@ fn set(options: &mut Options, name: &str, text: &str) -> Result<(), Error> {
         _ if name == MAX_BLOCK.js => options.max_block = size()?,
         _ if name == PREFETCH.js => options.prefetch = flag()?,
         _ if name == PREFER_FIRST.js => options.prefer_first = flag()?,
+        _ if name == SERVER_CA.js => options.server_ca = Some(text.into()),
+        _ if name == CLIENT_CERT.js => options.client_cert = Some(text.into()),
+        _ if name == CLIENT_KEY.js => options.client_key = Some(text.into()),
+        _ if name == SEND_TOKEN_IN_CLEAR.js => options.send_token_in_clear = flag()?,
         // The fallback is a `Generator`, given as its handle (`clientNew`), never as text.
         _ => {
             return Err(Error::invalid_argument(format!(

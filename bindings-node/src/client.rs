@@ -13,8 +13,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flakery::option_table::{
-    ClientOptionSpec, CLIENT_OPTIONS, FALLBACK, MAX_AGE, MAX_BLOCK, MIN_BLOCK, PREFER_FIRST,
-    PREFETCH, REQUEST_TIMEOUT, SERVERS, TIMEOUT, TOKEN,
+    ClientOptionSpec, CLIENT_CERT, CLIENT_KEY, CLIENT_OPTIONS, FALLBACK, MAX_AGE, MAX_BLOCK,
+    MIN_BLOCK, PREFER_FIRST, PREFETCH, REQUEST_TIMEOUT, SEND_TOKEN_IN_CLEAR, SERVERS, SERVER_CA,
+    TIMEOUT, TOKEN,
 };
 use flakery::Surface;
 use flakery_client::Options;
@@ -90,6 +91,12 @@ fn client_options(env: &Env, value: &Unknown) -> JsResult<Options> {
     options.max_block = block(MAX_BLOCK.js, options.max_block)?;
     options.prefetch = o.bool(PREFETCH.js)?.unwrap_or(options.prefetch);
     options.prefer_first = o.bool(PREFER_FIRST.js)?.unwrap_or(options.prefer_first);
+    options.server_ca = o.string(SERVER_CA.js)?.map(Into::into);
+    options.client_cert = o.string(CLIENT_CERT.js)?.map(Into::into);
+    options.client_key = o.string(CLIENT_KEY.js)?.map(Into::into);
+    options.send_token_in_clear = o
+        .bool(SEND_TOKEN_IN_CLEAR.js)?
+        .unwrap_or(options.send_token_in_clear);
     if let Some(fallback) = o.get(FALLBACK.js)? {
         // SAFETY: `fallback` is a live value of this call's scope.
         let generator = unsafe {

@@ -61,11 +61,13 @@ impl PyClient {
         signature = (
             *, servers=None, token=None, layout=None, max_age_ms=None, timeout_ms=None,
             request_timeout_ms=None, min_block=None, max_block=None, prefetch=None,
-            prefer_first=None, fallback=None
+            prefer_first=None, fallback=None, server_ca=None, client_cert=None,
+            client_key=None, send_token_in_clear=None
         ),
         text_signature = "(*, servers=None, token=None, layout=None, max_age_ms=10000, \
             timeout_ms=5000, request_timeout_ms=1000, min_block=16, max_block=10000, \
-            prefetch=True, prefer_first=False, fallback=None)"
+            prefetch=True, prefer_first=False, fallback=None, server_ca=None, \
+            client_cert=None, client_key=None, send_token_in_clear=False)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn py_new(
@@ -81,6 +83,10 @@ impl PyClient {
         prefetch: Option<&Bound<'_, PyAny>>,
         prefer_first: Option<&Bound<'_, PyAny>>,
         fallback: Option<&Bound<'_, PyAny>>,
+        server_ca: Option<&Bound<'_, PyAny>>,
+        client_cert: Option<&Bound<'_, PyAny>>,
+        client_key: Option<&Bound<'_, PyAny>>,
+        send_token_in_clear: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mut options = Options::default();
         if let Some(list) = servers.filter(|s| !s.is_none()) {
@@ -114,6 +120,11 @@ impl PyClient {
         options.prefetch = args::boolean(prefetch, "prefetch")?.unwrap_or(options.prefetch);
         options.prefer_first =
             args::boolean(prefer_first, "prefer_first")?.unwrap_or(options.prefer_first);
+        options.server_ca = args::opt_path(server_ca, "server_ca")?;
+        options.client_cert = args::opt_path(client_cert, "client_cert")?;
+        options.client_key = args::opt_path(client_key, "client_key")?;
+        options.send_token_in_clear = args::boolean(send_token_in_clear, "send_token_in_clear")?
+            .unwrap_or(options.send_token_in_clear);
         if let Some(fallback) = fallback.filter(|f| !f.is_none()) {
             let generator = fallback
                 .cast::<PyGenerator>()

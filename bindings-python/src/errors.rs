@@ -31,6 +31,7 @@ fn class_name(code: ErrorCode) -> &'static str {
         ErrorCode::ServersUnavailable => "ServersUnavailableError",
         ErrorCode::Unauthorized => "UnauthorizedError",
         ErrorCode::BadAnswer => "BadAnswerError",
+        ErrorCode::TlsFailed => "TlsFailedError",
     }
 }
 

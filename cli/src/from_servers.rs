@@ -2,6 +2,7 @@
 //! written as `next` writes its own.
 
 use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use flakery::{IdFormat, Layout};
@@ -9,10 +10,54 @@ use flakery_client::Client;
 
 use crate::Command;
 
-pub fn main(command: Command, servers: Vec<String>, token: Option<String>) -> ExitCode {
+/// The TLS flags of `flakery next --server` (the client's table: `server_ca`, ...); each
+/// flag not given is read from its variable by the client.
+#[derive(clap::Args, Clone, Debug)]
+pub struct TlsArgs {
+    /// The CAs (a PEM file) an https:// server's certificate must be signed by (default:
+    /// $FLAKERY_SERVER_CA, else the system's roots).
+    #[arg(
+        long = "server-ca",
+        id = "server_ca",
+        value_name = "PEM",
+        requires = "servers"
+    )]
+    server_ca: Option<PathBuf>,
+    /// A certificate (PEM, with its chain) for servers that ask for one: mutual TLS
+    /// (default: $FLAKERY_CLIENT_CERT).
+    #[arg(
+        long = "client-cert",
+        id = "client_cert",
+        value_name = "PEM",
+        requires = "servers"
+    )]
+    client_cert: Option<PathBuf>,
+    /// The PEM file of its private key (default: $FLAKERY_CLIENT_KEY).
+    #[arg(
+        long = "client-key",
+        id = "client_key",
+        value_name = "PEM",
+        requires = "servers"
+    )]
+    client_key: Option<PathBuf>,
+    /// Send the token over http:// to a host that is not loopback (else refused).
+    #[arg(
+        long = "send-token-in-clear",
+        id = "send_token_in_clear",
+        requires = "servers"
+    )]
+    send_token_in_clear: bool,
+}
+
+pub fn main(
+    command: Command,
+    servers: Vec<String>,
+    token: Option<String>,
+    tls: TlsArgs,
+) -> ExitCode {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let result = run(command, servers, token, &mut out).and_then(|()| {
+    let result = run(command, servers, token, tls, &mut out).and_then(|()| {
         out.flush()
             .map_err(|e| flakery_client::Error::invalid_argument(format!("cannot write: {e}")))
     });
@@ -20,7 +65,9 @@ pub fn main(command: Command, servers: Vec<String>, token: Option<String>) -> Ex
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             let _ = out.flush();
-            eprintln!("flakery: {}: {}", error.code(), error.message());
+            // Options named as flags (`--server-ca`), as this command takes them.
+            let message = flakery::option_table::message_on(&error, flakery::Surface::Cli);
+            eprintln!("flakery: {}: {message}", error.code());
             ExitCode::FAILURE
         }
     }
@@ -30,6 +77,7 @@ fn run(
     command: Command,
     servers: Vec<String>,
     token: Option<String>,
+    tls: TlsArgs,
     out: &mut impl Write,
 ) -> flakery_client::Result<()> {
     let Command::Next {
@@ -61,7 +109,12 @@ fn run(
     if let Some(layout) = layout {
         builder = builder.layout(Layout::parse(&layout)?);
     }
-    let client = builder.build()?;
+    let mut options = builder.options().clone();
+    options.server_ca = tls.server_ca;
+    options.client_cert = tls.client_cert;
+    options.client_key = tls.client_key;
+    options.send_token_in_clear = tls.send_token_in_clear;
+    let client = Client::new(options)?;
     let mut chunk = vec![0i64; count.min(flakery_client::MAX_BLOCK)];
     let mut left = count;
     while left > 0 {

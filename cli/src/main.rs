@@ -45,7 +45,7 @@ enum Command {
         /// (11 characters) forms, which sort as the IDs do.
         #[arg(long, default_value = "decimal", value_name = "FORMAT")]
         format: String,
-        /// Take the IDs from `flakery serve` at URL (http://host:port) instead of making them
+        /// Take the IDs from `flakery serve` at URL (http[s]://host:port) instead of making them
         /// here: repeatable, or several separated by commas; failover between them
         /// (docs/client.md).
         #[arg(long = "server", value_name = "URL", conflicts_with_all = ["datacenter_id", "worker_id"])]
@@ -54,6 +54,8 @@ enum Command {
         /// flag shows in the process list.
         #[arg(long, requires = "servers", hide_env_values = true)]
         token: Option<String>,
+        #[command(flatten)]
+        tls: from_servers::TlsArgs,
     },
     /// Take IDs apart.
     Decode {
@@ -121,10 +123,16 @@ fn main() -> ExitCode {
     if let Command::Serve(args) = cli.command {
         return flakery_server::run(args);
     }
-    if let Command::Next { servers, token, .. } = &cli.command {
+    if let Command::Next {
+        servers,
+        token,
+        tls,
+        ..
+    } = &cli.command
+    {
         if !servers.is_empty() {
-            let (servers, token) = (servers.clone(), token.clone());
-            return from_servers::main(cli.command, servers, token);
+            let (servers, token, tls) = (servers.clone(), token.clone(), tls.clone());
+            return from_servers::main(cli.command, servers, token, tls);
         }
     }
     let stdout = io::stdout();

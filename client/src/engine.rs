@@ -81,6 +81,7 @@ impl Engine {
             transport: Transport::new(
                 settings.authorization.clone(),
                 settings.given.request_timeout,
+                settings.tls.clone(),
             ),
             state: Mutex::new(State {
                 stock: Stock::new(),

@@ -11,6 +11,8 @@ pub enum Kind {
     Unauthorized,
     /// Not a batch of IDs, or another layout: not a flakery server, or not this client's.
     BadAnswer,
+    /// The TLS handshake failed: the server's certificate, or the server's refusal of ours.
+    Tls,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +32,13 @@ impl Failure {
     pub fn unauthorized(reason: impl Into<String>) -> Self {
         Failure {
             kind: Kind::Unauthorized,
+            reason: reason.into(),
+        }
+    }
+
+    pub fn tls(reason: impl Into<String>) -> Self {
+        Failure {
+            kind: Kind::Tls,
             reason: reason.into(),
         }
     }
@@ -69,6 +78,7 @@ pub fn error<'a>(
             Kind::Unavailable => ErrorCode::ServersUnavailable,
             Kind::Unauthorized => ErrorCode::Unauthorized,
             Kind::BadAnswer => ErrorCode::BadAnswer,
+            Kind::Tls => ErrorCode::TlsFailed,
         },
         _ => ErrorCode::ServersUnavailable,
     };
@@ -77,6 +87,10 @@ pub fn error<'a>(
             "set the servers' token (FLAKERY_SERVER_TOKEN or the token option)"
         }
         ErrorCode::BadAnswer => "check that each URL is a flakery server with this layout",
+        ErrorCode::TlsFailed => {
+            "check the servers' CA (server_ca, FLAKERY_SERVER_CA), the host names of the URLs \
+             and the client certificate (client_cert, client_key)"
+        }
         _ => "check that the servers run and are ready (/readyz), or configure a fallback",
     };
     Error::new(

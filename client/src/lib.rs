@@ -46,6 +46,7 @@ mod shared;
 mod sizing;
 mod stock;
 mod ticks;
+mod tls;
 mod transport;
 
 use std::sync::Arc;
@@ -317,6 +318,32 @@ impl Builder {
     /// starts at a server of its own, which spreads the load).
     pub fn prefer_first(mut self, prefer_first: bool) -> Self {
         self.options.prefer_first = prefer_first;
+        self
+    }
+
+    /// The CAs (a PEM file) an `https://` server's certificate must be signed by (default:
+    /// `FLAKERY_SERVER_CA`, else the system's roots).
+    pub fn server_ca(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.options.server_ca = Some(path.into());
+        self
+    }
+
+    /// A certificate (PEM, with its chain) and its key for servers that ask for one (mutual
+    /// TLS; default: `FLAKERY_CLIENT_CERT` and `FLAKERY_CLIENT_KEY`).
+    pub fn client_cert(
+        mut self,
+        cert: impl Into<std::path::PathBuf>,
+        key: impl Into<std::path::PathBuf>,
+    ) -> Self {
+        self.options.client_cert = Some(cert.into());
+        self.options.client_key = Some(key.into());
+        self
+    }
+
+    /// Send the token over `http://` to a host that is not loopback (default false: such a
+    /// client is refused with `invalid_argument`).
+    pub fn send_token_in_clear(mut self, send: bool) -> Self {
+        self.options.send_token_in_clear = send;
         self
     }
 

@@ -4,11 +4,15 @@
 //! variables, ranges and defaults are the core's table (`flakery::option_table::client`).
 
 use std::fmt;
+use std::net::IpAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use flakery::option_table::{self as table, ClientOptionSpec};
 use flakery::{Error, Generator, Layout, Result};
+
+use crate::tls::{Connector, TlsFiles};
 
 /// The variable of the servers' URLs (comma-separated) when none are given.
 pub const SERVERS_ENV: &str = match table::SERVERS.env {
@@ -31,7 +35,8 @@ fn default_of(spec: &ClientOptionSpec) -> u64 {
 /// What a `Client` is built from; `Client::builder()` sets it field by field.
 #[derive(Clone)]
 pub struct Options {
-    /// Base URLs, `http://host:port` (a path prefix allowed). At least one.
+    /// Base URLs, `http://host:port` or `https://host:port` (a path prefix allowed). At
+    /// least one.
     pub servers: Vec<String>,
     /// The bearer token; `None`: `FLAKERY_SERVER_TOKEN`, else none.
     pub token: Option<String>,
@@ -54,6 +59,17 @@ pub struct Options {
     /// Ask the servers in the order given, the first one first (a local server before remote
     /// ones), instead of starting each process at a server of its own to spread the load.
     pub prefer_first: bool,
+    /// The CAs (PEM) an `https://` server's certificate must be signed by; `None`:
+    /// `FLAKERY_SERVER_CA`, else the system's roots.
+    pub server_ca: Option<PathBuf>,
+    /// The certificate (PEM, with its chain) for a server that asks for one (mutual TLS);
+    /// `None`: `FLAKERY_CLIENT_CERT`, else none.
+    pub client_cert: Option<PathBuf>,
+    /// Its private key (PEM); `None`: `FLAKERY_CLIENT_KEY`. Only the path is ever shown.
+    pub client_key: Option<PathBuf>,
+    /// Send the token over `http://` to a host that is not loopback, readable by anyone on
+    /// the path; without it such a client is refused when built.
+    pub send_token_in_clear: bool,
 }
 
 impl Default for Options {
@@ -70,6 +86,10 @@ impl Default for Options {
             prefetch: table::PREFETCH.default == Some("true"),
             fallback: None,
             prefer_first: table::PREFER_FIRST.default == Some("true"),
+            server_ca: None,
+            client_cert: None,
+            client_key: None,
+            send_token_in_clear: table::SEND_TOKEN_IN_CLEAR.default == Some("true"),
         }
     }
 }
@@ -89,6 +109,10 @@ impl fmt::Debug for Options {
             .field("prefetch", &self.prefetch)
             .field("fallback", &self.fallback)
             .field("prefer_first", &self.prefer_first)
+            .field("server_ca", &self.server_ca)
+            .field("client_cert", &self.client_cert)
+            .field("client_key", &self.client_key)
+            .field("send_token_in_clear", &self.send_token_in_clear)
             .finish()
     }
 }
@@ -102,6 +126,8 @@ pub(crate) struct Settings {
     pub layout: Layout,
     pub max_age_ms: u64,
     pub timeout_ms: u64,
+    /// The TLS configuration, when a server is `https://` or a TLS option is given.
+    pub tls: Option<Arc<Connector>>,
     /// The options as given, each in its range; `request_timeout` at most `timeout`, and no
     /// token (it is in `authorization`).
     pub given: Options,
@@ -128,6 +154,25 @@ impl Settings {
             Some(token) => Some(token),
             None => flakery::options::env_var(TOKEN_ENV)?,
         };
+        if token.is_some() && !options.send_token_in_clear {
+            if let Some(server) = servers.iter().find(|s| in_clear_off_host(s)) {
+                return Err(Error::invalid_argument(format!(
+                    "{}: the token would cross the network in clear to {server}: use \
+                     https://, or set {} if the path to it is trusted",
+                    table::SEND_TOKEN_IN_CLEAR.rust,
+                    table::SEND_TOKEN_IN_CLEAR.rust
+                ))
+                .about(table::SEND_TOKEN_IN_CLEAR.rust));
+            }
+        }
+        let tls = Connector::new(
+            &TlsFiles {
+                server_ca: options.server_ca.clone(),
+                client_cert: options.client_cert.clone(),
+                client_key: options.client_key.clone(),
+            },
+            servers.iter().any(|s| s.starts_with("https://")),
+        )?;
         let layout = flakery::Options {
             layout: options.layout.clone(),
             ..flakery::Options::default()
@@ -163,6 +208,7 @@ impl Settings {
             layout,
             max_age_ms,
             timeout_ms,
+            tls,
             given: Options {
                 servers: Vec::new(),
                 token: None,
@@ -182,8 +228,8 @@ pub fn split_servers(list: &str) -> Vec<String> {
         .collect()
 }
 
-/// `http://host[:port][/prefix]` without a trailing slash. Credentials in the URL are refused
-/// (they would show in every error that names the server): the token is an option.
+/// `http[s]://host[:port][/prefix]` without a trailing slash. Credentials in the URL are
+/// refused (they would show in every error that names the server): the token is an option.
 fn server_url(text: &str) -> Result<String> {
     let refuse = |why: &str| {
         Err(Error::invalid_argument(format!(
@@ -191,17 +237,17 @@ fn server_url(text: &str) -> Result<String> {
             text.escape_debug()
         )))
     };
-    let Some(rest) = text.strip_prefix("http://") else {
-        if text.starts_with("https://") {
-            return refuse("is https: flakery serve speaks plain HTTP (put TLS in a proxy in front of it, and give the client http:// on its side)");
-        }
-        return refuse("is not http://host:port");
+    let Some(rest) = text
+        .strip_prefix("http://")
+        .or_else(|| text.strip_prefix("https://"))
+    else {
+        return refuse("is not http://host:port or https://host:port");
     };
     let authority = rest.split('/').next().unwrap_or_default();
     if let Some((_, host)) = authority.rsplit_once('@') {
         // Not `refuse`: the message must not show the credentials.
         return Err(Error::invalid_argument(format!(
-            "server URL 'http://…@{}' has credentials in it: give the token as the token \
+            "server URL '…@{}' has credentials in it: give the token as the token \
              option or {TOKEN_ENV}",
             host.escape_debug()
         )));
@@ -213,6 +259,24 @@ fn server_url(text: &str) -> Result<String> {
         return refuse("has white space, a control character, a query or a fragment");
     }
     Ok(text.trim_end_matches('/').to_string())
+}
+
+/// Whether `url` (checked by `server_url`) is `http://` to a host that is not loopback:
+/// 127.0.0.0/8, ::1 or `localhost` (which resolves to loopback, RFC 6761).
+fn in_clear_off_host(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("http://") else {
+        return false;
+    };
+    let authority = rest.split('/').next().unwrap_or_default();
+    let host = match authority.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().unwrap_or_default(),
+        None => authority
+            .rsplit_once(':')
+            .map_or(authority, |(host, _)| host),
+    };
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    !loopback
 }
 
 /// The header value for a token an HTTP header can carry.
@@ -234,19 +298,21 @@ mod tests {
         Settings::resolve(Options {
             servers: servers.iter().map(|s| s.to_string()).collect(),
             token: Some("s3cret".into()),
+            send_token_in_clear: true,
             ..Options::default()
         })
     }
 
     #[test]
-    fn urls_are_plain_http_without_credentials() {
+    fn urls_are_http_or_https_without_credentials() {
         let s = settings(&["http://127.0.0.1:8080/", "http://ids.internal/prefix"]).unwrap();
         assert_eq!(
             s.servers,
             ["http://127.0.0.1:8080", "http://ids.internal/prefix"]
         );
         for bad in [
-            "https://a:1",
+            "ftp://a:1",
+            "https://user:pw@a:1",
             "127.0.0.1:8080",
             "http://user:pw@a:1",
             "http://",
@@ -269,7 +335,7 @@ mod tests {
     #[test]
     fn the_token_is_never_shown() {
         let options = Options {
-            servers: vec!["http://a:1".into()],
+            servers: vec!["http://127.0.0.1:1".into()],
             token: Some("s3cret".into()),
             ..Options::default()
         };
@@ -294,6 +360,51 @@ mod tests {
     }
 
     #[test]
+    fn a_token_is_refused_in_clear_off_the_host() {
+        let with = |servers: &[&str], token: Option<&str>, in_clear: bool| {
+            Settings::resolve(Options {
+                servers: servers.iter().map(|s| s.to_string()).collect(),
+                token: token.map(String::from),
+                send_token_in_clear: in_clear,
+                ..Options::default()
+            })
+        };
+        for off_host in [
+            "http://10.0.0.1:8080",
+            "http://ids.internal",
+            "http://[2001:db8::1]:80",
+            "http://128.0.0.1:1",
+            "http://127.0.0.1.nip.io:1",
+            "http://localhost.example:1",
+        ] {
+            let e = with(&["http://127.0.0.1:1", off_host], Some("s3cret"), false)
+                .err()
+                .unwrap_or_else(|| panic!("{off_host} taken"));
+            assert_eq!(e.code().as_str(), "invalid_argument", "{e}");
+            assert_eq!(e.option(), Some("send_token_in_clear"), "{e}");
+            assert!(e.message().contains(off_host), "{e}");
+            assert!(!e.message().contains("s3cret"), "{e}");
+            assert!(
+                with(&[off_host], Some("s3cret"), true).is_ok(),
+                "{off_host}"
+            );
+            assert!(with(&[off_host], None, false).is_ok(), "{off_host}");
+        }
+        for loopback in [
+            "http://127.0.0.1:1",
+            "http://127.9.9.9:1/p",
+            "http://[::1]:1",
+            "http://localhost:1",
+            "http://LOCALHOST",
+        ] {
+            assert!(
+                with(&[loopback], Some("s3cret"), false).is_ok(),
+                "{loopback}"
+            );
+        }
+    }
+
+    #[test]
     fn the_defaults_are_the_tables() {
         let defaults = Options::default();
         let ms = |d: Duration| Some(d.as_millis().to_string());
@@ -311,6 +422,10 @@ mod tests {
         assert_eq!(
             flag(defaults.prefer_first).as_deref(),
             table::PREFER_FIRST.default
+        );
+        assert_eq!(
+            flag(defaults.send_token_in_clear).as_deref(),
+            table::SEND_TOKEN_IN_CLEAR.default
         );
         assert_eq!(Some(SERVERS_ENV), table::SERVERS.env);
         assert_eq!(Some(TOKEN_ENV), table::TOKEN.env);

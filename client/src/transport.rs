@@ -9,6 +9,7 @@ use std::time::Duration;
 use flakery::Layout;
 
 use crate::failure::Failure;
+use crate::tls;
 
 /// The longest line of one ID: 19 digits and a newline.
 const LINE_BYTES: usize = 20;
@@ -32,11 +33,18 @@ pub struct Transport {
 }
 
 impl Transport {
-    pub fn new(authorization: Option<String>, request_timeout: Duration) -> Self {
-        let agent = ureq::AgentBuilder::new()
+    pub fn new(
+        authorization: Option<String>,
+        request_timeout: Duration,
+        tls: Option<std::sync::Arc<tls::Connector>>,
+    ) -> Self {
+        let mut agent = ureq::AgentBuilder::new()
             .timeout_connect(request_timeout)
-            .redirects(0)
-            .build();
+            .redirects(0);
+        if let Some(tls) = tls {
+            agent = agent.tls_connector(tls);
+        }
+        let agent = agent.build();
         Transport {
             agent,
             authorization,
@@ -57,6 +65,9 @@ impl Transport {
             Ok(response) => Ok(response),
             Err(ureq::Error::Status(status, response)) => Err(self.refusal(status, response)),
             Err(ureq::Error::Transport(error)) => {
+                if let Some(failure) = tls::failure_of(&error) {
+                    return Err(failure);
+                }
                 let mut said = error.kind().to_string();
                 if let Some(message) = error.message() {
                     said = format!("{said}: {}", self.shown(message));
@@ -399,7 +410,7 @@ mod tests {
 
     #[test]
     fn a_server_text_never_shows_the_token() {
-        let transport = Transport::new(Some("Bearer s3cret".into()), Duration::from_secs(1));
+        let transport = Transport::new(Some("Bearer s3cret".into()), Duration::from_secs(1), None);
         let shown = transport.shown("you sent s3cret\n");
         assert_eq!(shown, "you sent <token>\\n");
         assert!(transport.shown(&"x".repeat(1000)).len() <= SHOWN_CHARS);

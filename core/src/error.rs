@@ -23,10 +23,15 @@ pub enum ErrorCode {
     /// Every server a client asked answered something that is not a batch of IDs: not a
     /// flakery server, or a layout other than the client's.
     BadAnswer = 22,
+    /// The TLS handshake with every server a client asked failed: a certificate signed by a CA
+    /// the client does not trust, expired, for another host name, or the server refused the
+    /// client's certificate (or its absence). Not `servers_unavailable`: it is a configuration
+    /// to fix, not a server to wait for, and a fallback would hide it.
+    TlsFailed = 23,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 11] = [
+    pub const ALL: [ErrorCode; 12] = [
         ErrorCode::InvalidLayout,
         ErrorCode::InvalidArgument,
         ErrorCode::TimeExhausted,
@@ -38,6 +43,7 @@ impl ErrorCode {
         ErrorCode::ServersUnavailable,
         ErrorCode::Unauthorized,
         ErrorCode::BadAnswer,
+        ErrorCode::TlsFailed,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -53,6 +59,7 @@ impl ErrorCode {
             ErrorCode::ServersUnavailable => "servers_unavailable",
             ErrorCode::Unauthorized => "unauthorized",
             ErrorCode::BadAnswer => "bad_answer",
+            ErrorCode::TlsFailed => "tls_failed",
         }
     }
 

@@ -21,6 +21,7 @@ pub fn sqlstate(code: ErrorCode) -> PgSqlErrorCode {
         ErrorCode::ServersUnavailable => PgSqlErrorCode::ERRCODE_CONNECTION_FAILURE,
         ErrorCode::Unauthorized => PgSqlErrorCode::ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION,
         ErrorCode::BadAnswer => PgSqlErrorCode::ERRCODE_PROTOCOL_VIOLATION,
+        ErrorCode::TlsFailed => PgSqlErrorCode::ERRCODE_CONNECTION_FAILURE,
     }
 }
 

@@ -216,7 +216,7 @@ static void clients(void) {
     LOOP("flakery_client_new refused", {
         flakery_client *c = NULL;
         OK(flakery_client_options_init(&opts));
-        opts.servers = "https://127.0.0.1:1";
+        opts.servers = "ftp://127.0.0.1:1";
         INVALID(flakery_client_new(&opts, &c));
         opts.servers = "http://127.0.0.1:1";
         opts.max_age_ms = 0;

@@ -28,6 +28,14 @@ cc -std=c11 -Wall -Wextra -Werror -pedantic -g -O1 -fno-omit-frame-pointer \
   tests/client/client.c -o "$FLAKERY_CLIENT_C_TEST" \
   $(PKG_CONFIG_PATH="$FLAKERY_CLIENT_GO_PKG_CONFIG" pkg-config --cflags --libs --static flakery-static)
 
+echo "--- tests/client/tls.c (as client.c)"
+export FLAKERY_CLIENT_TLS_C_TEST="$bindings_work/tls-c"
+# shellcheck disable=SC2046 # pkg-config's flags are words
+cc -std=c11 -Wall -Wextra -Werror -pedantic -g -O1 -fno-omit-frame-pointer \
+  -fsanitize=address,undefined -fno-sanitize-recover=all \
+  tests/client/tls.c -o "$FLAKERY_CLIENT_TLS_C_TEST" \
+  $(PKG_CONFIG_PATH="$FLAKERY_CLIENT_GO_PKG_CONFIG" pkg-config --cflags --libs --static flakery-static)
+
 echo "--- the Node addon (npm ci)"
 npm ci --no-audit --no-fund --loglevel=error
 export FLAKERY_CLIENT_NODE_BUILT=1

@@ -87,7 +87,7 @@ test("a Client's errors carry the client's codes and never the token", async () 
   // A bad argument throws at once, as a Generator's call does; it never becomes a Promise.
   throwsCode(() => right.nextIds(-1), RangeError, 'invalid_argument')
   throwsCode(() => right.nextIdString({ format: 'hex' }), RangeError, 'invalid_argument')
-  throwsCode(() => new Client({ servers: 'https://127.0.0.1:1' }), RangeError, 'invalid_argument', 'https')
+  throwsCode(() => new Client({ servers: 'ftp://127.0.0.1:1' }), RangeError, 'invalid_argument', 'is not http://host:port')
   throwsCode(() => new Client({ server: servers[0] }), TypeError, 'invalid_argument', "unknown key 'server'")
   throwsCode(() => new Client({ servers: [1] }), TypeError, 'invalid_argument', 'servers[0]')
   // Without `new`, the module's own calls are left as they are.

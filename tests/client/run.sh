@@ -6,7 +6,9 @@
 # harness) losing their leases, or ZooKeeper itself stalled. Every ID any client was handed is
 # counted for duplicates. The Client of each binding too: C, Go and Node (test_bindings.py),
 # Python (test_python_client.py); a fallback on a server's node ID and close() on each
-# (test_fallback_surfaces.py).
+# (test_fallback_surfaces.py). Over TLS (test_tls.py): every surface takes IDs from two
+# `flakery serve --tls-cert` servers, one killed midway; each TLS failure has its code; a
+# token over http:// to a host that is not loopback is refused on every surface.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
@@ -14,6 +16,8 @@ unset_flakery_env
 unset FLAKERY_SERVER_TOKEN FLAKERY_SERVERS FLAKERY_LISTEN
 ensure_cargo
 need python3
+# test_tls.py's certificates: tests/tls_certs.py runs openssl.
+need openssl openssl
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   apt_install python3-venv || skip_or_fail "python3-venv is not installed"
 fi

@@ -255,7 +255,7 @@ def test_arguments_are_checked_with_the_bindings_errors(servers, monkeypatch):
     for bad, cls in [
         (dict(servers=3), flakery.InvalidArgumentTypeError),
         (dict(servers=[3]), flakery.InvalidArgumentTypeError),
-        (dict(servers="https://127.0.0.1:1"), flakery.InvalidArgumentError),
+        (dict(servers="ftp://127.0.0.1:1"), flakery.InvalidArgumentError),
         (dict(servers=url(a), min_block=0), flakery.InvalidArgumentError),
         (dict(servers=url(a), min_block=20, max_block=10), flakery.InvalidArgumentError),
         (dict(servers=url(a), max_age_ms=0), flakery.InvalidArgumentError),

@@ -13,6 +13,7 @@ export const CODES = [
   'servers_unavailable',
   'unauthorized',
   'bad_answer',
+  'tls_failed',
 ]
 
 // Asserts that fn throws an instance of `type` (an Error subclass) carrying `code`.

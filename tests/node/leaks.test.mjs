@@ -87,7 +87,7 @@ test('every kind of error leaks nothing', async (t) => {
       'bad text': () => caught(() => fromBase62('!!!!!!!!!!!')),
       'compose out of range': () => caught(() => compose({ timestampMs: 0, sequence: 1 << 20 })),
       lease_lost: () => caught(() => closed.nextId()),
-      'a Client refused': () => caught(() => new Client({ servers: 'https://127.0.0.1:1' })),
+      'a Client refused': () => caught(() => new Client({ servers: 'ftp://127.0.0.1:1' })),
       'Generator.create rejected': () => Generator.create({ workerId: 1 << 20 }).catch((e) => e),
     }),
   )

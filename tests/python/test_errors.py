@@ -19,6 +19,7 @@ CODES = {
     flakery.ServersUnavailableError: "servers_unavailable",
     flakery.UnauthorizedError: "unauthorized",
     flakery.BadAnswerError: "bad_answer",
+    flakery.TlsFailedError: "tls_failed",
 }
 
 

@@ -163,7 +163,7 @@ def test_errors_raised_and_caught():
         refused(flakery.LeaseLostError, closed.next_ids, 5)
         refused(flakery.LeaseLostError, closed.next_id_text, "base62")
         refused(flakery.InvalidArgumentError, flakery.next_ids, -1)
-        refused(flakery.InvalidArgumentError, flakery.Client, servers="https://127.0.0.1:1")
+        refused(flakery.InvalidArgumentError, flakery.Client, servers="ftp://127.0.0.1:1")
 
     assert_no_growth(error_round)
 

@@ -8,6 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
 ensure_cargo
+# client/tests/tls.rs makes its certificates with tests/tls_certs.py (python3, openssl).
+need python3 python3
+need openssl openssl
 check "cargo fmt --check" cargo fmt --all -- --check
 # The fork storm (core/tests/fork_storm.rs: 1,000 forks from four busy processes) took 105 s
 # of the area's 160 s of tests one after another in a fresh-clone run, two thirds of it

@@ -16,6 +16,7 @@ import os
 
 from ._errors import (
     BadAnswerError,
+    TlsFailedError,
     ClockMovedBackwardsError,
     CoordinatorUnavailableError,
     FlakeryError,
@@ -57,6 +58,7 @@ if hasattr(os, "register_at_fork"):
 
 __all__ = [
     "BadAnswerError",
+    "TlsFailedError",
     "Capacity",
     "Client",
     "ClockMovedBackwardsError",

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 __all__ = [
     "BadAnswerError",
+    "TlsFailedError",
     "ClockMovedBackwardsError",
     "CoordinatorUnavailableError",
     "FlakeryError",
@@ -106,6 +107,14 @@ class BadAnswerError(FlakeryError):
     code: ClassVar[str] = "bad_answer"
 
 
+class TlsFailedError(FlakeryError):
+    """The TLS handshake with every https:// server of a Client failed: a certificate of an
+    unknown CA, expired, for another host name, or the server refused the client's
+    certificate. The message names the cause."""
+
+    code: ClassVar[str] = "tls_failed"
+
+
 # Shown (and pickled) as flakery.ForkedError, where users import them from.
 for _cls in (
     FlakeryError,
@@ -121,6 +130,7 @@ for _cls in (
     ServersUnavailableError,
     UnauthorizedError,
     BadAnswerError,
+    TlsFailedError,
 ):
     _cls.__module__ = "flakery"
 del _cls

@@ -207,6 +207,10 @@ class Client:
         prefetch: bool = True,
         prefer_first: bool = False,
         fallback: Generator | None = None,
+        server_ca: str | os.PathLike[str] | None = None,
+        client_cert: str | os.PathLike[str] | None = None,
+        client_key: str | os.PathLike[str] | None = None,
+        send_token_in_clear: bool = False,
     ) -> Client: ...
     def next_id(self) -> int: ...
     def next_ids(self, n: int) -> list[int]: ...

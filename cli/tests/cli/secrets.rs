@@ -154,7 +154,11 @@ const SECRET_WORDS: [&str; 7] = [
 
 /// Fields with such a name whose `Debug` shows no secret, by their type or their whole line:
 /// their type's `Debug` masks it, or it is no secret.
-const SHOWN_SAFELY: [(&str, &str); 5] = [
+const SHOWN_SAFELY: [(&str, &str); 6] = [
+    (
+        "bool",
+        "a flag named for a secret (send_token_in_clear): whether, never what",
+    ),
     (
         "DatabaseUrl",
         "its Debug shows the URL with every password masked",

@@ -9,8 +9,8 @@
 #![allow(dead_code)]
 
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,9 +34,9 @@ pub struct Fake {
     pub words: AtomicUsize,
 }
 
-fn answer(stream: TcpStream, fake: &Fake) -> std::io::Result<()> {
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut stream = stream;
+/// Answers the requests of one connection, plain or TLS (tests/tls.rs).
+pub fn answer(stream: impl Read + Write, fake: &Fake) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream);
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line)? == 0 {
@@ -65,11 +65,12 @@ fn answer(stream: TcpStream, fake: &Fake) -> std::io::Result<()> {
             if refuse.is_ok() {
                 let body = r#"{"error":{"code":"lease_lost","message":"lease unconfirmed"}}"#;
                 write!(
-                    stream,
+                    reader.get_mut(),
                     "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n\
                      Content-Length: {}\r\n\r\n{body}",
                     body.len()
                 )?;
+                reader.get_mut().flush()?;
                 continue;
             }
             while fake.hold.load(SeqCst) {
@@ -104,12 +105,17 @@ fn answer(stream: TcpStream, fake: &Fake) -> std::io::Result<()> {
             }
         };
         let mut answer = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+            "HTTP/1.1 200 OK
+Content-Type: {content_type}
+Content-Length: {}
+
+",
             body.len()
         )
         .into_bytes();
         answer.extend_from_slice(&body);
-        stream.write_all(&answer)?;
+        reader.get_mut().write_all(&answer)?;
+        reader.get_mut().flush()?;
     }
 }
 

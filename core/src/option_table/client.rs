@@ -19,7 +19,7 @@ pub const MAX_BLOCK_SIZE: u64 = 100_000;
 pub const SERVERS: ClientOptionSpec = OptionSpec {
     cli: Some("server"),
     env: Some("FLAKERY_SERVERS"),
-    range: "one or more `http://host:port[/prefix]`, separated by commas",
+    range: "one or more `http://host:port[/prefix]` or `https://...`, separated by commas",
     default_doc: "`FLAKERY_SERVERS`",
     doc: "the servers' base URLs",
     ..option("servers", "servers", "Servers", ClientKind::Servers)
@@ -115,11 +115,53 @@ pub const FALLBACK: ClientOptionSpec = OptionSpec {
     ..option("fallback", "fallback", "Fallback", ClientKind::Fallback)
 };
 
+pub const SERVER_CA: ClientOptionSpec = OptionSpec {
+    cli: Some("server-ca"),
+    env: Some("FLAKERY_SERVER_CA"),
+    range: "a PEM file of one or more CA certificates",
+    default_doc: "`FLAKERY_SERVER_CA`, else the system's roots",
+    doc: "the CAs an `https://` server's certificate must be signed by (instead of the system's)",
+    ..option("server_ca", "serverCa", "ServerCA", ClientKind::Path)
+};
+
+pub const CLIENT_CERT: ClientOptionSpec = OptionSpec {
+    cli: Some("client-cert"),
+    env: Some("FLAKERY_CLIENT_CERT"),
+    range: "a PEM file: the certificate, then its chain; with `client_key`",
+    default_doc: "`FLAKERY_CLIENT_CERT`, else none",
+    doc: "the certificate shown to an `https://` server that asks for one (mutual TLS)",
+    ..option("client_cert", "clientCert", "ClientCert", ClientKind::Path)
+};
+
+pub const CLIENT_KEY: ClientOptionSpec = OptionSpec {
+    cli: Some("client-key"),
+    env: Some("FLAKERY_CLIENT_KEY"),
+    range: "a PEM file of the private key of `client_cert`",
+    default_doc: "`FLAKERY_CLIENT_KEY`, else none",
+    doc: "the key of `client_cert`; its path may show in a message, never what it holds",
+    ..option("client_key", "clientKey", "ClientKey", ClientKind::Path)
+};
+
+pub const SEND_TOKEN_IN_CLEAR: ClientOptionSpec = OptionSpec {
+    cli: Some("send-token-in-clear"),
+    range: "true or false",
+    default: Some("false"),
+    default_doc: "false",
+    doc: "send the token over `http://` to a host that is not loopback (else refused when built)",
+    ..option(
+        "send_token_in_clear",
+        "sendTokenInClear",
+        "SendTokenInClear",
+        ClientKind::Flag,
+    )
+};
+
 /// The generator's `layout`, in the client's table.
 pub const CLIENT_LAYOUT: ClientOptionSpec = LAYOUT.for_client(ClientKind::Layout);
 
 /// Every option of a client, in the order of docs/client.md#options (and of each surface).
-pub const CLIENT_OPTIONS: [ClientOptionSpec; 11] = [
+/// TLS's options come last: C's and Go's structs only grow at their end.
+pub const CLIENT_OPTIONS: [ClientOptionSpec; 15] = [
     SERVERS,
     TOKEN,
     CLIENT_LAYOUT,
@@ -131,6 +173,10 @@ pub const CLIENT_OPTIONS: [ClientOptionSpec; 11] = [
     PREFETCH,
     PREFER_FIRST,
     FALLBACK,
+    SERVER_CA,
+    CLIENT_CERT,
+    CLIENT_KEY,
+    SEND_TOKEN_IN_CLEAR,
 ];
 
 /// The table of docs/client.md#options, as the docs show it (a test compares).

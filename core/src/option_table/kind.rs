@@ -114,6 +114,8 @@ pub enum ClientKind {
     Servers,
     /// A text that is never shown (the token).
     Secret,
+    /// A file's path (a PEM file of TLS's).
+    Path,
     /// A `Duration` in Rust and Go, milliseconds elsewhere (whose names say `ms`), with a
     /// default of its own.
     Duration,
@@ -142,6 +144,7 @@ impl ClientKind {
             ClientKind::Layout => Kind::Layout.python_type(),
             ClientKind::Servers => "str | Sequence[str] | None",
             ClientKind::Secret => "str | None",
+            ClientKind::Path => Kind::Path.python_type(),
             ClientKind::Duration | ClientKind::BlockSize => "int",
             ClientKind::Flag => "bool",
             ClientKind::Fallback => "Generator | None",
@@ -154,6 +157,7 @@ impl ClientKind {
             ClientKind::Layout => Kind::Layout.typescript_type(),
             ClientKind::Servers => "string | string[]",
             ClientKind::Secret => "string",
+            ClientKind::Path => Kind::Path.typescript_type(),
             ClientKind::Duration | ClientKind::BlockSize => "number",
             ClientKind::Flag => "boolean",
             ClientKind::Fallback => "Generator",
@@ -165,6 +169,7 @@ impl ClientKind {
         match self {
             ClientKind::Layout => Kind::Layout.c_type(),
             ClientKind::Servers | ClientKind::Secret => "const char *",
+            ClientKind::Path => Kind::Path.c_type(),
             ClientKind::Duration => "uint64_t",
             ClientKind::BlockSize => "size_t",
             ClientKind::Flag => "bool",
@@ -178,6 +183,7 @@ impl ClientKind {
             ClientKind::Layout => Kind::Layout.go_type(),
             ClientKind::Servers => "[]string",
             ClientKind::Secret => "*string",
+            ClientKind::Path => Kind::Path.go_type(),
             ClientKind::Duration => "time.Duration",
             ClientKind::BlockSize => "int",
             ClientKind::Flag => "bool",

@@ -166,9 +166,9 @@ public final class Client extends NativeHandle implements AutoCloseable {
         }
 
         /**
-         * A server's base URL, {@code http://host:port} (a path prefix allowed); call once per
-         * server, or give several separated by commas (default: {@code FLAKERY_SERVERS}).
-         * {@code https://} and credentials in the URL are refused.
+         * A server's base URL, {@code http://host:port} or {@code https://host:port} (a path
+         * prefix allowed); call once per server, or give several separated by commas (default:
+         * {@code FLAKERY_SERVERS}). Credentials in the URL are refused.
          *
          * @param url the URL
          * @return this builder
@@ -281,6 +281,50 @@ public final class Client extends NativeHandle implements AutoCloseable {
          */
         public Builder preferFirst(boolean on) {
             return set("preferFirst", on);
+        }
+
+        /**
+         * The CAs (a PEM file) an {@code https://} server's certificate must be signed by
+         * (default: {@code FLAKERY_SERVER_CA}, else the system's roots).
+         *
+         * @param path the PEM file
+         * @return this builder
+         */
+        public Builder serverCa(String path) {
+            return set("serverCa", path);
+        }
+
+        /**
+         * A certificate (PEM, with its chain) for servers that ask for one (mutual TLS;
+         * default: {@code FLAKERY_CLIENT_CERT}); give its key with {@link #clientKey}.
+         *
+         * @param path the certificate's PEM file
+         * @return this builder
+         */
+        public Builder clientCert(String path) {
+            return set("clientCert", path);
+        }
+
+        /**
+         * The PEM file of the private key of {@link #clientCert} (default:
+         * {@code FLAKERY_CLIENT_KEY}). Only its path is ever shown, never what it holds.
+         *
+         * @param path the key's PEM file
+         * @return this builder
+         */
+        public Builder clientKey(String path) {
+            return set("clientKey", path);
+        }
+
+        /**
+         * Send the token over {@code http://} to a host that is not loopback (default false:
+         * such a client is refused with {@code invalid_argument}).
+         *
+         * @param on whether to
+         * @return this builder
+         */
+        public Builder sendTokenInClear(boolean on) {
+            return set("sendTokenInClear", on);
         }
 
         /**

@@ -6,7 +6,8 @@ package dev.flakery;
  * <p>{@link #code()} is one of {@code invalid_layout}, {@code invalid_argument},
  * {@code time_exhausted}, {@code clock_moved_backwards}, {@code lease_lost},
  * {@code coordinator_unavailable}, {@code worker_ids_exhausted}, {@code forked}, and a
- * client's {@code servers_unavailable}, {@code unauthorized}, {@code bad_answer}: the same
+ * client's {@code servers_unavailable}, {@code unauthorized}, {@code bad_answer},
+ * {@code tls_failed}: the same
  * strings every binding of flakery uses. A bug of flakery's native code is reported as
  * {@code panic} rather than crashing the JVM. The message says what to change; it never holds a
  * password.

@@ -1,7 +1,9 @@
 package dev.flakery;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.reflect.Method;
@@ -16,6 +18,7 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@link Client.Builder} against the core's table of client options
@@ -37,6 +40,7 @@ class ClientOptionsTest {
     private static final Map<String, Set<Class<?>>> TYPES = Map.of(
             "Servers", Set.of(String.class),
             "Secret", Set.of(String.class),
+            "Path", Set.of(String.class),
             "Layout", Set.of(String.class, Layout.class),
             "Duration", Set.of(long.class),
             "BlockSize", Set.of(int.class),
@@ -105,10 +109,17 @@ class ClientOptionsTest {
      * another), and the values are read as the defaults they say.
      */
     @Test
-    void everyNameTheBuilderSendsIsTheTables() throws Exception {
+    void everyNameTheBuilderSendsIsTheTables(@TempDir Path certs) throws Exception {
         String url = "http://127.0.0.1:" + IdServer.freePort();
         Client.Builder builder = Client.builder();
         Map<String, Object> given = Map.of("Servers", url, "Secret", "a-token", "Layout", "sonyflake");
+        // The TLS files are read when the client is built: real ones, of tests/tls_certs.py.
+        Path root = Path.of(System.getProperty("flakery.repo", "..")).toAbsolutePath().normalize();
+        Process made = new ProcessBuilder("python3", root.resolve("tests/tls_certs.py").toString(), certs.toString())
+                .redirectErrorStream(true).start();
+        String madeLog = new String(made.getInputStream().readAllBytes());
+        assertEquals(0, made.waitFor(), madeLog);
+        Map<String, String> files = Map.of("serverCa", "ca.pem", "clientCert", "client.crt", "clientKey", "client.key");
         try (Generator fallback = Generator.builder().layout("sonyflake").workerId(3).build()) {
             for (Option option : table()) {
                 Object value = switch (option.kind()) {
@@ -116,6 +127,7 @@ class ClientOptionsTest {
                     case "BlockSize" -> Integer.parseInt(option.defaultText());
                     case "Flag" -> Boolean.parseBoolean(option.defaultText());
                     case "Fallback" -> fallback;
+                    case "Path" -> certs.resolve(files.get(option.name())).toString();
                     default -> given.get(option.kind());
                 };
                 assertNotNull(value, option::toString);
@@ -130,5 +142,15 @@ class ClientOptionsTest {
                 assertEquals("sonyflake", client.layout().toString());
             }
         }
+    }
+
+    /** A token over http:// to a host that is not loopback: refused when built, never shown. */
+    @Test
+    void aTokenInClearIsRefused() {
+        FlakeryException e = assertThrows(FlakeryException.class,
+                () -> Client.builder().server("http://10.0.0.1:9").token("s3cret-java").build());
+        assertEquals("invalid_argument", e.code());
+        assertTrue(e.getMessage().contains("sendTokenInClear"), e.getMessage());
+        assertFalse(e.getMessage().contains("s3cret-java"), e.getMessage());
     }
 }

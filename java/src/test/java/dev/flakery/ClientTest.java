@@ -308,7 +308,7 @@ class ClientTest {
     void badOptionsAreInvalidArgument() throws Exception {
         String url = "http://127.0.0.1:" + IdServer.freePort();
         fails("invalid_argument", () -> Client.builder().build());
-        fails("invalid_argument", () -> Client.builder().server("https://127.0.0.1:1").build());
+        fails("invalid_argument", () -> Client.builder().server("ftp://127.0.0.1:1").build());
         fails("invalid_argument", () -> Client.builder().server(url).minBlock(0).build());
         fails("invalid_argument", () -> Client.builder().server(url).minBlock(20).maxBlock(10).build());
         fails("invalid_argument", () -> Client.builder().server(url).maxBlock(100_001).build());

@@ -1,17 +1,25 @@
 package dev.flakery;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.HttpURLConnection;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import javax.net.ssl.HttpsURLConnection;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.X509TrustManager;
 
 /**
  * The real {@code flakery serve} on a free port of 127.0.0.1, with a lease directory of its
@@ -26,11 +34,47 @@ final class IdServer implements AutoCloseable {
     final int port;
     private final Process process;
     private final Path dir;
+    /**
+     * For a server of {@code --tls-cert}: the harness's own requests (its readiness) over TLS,
+     * checking no certificate, showing the test's client.p12 from beside the certificate
+     * (tests/tls_certs.py) to a server of mutual TLS. Null for plain HTTP.
+     */
+    private final SSLContext tls;
 
-    private IdServer(int port, Process process, Path dir) {
+    private IdServer(int port, Process process, Path dir, SSLContext tls) {
         this.port = port;
         this.process = process;
         this.dir = dir;
+        this.tls = tls;
+    }
+
+    /** The harness's context for a server of the certificate `cert` (see `tls`). */
+    private static SSLContext harnessContext(Path cert) throws IOException {
+        try {
+            KeyStore keys = KeyStore.getInstance("PKCS12");
+            try (InputStream in = Files.newInputStream(cert.resolveSibling("client.p12"))) {
+                keys.load(in, "flakery-test".toCharArray());
+            }
+            KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+            kmf.init(keys, "flakery-test".toCharArray());
+            TrustManager anything = new X509TrustManager() {
+                @Override
+                public void checkClientTrusted(X509Certificate[] chain, String authType) {}
+
+                @Override
+                public void checkServerTrusted(X509Certificate[] chain, String authType) {}
+
+                @Override
+                public X509Certificate[] getAcceptedIssuers() {
+                    return new X509Certificate[0];
+                }
+            };
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(kmf.getKeyManagers(), new TrustManager[] {anything}, null);
+            return context;
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IOException(e);
+        }
     }
 
     static Path binary() {
@@ -62,7 +106,9 @@ final class IdServer implements AutoCloseable {
         builder.environment().put("FLAKERY_DRAIN_DELAY_MS", "0");
         builder.environment().putAll(env);
         Files.createDirectories(dir.resolve("leases"));
-        IdServer server = new IdServer(port, builder.start(), dir);
+        int cert = List.of(args).indexOf("--tls-cert");
+        SSLContext tls = cert < 0 ? null : harnessContext(Path.of(args[cert + 1]));
+        IdServer server = new IdServer(port, builder.start(), dir, tls);
         long deadline = System.currentTimeMillis() + FAILSAFE_MS;
         while (server.status("/readyz") != 200) {
             if (!server.process.isAlive() || System.currentTimeMillis() > deadline) {
@@ -82,6 +128,10 @@ final class IdServer implements AutoCloseable {
     private int status(String path) {
         try {
             HttpURLConnection c = (HttpURLConnection) URI.create(url() + path).toURL().openConnection();
+            if (c instanceof HttpsURLConnection https) {
+                https.setSSLSocketFactory(tls.getSocketFactory());
+                https.setHostnameVerifier((host, session) -> true);
+            }
             c.setConnectTimeout(1000);
             c.setReadTimeout(1000);
             try {
@@ -94,8 +144,9 @@ final class IdServer implements AutoCloseable {
         }
     }
 
+    /** {@code https://localhost:PORT} for a server of TLS (its certificate's name). */
     String url() {
-        return "http://127.0.0.1:" + port;
+        return tls == null ? "http://127.0.0.1:" + port : "https://localhost:" + port;
     }
 
     boolean alive() {

@@ -170,7 +170,7 @@ final class LeakRounds {
             refused("lease_lost", closed::nextId);
             refused("lease_lost", () -> closed.nextIds(5));
             refused("invalid_argument", () -> Flakery.nextIds(-1));
-            refused("invalid_argument", () -> Client.builder().server("https://127.0.0.1:1").build());
+            refused("invalid_argument", () -> Client.builder().server("ftp://127.0.0.1:1").build());
         };
     }
 
