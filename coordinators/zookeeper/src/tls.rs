@@ -156,6 +156,15 @@ pub(crate) fn server_name(host_port: &str) -> std::result::Result<ServerName<'st
         .map_err(|_| format!("'{host}' is not a host name TLS can check a certificate for"))
 }
 
+/// Whether a read failed on the server's TLS alert.
+pub(crate) fn is_alert(err: &std::io::Error) -> bool {
+    matches!(
+        err.get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>()),
+        Some(rustls::Error::AlertReceived(_))
+    )
+}
+
 /// Why a TLS handshake with `address` (`host`: the name checked) failed, in words; `true`
 /// when another attempt cannot help (a certificate refused either way), and the words are
 /// then the whole message.
