@@ -118,13 +118,19 @@ async fn shutdown_signal() -> &'static str {
     }
 }
 
-/// Serves until a signal, then drains. The caller releases the identity afterwards.
-pub async fn serve(ids: Arc<Ids>, args: ServeArgs, listener: TcpListener, tls: Option<Arc<Tls>>) {
+/// Serves until a signal, then drains; SIGHUP (`hangup`, taken by the caller) reloads TLS.
+/// The caller releases the identity afterwards.
+pub async fn serve(
+    ids: Arc<Ids>,
+    args: ServeArgs,
+    listener: TcpListener,
+    tls: Option<Arc<Tls>>,
+    hangup: Option<tokio::signal::unix::Signal>,
+) {
     let (reporter, health) = tonic_health::server::health_reporter();
     let mut background = Background::new();
     let watch = args.tls_watch().filter(|_| tls.is_some());
     let ticks = background.ticks(watch.unwrap_or(TLS_SIGHUP_ONLY_TURN));
-    let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
     background.spawn(crate::tls::reload(
         tls.clone(),
         watch.is_some(),

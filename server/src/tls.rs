@@ -201,8 +201,8 @@ fn stamps(files: &TlsFiles) -> Vec<Stamp> {
 /// `ticks`), logging the outcome; a bad pair keeps the old one. Without TLS, SIGHUP (a
 /// `systemctl reload`) is logged and otherwise ignored: its default action would end the
 /// server with its lease held.
-/// `hangup` is made by the caller before the first accept, so that no SIGHUP finds the
-/// default action in place.
+/// `hangup` is made before the identity is taken (`run_inner`), so that no SIGHUP from then
+/// on finds the default action in place; one sent during the start is handled here.
 pub async fn reload(
     tls: Option<Arc<Tls>>,
     watch: bool,
