@@ -1,5 +1,5 @@
 //! TLS for the listener (rustls with ring, as the SQL coordinators: no OpenSSL in the binary):
-//! the certificate chain and key from PEM files, ALPN for HTTP/2 and HTTP/1.1, and optionally
+//! the certificate chain and key from PEM files, ALPN for HTTP/2 and HTTP/1.x, and optionally
 //! client certificates checked against a CA. The files are re-read on SIGHUP and when they
 //! change (`reload`); each new connection takes the configuration current at its accept,
 //! so a connection open across a reload keeps the session it has.
@@ -142,7 +142,8 @@ fn server_config(files: &TlsFiles) -> Result<(Arc<ServerConfig>, Option<Dates>),
             files.key.display()
         )
     })?;
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    // http/1.0: what `curl --http1.0` offers, alone; hyper serves it as HTTP/1.
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec(), b"http/1.0".to_vec()];
     Ok((Arc::new(config), dates))
 }
 
