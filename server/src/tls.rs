@@ -112,13 +112,17 @@ fn warn_if_out_of_date(cert: &Path, dates: &Option<Dates>) {
 }
 
 fn server_config(files: &TlsFiles) -> Result<(Arc<ServerConfig>, Option<Dates>), String> {
-    // The error names the file only: the PEM parser's messages may quote a line of it.
-    let key = PrivateKeyDer::from_pem_file(&files.key).map_err(|_| {
-        format!(
+    // The error names the file and, if it could not be read, why; never what the PEM parser
+    // says, which may quote a line of it.
+    let key = PrivateKeyDer::from_pem_file(&files.key).map_err(|e| match e {
+        rustls::pki_types::pem::Error::Io(e) => {
+            format!("--tls-key {}: cannot read it: {e}", files.key.display())
+        }
+        _ => format!(
             "--tls-key {}: no private key could be read from it (PEM: PKCS#8, PKCS#1 or \
              SEC1, unencrypted)",
             files.key.display()
-        )
+        ),
     })?;
     let chain = read_chain(&files.cert, "--tls-cert")?;
     let dates = dates(&chain[0]);
@@ -283,6 +287,23 @@ mod tests {
         );
         assert!(
             !error.contains("c2VjcmV0") && !error.contains("!!"),
+            "{error}"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A key file that is not there is said so, not taken for a PEM problem.
+    #[test]
+    fn a_missing_key_file_says_why_it_cannot_be_read() {
+        let dir = temp_dir("nokey");
+        let files = TlsFiles {
+            cert: dir.join("c.pem"),
+            key: dir.join("missing.pem"),
+            client_ca: None,
+        };
+        let error = Tls::load(files).err().unwrap();
+        assert!(
+            error.contains("missing.pem: cannot read it: No such file or directory"),
             "{error}"
         );
         std::fs::remove_dir_all(dir).unwrap();

@@ -148,7 +148,7 @@ impl Write for WriteHalf {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -156,7 +156,7 @@ mod tests {
 
     /// A self-signed pair for localhost made for this test (openssl, P-256, to 2126): the
     /// client trusts the certificate itself.
-    const CERT: &str = "-----BEGIN CERTIFICATE-----
+    pub(crate) const CERT: &str = "-----BEGIN CERTIFICATE-----
 MIIBkjCCATigAwIBAgIUCwsnWyFJY4ag6O8HAfd/EX20p7MwCgYIKoZIzj0EAwIw
 FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTI2MTEyODIyMDY0NVoYDzIxMjYxMTA0
 MjIwNjQ1WjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjO
@@ -168,7 +168,7 @@ RQIhAPGuSAMYrQaNEBNRw7adpVh0btG2TGn2/0UZe7RDjx/yAiAijU1PnEoL8Qa1
 /yBepAmgfcjFdlyEO3IvvWlKYfcIrA==
 -----END CERTIFICATE-----
 ";
-    const KEY: &str = "-----BEGIN PRIVATE KEY-----
+    pub(crate) const KEY: &str = "-----BEGIN PRIVATE KEY-----
 MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgORM2kIAaLSz1ADqY
 j7f9lZhC0j3uSuom4jXF+rMMp52hRANCAAR3wyhwI0ZnGfeexciZsR0GdRawJuIl
 BX8wzR/vQiRshd1aTQHCcDZD7njw8Of3DRcdKFtAYTTjuOHXJ6PtBkXP
