@@ -169,7 +169,7 @@ fn log_started(
         tls = tls.map_or("off", tls::Tls::mode),
         "{message}"
     );
-    if args.token.is_some() && tls.is_none() && !listen.ip().is_loopback() {
+    if args.token.is_some() && tls.is_none() && !on_loopback(listen) {
         tracing::warn!(
             event = "token_in_clear",
             listen = %listen,
@@ -178,6 +178,11 @@ fn log_started(
              (--tls-cert, --tls-key) or put TLS in front"
         );
     }
+}
+
+/// Whether the listener is loopback only, an IPv4-mapped `[::ffff:127.0.0.1]` too.
+fn on_loopback(listen: std::net::SocketAddr) -> bool {
+    listen.ip().to_canonical().is_loopback()
 }
 
 fn run_inner(mut args: ServeArgs) -> Result<(), String> {
@@ -233,4 +238,27 @@ fn run_inner(mut args: ServeArgs) -> Result<(), String> {
         "lease released"
     );
     result
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn loopback_is_known_in_every_spelling() {
+        for (listen, loopback) in [
+            ("127.0.0.1:80", true),
+            ("127.3.2.1:80", true),
+            ("[::1]:80", true),
+            ("[::ffff:127.0.0.1]:80", true),
+            ("0.0.0.0:80", false),
+            ("[::]:80", false),
+            ("[::ffff:10.0.0.1]:80", false),
+            ("10.0.0.1:80", false),
+        ] {
+            assert_eq!(
+                super::on_loopback(listen.parse().unwrap()),
+                loopback,
+                "{listen}"
+            );
+        }
+    }
 }
