@@ -169,7 +169,7 @@ fn log_started(
         tls = tls.map_or("off", tls::Tls::mode),
         "{message}"
     );
-    if args.token.is_some() && tls.is_none() && !listen.ip().is_loopback() {
+    if args.token.is_some() && tls.is_none() && !on_loopback(listen) {
         tracing::warn!(
             event = "token_in_clear",
             listen = %listen,
@@ -180,9 +180,24 @@ fn log_started(
     }
 }
 
+/// Whether the listener is loopback only, an IPv4-mapped `[::ffff:127.0.0.1]` too.
+fn on_loopback(listen: std::net::SocketAddr) -> bool {
+    listen.ip().to_canonical().is_loopback()
+}
+
 fn run_inner(mut args: ServeArgs) -> Result<(), String> {
     return_large_blocks_when_freed();
     raise_descriptor_limit();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    // SIGHUP's default action would end the server, and taking the identity can wait (a
+    // lease held by another, a ZooKeeper not up yet): from here on it is held for `serve`.
+    let hangup = {
+        let _inside = runtime.enter();
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok()
+    };
     // Before the identity: a token that guards nothing is a configuration error.
     args.token = args.checked_token()?;
     // And the TLS files: a bad pair is refused before a lease is taken.
@@ -196,10 +211,6 @@ fn run_inner(mut args: ServeArgs) -> Result<(), String> {
     // The identity first, before any port is open: a server that cannot issue never listens.
     let generator = Generator::new(options).map_err(|e| shown(&e))?;
     let metrics = metrics::Metrics::new().map_err(|e| format!("metrics: {e}"))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let ids = ids::Ids::new(generator, metrics, constants);
     // One ID before reporting ready: a lease whose mark is ahead of this clock is held but
     // cannot issue, and must not be reported ready (the ID is a gap, which costs nothing).
@@ -212,7 +223,7 @@ fn run_inner(mut args: ServeArgs) -> Result<(), String> {
             listen(args.listen).map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
         let listen = listener.local_addr().map_err(|e| e.to_string())?;
         log_started(&ids, &args, listen, tls.as_deref());
-        serve::serve(std::sync::Arc::clone(&ids), args, listener, tls).await;
+        serve::serve(std::sync::Arc::clone(&ids), args, listener, tls, hangup).await;
         Ok::<(), String>(())
     });
     // Every connection has finished or been cut off: give the node ID back.
@@ -227,4 +238,27 @@ fn run_inner(mut args: ServeArgs) -> Result<(), String> {
         "lease released"
     );
     result
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn loopback_is_known_in_every_spelling() {
+        for (listen, loopback) in [
+            ("127.0.0.1:80", true),
+            ("127.3.2.1:80", true),
+            ("[::1]:80", true),
+            ("[::ffff:127.0.0.1]:80", true),
+            ("0.0.0.0:80", false),
+            ("[::]:80", false),
+            ("[::ffff:10.0.0.1]:80", false),
+            ("10.0.0.1:80", false),
+        ] {
+            assert_eq!(
+                super::on_loopback(listen.parse().unwrap()),
+                loopback,
+                "{listen}"
+            );
+        }
+    }
 }

@@ -4,6 +4,7 @@
 //! then stop accepting, let in-flight requests finish, and return.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -107,13 +108,19 @@ async fn shutdown_signal() -> &'static str {
     }
 }
 
-/// Serves until a signal, then drains. The caller releases the identity afterwards.
-pub async fn serve(ids: Arc<Ids>, args: ServeArgs, listener: TcpListener, tls: Option<Arc<Tls>>) {
+/// Serves until a signal, then drains; SIGHUP (`hangup`, taken by the caller) reloads TLS.
+/// The caller releases the identity afterwards.
+pub async fn serve(
+    ids: Arc<Ids>,
+    args: ServeArgs,
+    listener: TcpListener,
+    tls: Option<Arc<Tls>>,
+    hangup: Option<tokio::signal::unix::Signal>,
+) {
     let (reporter, health) = tonic_health::server::health_reporter();
     let mut background = Background::new();
     let watch = args.tls_watch().filter(|_| tls.is_some());
     let ticks = background.ticks(watch.unwrap_or(TLS_SIGHUP_ONLY_TURN));
-    let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
     background.spawn(crate::tls::reload(
         tls.clone(),
         watch.is_some(),
@@ -241,9 +248,13 @@ impl Accept {
         let _ = stream.set_nodelay(true);
         // Every request carries its connection's account of unsent answers (`budget`).
         let conn = self.budget.connection();
+        // Set by the first request: until then the connection is on its deadline.
+        let asked = Arc::new(AtomicBool::new(false));
+        let asked_in_service = Arc::clone(&asked);
         let service = TowerToHyperService::new(tower::ServiceExt::map_request(
             self.app.clone(),
             move |mut request: axum::http::Request<hyper::body::Incoming>| {
+                asked_in_service.store(true, Ordering::Relaxed);
                 request.extensions_mut().insert(Arc::clone(&conn));
                 request
             },
@@ -251,29 +262,30 @@ impl Accept {
         let builder = Arc::clone(&self.builder);
         let watcher = self.graceful.watcher();
         let ids = Arc::clone(&self.ids);
-        let first_byte_timeout = self.first_byte_timeout;
+        // One deadline from the accept to the first request, the TLS handshake included: a
+        // client that connects, or finishes a handshake, or sends a byte, and then nothing,
+        // gives its slot back then (neither the handshake, hyper's version sniff nor
+        // HTTP/2's preface has a timeout of its own).
+        let deadline = tokio::time::Instant::now() + self.first_byte_timeout;
         // The configuration of this moment: a reload after the accept does not touch it.
         let acceptor = self.tls.as_ref().map(|tls| tls.acceptor());
         tokio::spawn(async move {
             ids.metrics.connections_open.inc();
-            // A client that connects and sends nothing is closed, so idle connections
-            // cannot hold every slot.
-            if sent_something(&stream, first_byte_timeout).await {
+            if sent_something(&stream, deadline).await {
                 match acceptor {
                     None => {
                         let connection =
                             builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                        let _ = watcher.watch(connection.into_owned()).await;
+                        until_asked(watcher.watch(connection.into_owned()), &asked, deadline).await;
                     }
-                    // A handshake gets the time a request head gets: a client that starts one
-                    // and stalls gives its slot back then.
                     Some(acceptor) => {
                         if let Ok(Ok(stream)) =
-                            tokio::time::timeout(first_byte_timeout, acceptor.accept(stream)).await
+                            tokio::time::timeout_at(deadline, acceptor.accept(stream)).await
                         {
                             let connection = builder
                                 .serve_connection_with_upgrades(TokioIo::new(stream), service);
-                            let _ = watcher.watch(connection.into_owned()).await;
+                            until_asked(watcher.watch(connection.into_owned()), &asked, deadline)
+                                .await;
                         }
                     }
                 }
@@ -284,10 +296,23 @@ impl Accept {
     }
 }
 
-async fn sent_something(stream: &TcpStream, within: Duration) -> bool {
+/// Serves a connection, but drops it at `deadline` if no request has come by then.
+async fn until_asked(served: impl Future, asked: &AtomicBool, deadline: tokio::time::Instant) {
+    tokio::pin!(served);
+    tokio::select! {
+        _ = &mut served => {}
+        _ = tokio::time::sleep_until(deadline) => {
+            if asked.load(Ordering::Relaxed) {
+                served.await;
+            }
+        }
+    }
+}
+
+async fn sent_something(stream: &TcpStream, deadline: tokio::time::Instant) -> bool {
     let mut byte = [0u8; 1];
     matches!(
-        tokio::time::timeout(within, stream.peek(&mut byte)).await,
+        tokio::time::timeout_at(deadline, stream.peek(&mut byte)).await,
         Ok(Ok(n)) if n > 0
     )
 }

@@ -1,5 +1,5 @@
 //! TLS for the listener (rustls with ring, as the SQL coordinators: no OpenSSL in the binary):
-//! the certificate chain and key from PEM files, ALPN for HTTP/2 and HTTP/1.1, and optionally
+//! the certificate chain and key from PEM files, ALPN for HTTP/2 and HTTP/1.x, and optionally
 //! client certificates checked against a CA. The files are re-read on SIGHUP and when they
 //! change (`reload`); each new connection takes the configuration current at its accept,
 //! so a connection open across a reload keeps the session it has.
@@ -112,13 +112,17 @@ fn warn_if_out_of_date(cert: &Path, dates: &Option<Dates>) {
 }
 
 fn server_config(files: &TlsFiles) -> Result<(Arc<ServerConfig>, Option<Dates>), String> {
-    // The error names the file only: the PEM parser's messages may quote a line of it.
-    let key = PrivateKeyDer::from_pem_file(&files.key).map_err(|_| {
-        format!(
+    // The error names the file and, if it could not be read, why; never what the PEM parser
+    // says, which may quote a line of it.
+    let key = PrivateKeyDer::from_pem_file(&files.key).map_err(|e| match e {
+        rustls::pki_types::pem::Error::Io(e) => {
+            format!("--tls-key {}: cannot read it: {e}", files.key.display())
+        }
+        _ => format!(
             "--tls-key {}: no private key could be read from it (PEM: PKCS#8, PKCS#1 or \
              SEC1, unencrypted)",
             files.key.display()
-        )
+        ),
     })?;
     let chain = read_chain(&files.cert, "--tls-cert")?;
     let dates = dates(&chain[0]);
@@ -142,7 +146,8 @@ fn server_config(files: &TlsFiles) -> Result<(Arc<ServerConfig>, Option<Dates>),
             files.key.display()
         )
     })?;
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    // http/1.0: what `curl --http1.0` offers, alone; hyper serves it as HTTP/1.
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec(), b"http/1.0".to_vec()];
     Ok((Arc::new(config), dates))
 }
 
@@ -201,8 +206,8 @@ fn stamps(files: &TlsFiles) -> Vec<Stamp> {
 /// `ticks`), logging the outcome; a bad pair keeps the old one. Without TLS, SIGHUP (a
 /// `systemctl reload`) is logged and otherwise ignored: its default action would end the
 /// server with its lease held.
-/// `hangup` is made by the caller before the first accept, so that no SIGHUP finds the
-/// default action in place.
+/// `hangup` is made before the identity is taken (`run_inner`), so that no SIGHUP from then
+/// on finds the default action in place; one sent during the start is handled here.
 pub async fn reload(
     tls: Option<Arc<Tls>>,
     watch: bool,
@@ -282,6 +287,23 @@ mod tests {
         );
         assert!(
             !error.contains("c2VjcmV0") && !error.contains("!!"),
+            "{error}"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A key file that is not there is said so, not taken for a PEM problem.
+    #[test]
+    fn a_missing_key_file_says_why_it_cannot_be_read() {
+        let dir = temp_dir("nokey");
+        let files = TlsFiles {
+            cert: dir.join("c.pem"),
+            key: dir.join("missing.pem"),
+            client_ca: None,
+        };
+        let error = Tls::load(files).err().unwrap();
+        assert!(
+            error.contains("missing.pem: cannot read it: No such file or directory"),
             "{error}"
         );
         std::fs::remove_dir_all(dir).unwrap();

@@ -86,6 +86,21 @@ def test_every_route_over_http1_http2_and_grpc(start_server, certs, pb):  # noqa
     assert started[0]["fields"]["tls"] == "on"
 
 
+def test_an_http_1_0_client_is_served_over_tls(start_server, certs):  # noqa: F811
+    # As `curl --http1.0` offers it: "http/1.0" alone in ALPN.
+    s = start_server(*tls_args(certs), "--worker-id", "3", ssl_context=client_context(certs))
+    with tls_socket(s.port, client_context(certs, alpn=("http/1.0",))) as sock:
+        assert sock.selected_alpn_protocol() == "http/1.0"
+        sock.sendall(b"GET /v1/id HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        answer = b""
+        for _ in range(100):  # until the server closes (HTTP/1.0 without keep-alive)
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.0 200 "), answer
+
+
 def handshake_refusal(port, ctx):
     """The alert by which the server refuses this client in the TLS handshake (TLS 1.3
     finishes the client's side first: the refusal is the alert read next, before any HTTP);

@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -209,6 +210,44 @@ def test_clients_stalled_in_the_handshake_starve_no_one(start_server, certs):  #
     # Each had a slot (none was refused at the accept): the handshake timeout closed them.
     _, _, metrics = s.get("/metrics")
     assert b"\nflakery_connections_refused_total 0\n" in metrics
+
+
+def closed_by_server(sock):
+    """Reads until the server closes (a 60 s socket guard, not a bound): whatever it sent
+    first (HTTP/2's SETTINGS), then the end."""
+    for _ in range(100):
+        try:
+            if sock.recv(4096) == b"":
+                return True
+        except (ConnectionResetError, ssl.SSLEOFError):
+            return True
+    return False
+
+
+def test_silent_connections_give_their_slot_back(start_server, certs):  # noqa: F811
+    # Every slot held by a client that finished its handshake (either protocol), or on plain
+    # HTTP sent one byte (a prefix of HTTP/2's preface), and then nothing: the server closes
+    # each, and a real client is served, none refused.
+    ctx = client_context(certs)
+    s = start_server(*tls_args(certs), "--worker-id", "6", "--max-connections", "6",
+                     "--header-timeout-s", "1", ssl_context=ctx)
+    idle = [tls_socket(s.port, client_context(certs, alpn=alpn))
+            for alpn in (["h2"], ["h2"], ["http/1.1"], ["http/1.1"])]
+    assert [sock.selected_alpn_protocol() for sock in idle] == ["h2", "h2", "http/1.1",
+                                                                 "http/1.1"]
+    plain = start_server("--worker-id", "7", "--max-connections", "6",
+                         "--header-timeout-s", "1")
+    idle_plain = [socket.create_connection(("127.0.0.1", plain.port), timeout=60)
+                  for _ in range(4)]
+    for sock in idle_plain:
+        sock.sendall(b"P")
+    for server, socks in ((s, idle), (plain, idle_plain)):
+        assert all(closed_by_server(sock) for sock in socks)
+        for sock in socks:
+            sock.close()
+        assert server.get_json("/v1/id")[0] == 200
+        _, _, metrics = server.get("/metrics")
+        assert b"\nflakery_connections_refused_total 0\n" in metrics
 
 
 def forms(i):

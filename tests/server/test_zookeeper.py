@@ -3,6 +3,9 @@ a stalled renewal holding up neither /healthz nor the thread count; the lease re
 SIGTERM."""
 
 import json
+import os
+import signal
+import subprocess
 import threading
 import time
 
@@ -13,6 +16,7 @@ from kazoo.client import KazooClient
 from prometheus_client.parser import text_string_to_metric_families
 
 import zkserver
+from conftest import BINARY, free_port
 
 SESSION_MS = 2000
 
@@ -299,3 +303,44 @@ def test_a_mark_far_ahead_is_never_reported_ready(zk, start_server):
         assert s.get("/v1/id")[0] == 503
         probes += 1
         time.sleep(0.3)
+
+
+def test_sighup_while_the_identity_is_taken_is_not_fatal(tmp_path):
+    # The server waits for a ZooKeeper not there yet; a SIGHUP meanwhile (a `systemctl reload`
+    # of a server still starting) neither ends it nor keeps it from starting once it is there.
+    port, zk_port = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLAKERY_")}
+    env.update({"FLAKERY_ZOOKEEPER": f"127.0.0.1:{zk_port}", "FLAKERY_NAMESPACE": "sighup",
+                "FLAKERY_SESSION_TIMEOUT_MS": "60000", "FLAKERY_LOG_FORMAT": "json",
+                "FLAKERY_DRAIN_DELAY_MS": "0"})
+    log_path = tmp_path / "server.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([BINARY, "serve", "--listen", f"127.0.0.1:{port}"], env=env,
+                                stdout=log, stderr=log)
+    try:
+        logs = log_path.read_text
+        for _ in range(600):  # bounded turns until the line (an order of events)
+            if proc.poll() is not None or "cannot connect to ZooKeeper" in logs():
+                break
+            time.sleep(0.05)
+        assert "cannot connect to ZooKeeper" in logs(), logs()
+        proc.send_signal(signal.SIGHUP)
+        with zkserver.start(port=zk_port):
+            for _ in range(1200):
+                if proc.poll() is not None or '"event":"started"' in logs():
+                    break
+                time.sleep(0.05)
+            assert proc.poll() is None, logs()
+            assert '"event":"started"' in logs(), logs()
+            # The signal that came during the start, handled once the server serves.
+            for _ in range(600):
+                if '"event":"sighup"' in logs():
+                    break
+                time.sleep(0.05)
+            assert '"event":"sighup"' in logs(), logs()
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(30) == 0, logs()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

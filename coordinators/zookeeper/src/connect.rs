@@ -296,6 +296,15 @@ fn handshake(
     socket.set_read_timeout(Some(left())).map_err(io)?;
     socket.set_write_timeout(Some(left())).map_err(io)?;
     let plain = tls.is_none();
+    // Under TLS 1.3 the server checks our certificate after our side of the handshake is
+    // done: its refusal, an alert, comes with the first read, and is as final as in `secure`.
+    let read_failed = |err: std::io::Error| {
+        if !tls::is_alert(&err) {
+            return io(err);
+        }
+        let (_, why) = tls::handshake_failure(&address.to_string(), host, &err);
+        Refused::Fatal(Error::new(ErrorCode::CoordinatorUnavailable, why))
+    };
     let (mut reader, mut writer) = link::split(socket, tls).map_err(io)?;
     let requested = settings.session_timeout_ms as i32;
     let mut w = Writer::bare();
@@ -314,7 +323,7 @@ fn handshake(
              ZooKeeper still starting does this, and so does a secureClientPort to a client \
              without TLS (add ?secure=true to the connect string for one)"
         )),
-        _ => io(err),
+        _ => read_failed(err),
     })?;
     let mut r = Reader::new(&reply);
     let parsed = (|| Ok::<_, ZkError>((r.int()?, r.int()?, r.long()?)))();
@@ -341,7 +350,7 @@ fn handshake(
             .string("digest")
             .buffer(credentials.secret().as_bytes());
         write_frame(&mut writer, &w.finish()).map_err(io)?;
-        let reply = read_frame(&mut reader).map_err(io)?;
+        let reply = read_frame(&mut reader).map_err(read_failed)?;
         let header = reply_header(&mut Reader::new(&reply))
             .map_err(|_| Refused::Retry(format!("{address} sent a malformed answer")))?;
         if header.err != 0 {

@@ -98,8 +98,13 @@ impl Tls {
                 if chain.is_empty() {
                     return Err(format!("{} holds no certificate", cert.display()));
                 }
-                let key = PrivateKeyDer::from_pem_file(key).map_err(|_| {
-                    format!("cannot read a private key (PEM) from {}", key.display())
+                // Why the file could not be read, but never what the PEM parser says, which
+                // may quote a line of it.
+                let key = PrivateKeyDer::from_pem_file(key).map_err(|e| match e {
+                    rustls::pki_types::pem::Error::Io(e) => {
+                        format!("cannot read the private key {}: {e}", key.display())
+                    }
+                    _ => format!("cannot read a private key (PEM) from {}", key.display()),
                 })?;
                 builder.with_client_auth_cert(chain, key).map_err(|e| {
                     format!(
@@ -154,6 +159,15 @@ pub(crate) fn server_name(host_port: &str) -> std::result::Result<ServerName<'st
     let host = host.trim_start_matches('[').trim_end_matches(']');
     ServerName::try_from(host.to_string())
         .map_err(|_| format!("'{host}' is not a host name TLS can check a certificate for"))
+}
+
+/// Whether a read failed on the server's TLS alert.
+pub(crate) fn is_alert(err: &std::io::Error) -> bool {
+    matches!(
+        err.get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>()),
+        Some(rustls::Error::AlertReceived(_))
+    )
 }
 
 /// Why a TLS handshake with `address` (`host`: the name checked) failed, in words; `true`
@@ -216,4 +230,28 @@ pub(crate) fn handshake_failure(address: &str, host: &str, err: &std::io::Error)
         other => format!("TLS handshake: {other}"),
     };
     (true, format!("ZooKeeper at {address}: {why}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key file that is not there is said so, not taken for a PEM problem.
+    #[test]
+    fn a_missing_key_file_says_why_it_cannot_be_read() {
+        let dir = std::env::temp_dir().join(format!("flakery-zk-nokey-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cert = dir.join("c.pem");
+        std::fs::write(&cert, crate::link::tests::CERT).unwrap();
+        let tls = Tls {
+            ca: Some(cert.clone()),
+            identity: Some((cert, dir.join("missing.pem"))),
+        };
+        let error = tls.config().err().unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            error.contains("missing.pem: No such file or directory"),
+            "{error}"
+        );
+    }
 }

@@ -212,22 +212,39 @@ fn recording_relay(target: &str) -> (String, Arc<Mutex<Vec<u8>>>) {
 }
 
 /// A TLS server on 127.0.0.1 with the pair `name`.crt/.key of `certs` that completes
-/// handshakes (and nothing more) until the test process ends; its port, and a count of the
+/// handshakes (and nothing more) until the test process ends, of the protocol `version`, and
+/// requiring a client certificate of `client_ca` if given; its port, and a count of the
 /// connections it accepted.
-fn tls_listener(certs: &Path, name: &str) -> (u16, Arc<AtomicUsize>) {
+fn tls_listener(
+    certs: &Path,
+    name: &str,
+    version: &'static rustls::SupportedProtocolVersion,
+    client_ca: Option<&Path>,
+) -> (u16, Arc<AtomicUsize>) {
     let chain = CertificateDer::pem_file_iter(certs.join(format!("{name}.crt")))
         .unwrap()
         .collect::<Result<Vec<_>, _>>()
         .unwrap();
     let key = PrivateKeyDer::from_pem_file(certs.join(format!("{name}.key"))).unwrap();
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
+    let builder = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
+        .with_protocol_versions(&[version])
         .unwrap();
-    let config = Arc::new(config);
+    let builder = match client_ca {
+        None => builder.with_no_client_auth(),
+        Some(ca) => {
+            let mut roots = rustls::RootCertStore::empty();
+            for cert in CertificateDer::pem_file_iter(ca).unwrap() {
+                roots.add(cert.unwrap()).unwrap();
+            }
+            let verifier =
+                rustls::server::WebPkiClientVerifier::builder_with_provider(roots.into(), provider)
+                    .build()
+                    .unwrap();
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let config = Arc::new(builder.with_single_cert(chain, key).unwrap());
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let accepted = Arc::new(AtomicUsize::new(0));
@@ -238,8 +255,11 @@ fn tls_listener(certs: &Path, name: &str) -> (u16, Arc<AtomicUsize>) {
             let mut socket = socket;
             let _ = socket.set_read_timeout(Some(Duration::from_secs(10)));
             let mut conn = rustls::ServerConnection::new(Arc::clone(&config)).unwrap();
-            // The client gives up on the certificate: this ends with its alert.
+            // Either side refuses the other's certificate: this ends with an alert.
             let _ = conn.complete_io(&mut socket);
+            // Until the client closes: what it sent unread would turn the close into a reset
+            // that could overtake the alert.
+            let _ = std::io::copy(&mut socket, &mut std::io::sink());
         }
     });
     (port, accepted)
@@ -250,6 +270,7 @@ fn a_certificate_for_another_host_or_expired_is_refused_at_once_naming_why() {
     let certs = DataDir::new("zk-tls-listener-certs");
     make_certs(&certs.0);
     let ca = certs.0.join("ca.pem");
+    let tls13 = &rustls::version::TLS13;
     for (name, says) in [
         (
             "wrong-host",
@@ -257,7 +278,7 @@ fn a_certificate_for_another_host_or_expired_is_refused_at_once_naming_why() {
         ),
         ("expired", "its certificate has expired"),
     ] {
-        let (port, accepted) = tls_listener(&certs.0, name);
+        let (port, accepted) = tls_listener(&certs.0, name, tls13, None);
         let err = refused(
             &format!("127.0.0.1:{port}?secure=true&ca={}", ca.display()),
             says,
@@ -268,6 +289,28 @@ fn a_certificate_for_another_host_or_expired_is_refused_at_once_naming_why() {
         );
         // At once: another attempt could not fare better.
         assert_eq!(accepted.load(Ordering::SeqCst), 1, "{err}");
+    }
+}
+
+/// A server that requires a client certificate refuses a client without one at once, under
+/// TLS 1.3 too, where its refusal comes after the client's side of the handshake is done (on
+/// the first read of the session's answer).
+#[test]
+fn a_missing_client_certificate_is_refused_at_once_in_either_version() {
+    let certs = DataDir::new("zk-tls-need-cert-certs");
+    make_certs(&certs.0);
+    let ca = certs.0.join("ca.pem");
+    for version in [&rustls::version::TLS13, &rustls::version::TLS12] {
+        let (port, accepted) = tls_listener(&certs.0, "server", version, Some(&ca));
+        let err = refused(
+            &format!("127.0.0.1:{port}?secure=true&ca={}", ca.display()),
+            "client certificate",
+        );
+        assert!(
+            err.message().starts_with("ZooKeeper at 127.0.0.1:"),
+            "{err}"
+        );
+        assert_eq!(accepted.load(Ordering::SeqCst), 1, "{version:?}: {err}");
     }
 }
 
