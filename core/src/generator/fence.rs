@@ -3,10 +3,11 @@
 //! which a lease closes the generator's hot path (docs/spec.md#the-generators-slow-path).
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use super::sync::{self, AtomicU64, Condvar, Mutex, MutexGuard};
 use crate::error::{Error, Result};
 use crate::lease::status::LeaseStatus;
 
@@ -167,7 +168,7 @@ struct FenceState {
     closes: AtomicU64,
     /// What the lease attached to this fence says of itself (none: a node ID that cannot be
     /// lost). Carried here so that any lease, however wrapped, reports it in `attach`.
-    status: Mutex<Option<LeaseStatus>>,
+    status: std::sync::Mutex<Option<LeaseStatus>>,
     /// Times the generator found no published grant that covered the tick it wanted, and
     /// asked; and times it then waited for a publication. Counted without a lock.
     grant_asks: AtomicU64,
@@ -201,7 +202,8 @@ pub struct Published {
 /// before it runs anything else: a generator's hot path then needs no fork check of its own
 /// (a forked child's first call finds its limit at 0 and takes the slow path, which leases
 /// anew). Taken only inside a fork section, so no thread holds it at a fork.
-static GENERATOR_FENCES: Mutex<Vec<Weak<FenceState>>> = Mutex::new(Vec::new());
+static GENERATOR_FENCES: std::sync::Mutex<Vec<Weak<FenceState>>> =
+    std::sync::Mutex::new(Vec::new());
 
 /// In a fork's child (the `pthread_atfork` child handler, one thread): closes every
 /// generator's limit. Only stores: no lock another thread could have held, no allocation.
@@ -307,10 +309,9 @@ impl Fence {
         // Counted before the wait (with the lock held, so a publisher that sees the count
         // finds the waiter waiting).
         self.state.grant_waits.fetch_add(1, Ordering::SeqCst);
-        let _ = self
-            .posted
-            .changed
-            .wait_timeout_while(slot, timeout, |slot| slot.epoch == epoch);
+        sync::wait_while(&self.posted.changed, slot, timeout, |slot| {
+            slot.epoch == epoch
+        });
     }
 
     /// Times the generator found no published grant covering the tick it wanted and asked
@@ -341,15 +342,15 @@ impl Fence {
     }
 
     /// Opens the fence up to `limit`, unless it was closed since `closes_before` was read:
-    /// then it stays closed, and the next call asks the lease again.
+    /// then it stays closed, and the next call asks the lease again. Called on the handle the
+    /// lease closes through, under the lock its `close` holds: a close is wholly before the
+    /// opening (which sees its count) or after it (and shuts what it opened). A check, store
+    /// and check again without the lock is right only under a total order of every SeqCst
+    /// access, which the loom models do not assume (docs/development.md#loom-models).
     pub(crate) fn open(&self, limit: u64, closes_before: u64) {
-        if self.closes() != closes_before {
-            return;
-        }
-        self.state.limit.store(limit, Ordering::SeqCst);
-        // A close between the check and the store: take the store back.
-        if self.closes() != closes_before {
-            self.state.limit.store(0, Ordering::SeqCst);
+        let _slot = self.slot();
+        if self.closes() == closes_before {
+            self.state.limit.store(limit, Ordering::SeqCst);
         }
     }
 
