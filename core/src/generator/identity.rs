@@ -414,6 +414,8 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
             };
             (Arc::clone(&current.lease), last_used_ms)
         };
+        // Its limit is 0 for good: a fork's child has nothing to close here.
+        self.limit.unregister();
         release(lease.as_ref(), last_used_ms);
         // A fixed node ID's lease has no keeper to say so: closed, it issues nothing more
         // (a health check reads this).
