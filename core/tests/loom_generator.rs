@@ -375,10 +375,10 @@ fn grant_withdrawn_and_replaced() {
 }
 
 /// The node ID changes (the lease closes the fence, then publishes `next`, a grant of
-/// worker 2) while two threads issue under worker 1, and then the clock moves on: a call may
-/// take the new tick on the hot path, which loads the node bits, while another applies the
-/// change.
-fn node_change(next: Grant) {
+/// worker 2) while two threads issue under worker 1, and the clock moves on, after the change
+/// or just before it: a call may take the new tick on the hot path, which loads the node
+/// bits, while another applies the change.
+fn node_change(next: Grant, tick_first: bool) {
     let first = grant(1, i64::MIN, T0 + 5);
     let m = Model::new(first);
     let a = m.issuer("A", 2);
@@ -386,13 +386,21 @@ fn node_change(next: Grant) {
     let (fence, trace, withdrawn) = (m.fence(), m.trace.clone(), Arc::clone(&m.withdrawn));
     let clock = m.clock.clone();
     let driver = thread::spawn(move || {
+        let tick = || {
+            clock.tick();
+            trace.note("clock: T0+1 ms".into());
+        };
+        if tick_first {
+            tick();
+        }
         fence.close();
         trace.note("lease: withdraws worker 1's grant (Fence::close)".into());
         withdrawn.store(true, Release);
         fence.publish(next);
         trace.note(format!("lease: publishes {}", show(&next)));
-        clock.tick();
-        trace.note("clock: T0+1 ms".into());
+        if !tick_first {
+            tick();
+        }
     });
     let ids = [a.join().unwrap(), b.join().unwrap()];
     driver.join().unwrap();
@@ -402,14 +410,14 @@ fn node_change(next: Grant) {
 /// Worker 2 comes with no floor: the next ID must still go to a tick after worker 1's last.
 #[test]
 fn node_change_races_calls() {
-    explore(2, || node_change(grant(2, i64::MIN, T0 + 5)));
+    explore(2, || node_change(grant(2, i64::MIN, T0 + 5), false));
 }
 
-/// Worker 2 comes with a floor ahead of the clock (its last holder used T0+1 ms): no ID of
-/// worker 2 at or before it, though the clock reaches T0+1 ms while the change is applied.
+/// Worker 2 comes with a floor (its last holder used T0+1 ms) that the clock reaches just
+/// before the change: no ID of worker 2 at or before it.
 #[test]
 fn node_change_with_a_floor_races_calls() {
-    explore(2, || node_change(grant(2, T0 + 1, T0 + 5)));
+    explore(2, || node_change(grant(2, T0 + 1, T0 + 5), true));
 }
 
 /// The clock word advances (the clock thread's millisecond) past the end of the first grant,
