@@ -22,9 +22,16 @@ static FORKING: AtomicBool = AtomicBool::new(false);
 /// Threads inside a section.
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 
+#[cfg(not(loom))]
 thread_local! {
     /// How deep this thread is in nested sections (only the outermost counts in ACTIVE).
     static DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+// A loom model's threads share one OS thread: each needs a depth of its own.
+#[cfg(loom)]
+loom::thread_local! {
+    static DEPTH: Cell<usize> = Cell::new(0);
 }
 
 /// Registers the handlers with `pthread_atfork` once per process. Any `fork()` that goes

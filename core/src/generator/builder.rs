@@ -1,9 +1,8 @@
 //! Building a generator: its options, its clock, and its node lease (given, or resolved from
 //! the options and the environment).
 
-use std::sync::atomic::AtomicU64;
-
 use super::identity::{check_node_may_change, Identity};
+use super::sync::AtomicU64;
 use super::ticks::Ticks;
 use super::{random_u64, Generator, OwnWord, StateWord};
 use crate::clock::{Clock, SystemClock};

@@ -3,10 +3,11 @@
 //! which a lease closes the generator's hot path (docs/spec.md#the-generators-slow-path).
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use super::sync::{self, AtomicU64, Condvar, Mutex, MutexGuard};
 use crate::error::{Error, Result};
 use crate::lease::status::LeaseStatus;
 
@@ -162,12 +163,14 @@ pub struct Fence {
 #[repr(align(64))]
 struct FenceState {
     limit: AtomicU64,
+    /// Its place in the fork list (`GENERATOR_FENCES`; 0 for a fence not in it).
+    slot: usize,
     /// Counts `close` calls, so that a limit granted while the lease was being lost cannot
     /// reopen the fence (see `Generator::refresh_grant`).
     closes: AtomicU64,
     /// What the lease attached to this fence says of itself (none: a node ID that cannot be
     /// lost). Carried here so that any lease, however wrapped, reports it in `attach`.
-    status: Mutex<Option<LeaseStatus>>,
+    status: std::sync::Mutex<Option<LeaseStatus>>,
     /// Times the generator found no published grant that covered the tick it wanted, and
     /// asked; and times it then waited for a publication. Counted without a lock.
     grant_asks: AtomicU64,
@@ -197,36 +200,79 @@ pub struct Published {
     pub closes: u64,
 }
 
-/// The limits of every generator of this process, so that a fork's child closes them all
+/// The fences of every open generator of this process, so that a fork's child closes them all
 /// before it runs anything else: a generator's hot path then needs no fork check of its own
 /// (a forked child's first call finds its limit at 0 and takes the slow path, which leases
-/// anew). Taken only inside a fork section, so no thread holds it at a fork.
-static GENERATOR_FENCES: Mutex<Vec<Weak<FenceState>>> = Mutex::new(Vec::new());
+/// anew). A closed generator leaves the list (`Fence::unregister`): its limit stays 0 for
+/// good, so the list costs what the open generators do, whenever a runtime frees the closed
+/// ones. Taken only inside a fork section, so no thread holds it at a fork.
+static GENERATOR_FENCES: std::sync::Mutex<Fences> = std::sync::Mutex::new(Fences {
+    slots: Vec::new(),
+    free: Vec::new(),
+});
+
+/// A slot per open generator; a closed one's slot is reused by the next generator made.
+struct Fences {
+    slots: Vec<Option<Weak<FenceState>>>,
+    free: Vec<usize>,
+}
 
 /// In a fork's child (the `pthread_atfork` child handler, one thread): closes every
 /// generator's limit. Only stores: no lock another thread could have held, no allocation.
 pub(crate) fn shut_all_after_fork() {
     let fences = GENERATOR_FENCES.lock().unwrap_or_else(|e| e.into_inner());
-    for fence in fences.iter() {
+    for fence in fences.slots.iter().flatten() {
         if let Some(state) = fence.upgrade() {
             state.limit.store(0, Ordering::SeqCst);
         }
     }
 }
 
+/// How many generators the fork list holds.
+#[cfg(test)]
+fn fork_list_len() -> usize {
+    let fences = GENERATOR_FENCES.lock().unwrap_or_else(|e| e.into_inner());
+    fences.slots.iter().filter(|slot| slot.is_some()).count()
+}
+
 impl Fence {
-    /// A generator's own fence, closed in a fork's child (`shut_all_after_fork`).
+    /// A generator's own fence, closed in a fork's child (`shut_all_after_fork`) until the
+    /// generator is closed (`unregister`).
     pub(crate) fn for_generator() -> Fence {
-        let fence = Fence::default();
         let mut fences = crate::fork::lock(&GENERATOR_FENCES);
-        // Dropped generators' entries go when the list would grow: amortized, never a scan
-        // per generator.
-        if fences.len() == fences.capacity() {
-            fences.retain(|f| f.strong_count() > 0);
-        }
-        fences.push(Arc::downgrade(&fence.state));
+        let slot = match fences.free.pop() {
+            Some(slot) => slot,
+            None => {
+                fences.slots.push(None);
+                fences.slots.len() - 1
+            }
+        };
+        let fence = Fence {
+            state: Arc::new(FenceState {
+                slot,
+                ..FenceState::default()
+            }),
+            posted: Arc::default(),
+        };
+        fences.slots[slot] = Some(Arc::downgrade(&fence.state));
         drop(fences);
         fence
+    }
+
+    /// Takes a closed generator's fence off the fork list (its limit is 0 for good): once,
+    /// from `Generator::close` or its drop. A short lock, never a wait.
+    pub(crate) fn unregister(&self) {
+        let mut fences = crate::fork::lock(&GENERATOR_FENCES);
+        let slot = self.state.slot;
+        let mine = fences
+            .slots
+            .get(slot)
+            .and_then(Option::as_ref)
+            .is_some_and(|weak| std::ptr::eq(weak.as_ptr(), Arc::as_ptr(&self.state)));
+        if mine {
+            fences.slots[slot] = None;
+            fences.free.push(slot);
+        }
     }
 
     /// A handle on the same limit with a publication of its own, for a lease attached anew
@@ -307,10 +353,9 @@ impl Fence {
         // Counted before the wait (with the lock held, so a publisher that sees the count
         // finds the waiter waiting).
         self.state.grant_waits.fetch_add(1, Ordering::SeqCst);
-        let _ = self
-            .posted
-            .changed
-            .wait_timeout_while(slot, timeout, |slot| slot.epoch == epoch);
+        sync::wait_while(&self.posted.changed, slot, timeout, |slot| {
+            slot.epoch == epoch
+        });
     }
 
     /// Times the generator found no published grant covering the tick it wanted and asked
@@ -341,15 +386,15 @@ impl Fence {
     }
 
     /// Opens the fence up to `limit`, unless it was closed since `closes_before` was read:
-    /// then it stays closed, and the next call asks the lease again.
+    /// then it stays closed, and the next call asks the lease again. Called on the handle the
+    /// lease closes through, under the lock its `close` holds: a close is wholly before the
+    /// opening (which sees its count) or after it (and shuts what it opened). A check, store
+    /// and check again without the lock is right only under a total order of every SeqCst
+    /// access, which the loom models do not assume (docs/development.md#loom-models).
     pub(crate) fn open(&self, limit: u64, closes_before: u64) {
-        if self.closes() != closes_before {
-            return;
-        }
-        self.state.limit.store(limit, Ordering::SeqCst);
-        // A close between the check and the store: take the store back.
-        if self.closes() != closes_before {
-            self.state.limit.store(0, Ordering::SeqCst);
+        let _slot = self.slot();
+        if self.closes() == closes_before {
+            self.state.limit.store(limit, Ordering::SeqCst);
         }
     }
 
@@ -372,5 +417,29 @@ impl Fence {
     /// Closes the fence from the generator's side (a change of identity, a fork, `close`).
     pub(crate) fn shut(&self) {
         self.state.limit.store(0, Ordering::SeqCst);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::Generator;
+
+    /// The fork list holds the open generators, not every generator not yet freed: 100,000
+    /// made and closed, kept as a runtime keeps the objects its collector has not finalized
+    /// yet (Node's `new Generator().close()`), and as many dropped, leave it as short as the
+    /// open ones make it (other tests of this process run beside this one and hold a few).
+    #[test]
+    fn the_fork_list_costs_what_the_open_generators_do() {
+        let open = Generator::builder().worker_id(1).build().unwrap();
+        let mut closed = Vec::with_capacity(100_000);
+        for _ in 0..100_000 {
+            let generator = Generator::builder().worker_id(2).build().unwrap();
+            generator.close();
+            closed.push(generator);
+            drop(Generator::builder().worker_id(3).build().unwrap());
+        }
+        let listed = super::fork_list_len();
+        assert!(listed < 1_000, "{listed} generators in the fork list");
+        drop((open, closed));
     }
 }

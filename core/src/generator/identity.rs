@@ -11,10 +11,11 @@
 //! (the fence closed, the lease replaced after a fork, the generator closed); else the caller
 //! looks again.
 
-use std::sync::atomic::{AtomicBool, Ordering::*};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering::*;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::sync::{self, AtomicBool, Mutex};
 use super::ticks::above_time_mask;
 use super::{Generator, StateWord};
 use crate::clock::Clock;
@@ -55,8 +56,8 @@ impl Identity {
         }
     }
 
-    fn current(&self) -> fork::Locked<'_, Current> {
-        fork::lock(&self.current)
+    fn current(&self) -> sync::Locked<'_, Current> {
+        sync::lock(&self.current)
     }
 
     fn lease(&self) -> (Arc<dyn NodeLease>, Fence) {
@@ -275,9 +276,9 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
                 ),
             ));
         }
-        // The first ID of the limit's tick: every ID of an earlier tick is below it.
-        self.limit
-            .open(limit << self.ticks.time_shift, closes_before);
+        // The first ID of the limit's tick: every ID of an earlier tick is below it. Opened
+        // through the lease's own handle, whose lock its `close` takes.
+        fence.open(limit << self.ticks.time_shift, closes_before);
         Ok(())
     }
 
@@ -329,8 +330,15 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
             .map_or(0, |t| ticks.id(t, ticks.seq_mask, node));
         let _ = self.state.word().fetch_update(SeqCst, SeqCst, |cur| {
             if ticks.nothing_issued(cur) {
-                // Nothing to move past but the floor.
-                return (floor_state != 0).then_some(floor_state);
+                // Nothing to move past but the floor. A change of node ID changes even an
+                // empty state (to another empty one), so that a call that read it with the old
+                // node bits fails its compare-and-swap (the loom model
+                // `node_change_races_calls` found the call that did not).
+                return if floor_state != 0 {
+                    Some(floor_state)
+                } else {
+                    whole_tick.then(|| cur.wrapping_add(ticks.unit))
+                };
             }
             let tick_end = if whole_tick {
                 ticks.id(ticks.of_id(cur), ticks.seq_mask, node)
@@ -406,6 +414,8 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
             };
             (Arc::clone(&current.lease), last_used_ms)
         };
+        // Its limit is 0 for good: a fork's child has nothing to close here.
+        self.limit.unregister();
         release(lease.as_ref(), last_used_ms);
         // A fixed node ID's lease has no keeper to say so: closed, it issues nothing more
         // (a health check reads this).

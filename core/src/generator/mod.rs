@@ -12,7 +12,7 @@
 //! and what its grants change. `fence.rs`: the types a generator shares with its lease.
 //! `builder.rs`: options to a generator.
 
-use std::sync::atomic::{AtomicU64, Ordering::*};
+use std::sync::atomic::Ordering::*;
 
 use crate::clock::{Clock, SystemClock};
 use crate::error::Result;
@@ -22,12 +22,14 @@ mod builder;
 pub mod fence;
 mod identity;
 mod reserve;
+pub(crate) mod sync;
 mod ticks;
 
 use crate::options::SequencePolicy;
 pub use builder::Builder;
 use fence::{Fence, NodeId, NodeSource};
 use identity::Identity;
+use sync::AtomicU64;
 use ticks::Ticks;
 
 /// Where a generator keeps its state word. Monomorphized, so an ordinary generator's hot path
