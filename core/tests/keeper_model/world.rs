@@ -99,9 +99,10 @@ pub struct World {
     /// (index, tick, holder) of every tick issued, sorted.
     pub issued: Vec<(usize, i64, i64)>,
     budget: Budget,
-    /// A record was deleted or a mark lowered: clocks then stay within the tolerance that
-    /// the fresh-record wait assumes (docs/guarantees.md).
-    tampered: bool,
+    /// The records deleted or whose mark was lowered: clocks then stay within the tolerance
+    /// that the fresh-record wait assumes (docs/guarantees.md), and their holders may issue
+    /// up to the mark they confirmed, which the record no longer says.
+    tampered: [bool; INDEXES],
 }
 
 impl World {
@@ -119,7 +120,7 @@ impl World {
                 steps: cfg.steps,
                 tampers: cfg.tampers,
             },
-            tampered: false,
+            tampered: [false; INDEXES],
         };
         for _ in 0..cfg.holders {
             let holder = world.holder(layout_keeper(), WALL0, None);
@@ -279,7 +280,7 @@ impl World {
             Event::Step(h, delta) => {
                 self.budget.steps -= 1;
                 self.holders[h].wall_offset += delta;
-                if self.tampered && !self.clocks_agree() {
+                if self.tampered.contains(&true) && !self.clocks_agree() {
                     // Past the tolerance the fresh-record wait assumes: not modelled.
                     self.holders[h].wall_offset -= delta;
                 }
@@ -288,14 +289,14 @@ impl World {
             Event::Delete(i) => {
                 self.budget.tampers -= 1;
                 self.records.slots[i] = Default::default();
-                self.tampered = true;
+                self.tampered[i] = true;
             }
             Event::Lower(i) => {
                 self.budget.tampers -= 1;
                 let slot = &mut self.records.slots[i];
                 slot.mark = Some(now + self.holders[0].wall_offset - 1);
                 slot.version += 1;
-                self.tampered = true;
+                self.tampered[i] = true;
             }
             Event::Raise(i) => {
                 self.budget.tampers -= 1;
@@ -405,6 +406,20 @@ impl World {
         };
         let holder = &mut self.holders[h];
         let id = holder.id;
+        // The first rule (keeper_properties.rs checks it too): an ID only under a claim the
+        // coordinator still has as this holder's, within the mark it stores; for a record
+        // edited by hand, only the ticks issued twice tell.
+        let slot = &self.records.slots[index];
+        if !self.tampered[index] {
+            if self.records.live_holder(index) != Some(id) {
+                return Err(format!(
+                    "holder {id} issued under node index {index}, which it does not hold now"
+                ));
+            }
+            if slot.mark.is_none_or(|mark| tick > mark) {
+                return Err(format!("tick {tick} past the stored mark {:?}", slot.mark));
+            }
+        }
         if last.is_some_and(|l| tick <= l) {
             return Err(format!(
                 "holder {id}'s IDs decrease: tick {tick} after {last:?}"
