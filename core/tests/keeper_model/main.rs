@@ -39,7 +39,7 @@ fn base(name: &'static str) -> Config {
         steps: 0,
         tampers: 0,
         step_sizes: vec![],
-        advances: vec![150, 700, 2_000],
+        advances: vec![100, 700, 2_000],
         lower_unheld: false,
         raise: false,
     }
@@ -79,7 +79,7 @@ fn scenarios() -> Vec<(Config, usize)> {
             Config {
                 prefix: vec![],
                 wire: true,
-                advances: vec![150, 700],
+                advances: vec![100, 700],
                 ..base("wire")
             },
             7,
