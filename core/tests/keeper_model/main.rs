@@ -4,10 +4,12 @@
 //! clocks stepping within and beyond the tolerance; crashes and restarts; fork(); records
 //! deleted, marks lowered and raised by hand; time passing with each driver woken when it
 //! asked. Property, in every state reached: no tick is ever issued twice under one node
-//! index, and no holder's IDs decrease. A counterexample is printed as a trace.
+//! index, and no holder's IDs decrease; on a record not edited by hand, every ID is issued
+//! under a live claim of its holder, within the stored mark. A counterexample is printed as
+//! a trace.
 //!
-//! `FLAKERY_MODEL_DEPTH` sets the depth (tests/model/run.sh runs it deep, in release mode);
-//! the default is shallow, for `cargo test`. docs/development.md says what the model covers
+//! `FLAKERY_MODEL_FULL=1` searches each scenario to its depth (tests/model/run.sh, in release
+//! mode); without it, two events deep, for `cargo test`. docs/development.md says what the model covers
 //! and what it abstracts away.
 
 mod coordinator;
