@@ -53,7 +53,9 @@ lane_debug=(tests/rust/run.sh tests/security/run.sh)
 # others build, then builds the CLI with tier 1's command (`cargo test --workspace --test
 # cli --no-run`), which waits for tests/rust's clippy and builds what tier 1 finds fresh
 # after it, and runs its tests beside tier 1's instead of after them.
-lane_server=(tests/server/run.sh)
+# tests/model after it: its release build and its single-threaded search (a few minutes of
+# CPU) in the lane that ends first, long before the others (ci: 428 s against 580 to 960 s).
+lane_server=(tests/server/run.sh tests/model/run.sh)
 # tests/client after tests/node: both run `npm ci` in the repository (which replaces
 # node_modules and builds the addon), and it tests the Node Client of that addon.
 # bench/smoke.sh installs the wheel of tests/dist and uses the addon of tests/node, both ended
@@ -89,6 +91,7 @@ areas=(
   tests/server/run.sh
   tests/client/run.sh
   tests/fuzz/run.sh
+  tests/model/run.sh
   tests/java/run.sh
   tests/postgres/run.sh
   tests/docs/run.sh

@@ -51,7 +51,9 @@ use policy::{BUSY_FOR_MS, LEAD_MARGIN_MS};
 use state::{KeeperState, NoLease};
 pub use state::{Phase, Refusal, State};
 
-#[derive(Debug)]
+/// `Clone` is for the model checker (core/tests/keeper_model), which explores every branch
+/// from a copy; a copy shares the attached fence, so it `detach`es it first.
+#[derive(Debug, Clone)]
 pub struct Keeper {
     layout: Layout,
     describe: String,
@@ -221,6 +223,12 @@ impl Keeper {
             fence.close();
         }
         self.fence = Some(fence);
+    }
+
+    /// Takes the attached fence off: a model checker gives each copy of a keeper a fence of
+    /// its own (a copy would share it, and so publish into another branch's).
+    pub fn detach(&mut self) -> Option<Fence> {
+        self.fence.take()
     }
 
     /// The backend learned that the claim may be lost (a broken connection).
