@@ -21,6 +21,9 @@ from .figures import by_key, fmt_ns, fmt_rate, fmt_ratio, get, ratio
 SUSTAINED_CEILING_PER_S = 4_096_000.0
 BATCH_N = 1_000_000
 JNI_FLOOR = "a bare JNI call of nextId's shape returning a constant (jniBaseline)"
+PATH_FLOOR = ("a bare call of nextId's shape by nextId's own path (an FFM downcall on Java 22 and later, "
+              "JNI before) returning a constant (activePathBaseline)")
+FLOORS = {"call_floor": JNI_FLOOR, "path_floor": PATH_FLOOR}
 
 # key: (name, Maven groupId:artifactId or None for the JDK's own, flakery?, configuration)
 GENERATORS = {
@@ -50,6 +53,7 @@ BENCHMARKS = {
     "IdBenchmarks.uuidV7": ("uuidv7", "per_call"),
     "IdBenchmarks.uuidRandom": ("uuid4", "per_call"),
     "IdBenchmarks.jniBaseline": (None, "call_floor"),
+    "IdBenchmarks.activePathBaseline": (None, "path_floor"),
 }
 NS_PER_UNIT = {"ns/op": 1.0, "us/op": 1e3, "ms/op": 1e6, "s/op": 1e9}
 
@@ -111,7 +115,7 @@ def from_jmh(records: list[dict[str, Any]], versions: dict[str, str]) -> dict[st
         java.setdefault("jdk", rec.get("jdkVersion"))
         java.setdefault("vm", f"{rec.get('vmName', '')} {rec.get('vmVersion', '')}".strip())
         if key is None:
-            java["call_floor"] = {"ns": ns, "what": JNI_FLOOR, "method": method}
+            java[part] = {"ns": ns, "what": FLOORS[part], "method": method}
             continue
         if key not in gens:
             label, artifact, flakery, config = GENERATORS[key]
@@ -164,6 +168,10 @@ def java_table(java: dict[str, Any]) -> list[str]:
     if floor is not None:
         lines.append(f"\nThe floor under any JNI call, {java['call_floor']['what']}, costs {fmt_ns(floor)} ns in the same run"
                      + (f": flakery's call is {bpc - floor:.1f} ns above it." if bpc is not None else "."))
+    path = get(java, "path_floor", "ns")
+    if path is not None:
+        lines.append(f"\n{java['path_floor']['what'][0].upper()}{java['path_floor']['what'][1:]} costs {fmt_ns(path)} ns"
+                     + (f": flakery's call is {bpc - path:.1f} ns above it." if bpc is not None else "."))
     lines.append("")
     return lines
 
@@ -194,4 +202,11 @@ def java_bar(r: dict[str, Any]) -> list[tuple[str, Optional[bool], str]]:
         None if fj is None or floor is None else fj - floor <= 15,
         "not measured" if fj is None or floor is None else f"{fj:.1f} ns against {floor:.1f} ns (+{fj - floor:.1f} ns)",
     ))
+    path = get(java, "path_floor", "ns")
+    if path is not None:
+        out.append((
+            "Java: nextId() within 3 ns of a bare call of its own path (FFM on Java 22+)",
+            None if fj is None else fj - path <= 3,
+            "not measured" if fj is None else f"{fj:.1f} ns against {path:.1f} ns (+{fj - path:.1f} ns)",
+        ))
     return out

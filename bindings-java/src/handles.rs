@@ -28,7 +28,7 @@ pub fn new<T>(value: T) -> jlong {
 /// # Safety
 /// `handle` came from `new::<T>` and is not released: Java releases it only when its owner is
 /// unreachable, and keeps the owner reachable across every native call.
-unsafe fn get<'a, T>(handle: jlong) -> &'a T {
+pub unsafe fn get<'a, T>(handle: jlong) -> &'a T {
     // SAFETY: as the caller promises.
     unsafe { &*(handle as *const T) }
 }

@@ -6,10 +6,11 @@
 //! turns every error into a `FlakeryException` with the core's stable code. Generators,
 //! clients and layouts cross to Java as handles (handles.rs: an `Arc` turned into a `long`),
 //! released by the Java object's `Cleaner` once it is unreachable, so no call can race the
-//! release.
+//! release. On Java 22 and later `nextId` is a downcall of the FFM API instead (ffm.rs).
 
 mod client;
 mod errors;
+mod ffm;
 mod handles;
 mod native;
 mod options;

@@ -53,7 +53,8 @@ mkdir -p "$native"
 strip --strip-debug -o "$native/libflakery_java.so" "$target/release/libflakery_java.so"
 
 cd java
-mvn_quiet=(mvn -q -B -Dstyle.color=never)
+# flakery.jdk22: the javac that compiles the FFM path (src/main/java22) when Maven runs on 17.
+mvn_quiet=(mvn -q -B -Dstyle.color=never "-Dflakery.jdk22=$java25")
 echo "--- mvn install, then the integrations (Java 17)"
 JAVA_HOME="$java17" "${mvn_quiet[@]}" install
 JAVA_HOME="$java17" "${mvn_quiet[@]}" -f integrations/pom.xml verify

@@ -60,7 +60,7 @@ public final class Generator extends NativeHandle implements AutoCloseable {
      */
     public long nextId() {
         try {
-            return Native.nextId(handle);
+            return IdPath.ACTIVE.nextId(handle);
         } finally {
             Reference.reachabilityFence(this);
         }

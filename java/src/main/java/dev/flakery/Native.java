@@ -13,6 +13,9 @@ final class Native {
 
     private Native() {}
 
+    /** Nothing but this class's initialization: the library is loaded once it returns. */
+    static void ensureLoaded() {}
+
     static native void init();
 
     static native String version();

@@ -28,6 +28,8 @@ class JarIT {
         try (ZipFile zip = new ZipFile(jar().toFile())) {
             assertTrue(zip.getEntry("dev/flakery/native/linux-x86_64/libflakery_java.so") != null);
             assertTrue(zip.getEntry("dev/flakery/Generator.class") != null);
+            // The FFM path of Java 22 and later, in the same jar (IdPath).
+            assertTrue(zip.getEntry("dev/flakery/FfmIdPath.class") != null);
         }
     }
 

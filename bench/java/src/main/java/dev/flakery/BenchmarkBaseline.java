@@ -16,4 +16,21 @@ public final class BenchmarkBaseline {
     public static long constant(long handle) {
         return Native.benchmarkBaselineConstant(handle);
     }
+
+    /**
+     * A bare call of {@code nextId}'s shape by the path {@code nextId} takes (IdPath): on Java 22
+     * and later a downcall of the FFM API, as critical as {@code nextId}'s, to a native function
+     * that returns a constant; JNI's {@link #constant} before.
+     *
+     * @param handle passed as {@code nextId} passes its generator's handle; not read
+     * @return 42
+     */
+    public static long activePath(long handle) {
+        return IdPath.ACTIVE.baseline(handle);
+    }
+
+    /** @return {@code "ffm"} or {@code "jni"}: the path {@code nextId} takes in this JVM */
+    public static String activePathName() {
+        return IdPath.ACTIVE.name();
+    }
 }

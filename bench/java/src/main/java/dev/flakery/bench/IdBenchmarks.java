@@ -49,6 +49,7 @@ public class IdBenchmarks {
     /** Makes each generator once. */
     @Setup
     public void setUp() {
+        System.out.println("flakery's nextId path: " + BenchmarkBaseline.activePathName());
         twitter = Generator.builder().layout("twitter").datacenterId(1).workerId(1).build();
         wide = Generator.builder().layout("time:41,worker:1,sequence:21;epoch=1288834974657").workerId(1).build();
         borrowing = Generator.builder().layout("twitter").datacenterId(1).workerId(2)
@@ -97,6 +98,16 @@ public class IdBenchmarks {
     @Benchmark
     public long jniBaseline() {
         return BenchmarkBaseline.constant(1);
+    }
+
+    /**
+     * @return a bare call of nextId's shape by the path nextId takes (on Java 22 and later an
+     *     FFM downcall, critical as nextId's; JNI before, or with -Dflakery.ffm=false) to a
+     *     native function returning a constant: the floor under this path's call
+     */
+    @Benchmark
+    public long activePathBaseline() {
+        return BenchmarkBaseline.activePath(1);
     }
 
     /** @return a CosId MillisecondSnowflakeId (41/10/12 bits) */
