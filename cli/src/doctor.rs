@@ -41,6 +41,10 @@ pub struct DoctorArgs {
     /// Report only these, comma-separated: layout, clock, node, shards (default: all).
     #[arg(long, value_name = "LIST")]
     check: Option<String>,
+    /// The process that must see the same host lease directory (its mount namespace's view):
+    /// default 1.
+    #[arg(long, value_name = "PID")]
+    shared_with: Option<String>,
     /// Take a node ID lease and give it back at once (by default none is taken).
     #[arg(long)]
     lease: bool,
@@ -89,6 +93,15 @@ fn run(args: DoctorArgs) -> flakery::Result<(String, u8)> {
         .map(Layout::parse)
         .transpose()?;
     request.take_lease = args.lease;
+    if let Some(pid) = &args.shared_with {
+        let pid = flakery::decimal::parse_u64("--shared-with", pid)?;
+        request.reference_pid = u32::try_from(pid).map_err(|_| {
+            Error::new(
+                ErrorCode::InvalidArgument,
+                format!("--shared-with={pid} is not a process ID"),
+            )
+        })?;
+    }
     if let Some(checks) = &args.check {
         request.checks = flakery::doctor::Checks::parse(checks)?;
     }

@@ -221,3 +221,106 @@ fn the_shard_skew_of_twitter_at_10_per_second_is_the_simulations() {
         serde_json::json!([600, 0])
     );
 }
+
+/// The host lease directory as another process sees it: the same in a mount namespace of
+/// its own that mounts nothing there (all well), a tmpfs mounted over it in that namespace
+/// (a warning: generators on either side would lease the same node IDs). Mounts made inside
+/// `unshare -m` go with it.
+#[test]
+#[ignore = "needs root and mount namespaces (unshare -m): run by tests/security/run.sh"]
+fn a_lease_dir_another_mount_namespace_does_not_share_is_a_warning() {
+    let dir = std::env::temp_dir().join(format!("flakery-doctor-ns-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir_text = dir.to_str().unwrap().to_string();
+    let me = std::process::id().to_string();
+    let in_namespace = |mount: bool| {
+        let script = format!(
+            "{}FLAKERY_LEASE_DIR='{dir_text}' '{}' doctor --check node --json --shared-with {me}",
+            if mount {
+                format!("mount -t tmpfs flakery-doctor '{dir_text}' && ")
+            } else {
+                String::new()
+            },
+            env!("CARGO_BIN_EXE_flakery"),
+        );
+        let output = Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c", &script])
+            .env_remove("FLAKERY_WORKER_ID")
+            .env_remove("FLAKERY_DATACENTER_ID")
+            .env_remove("FLAKERY_ZOOKEEPER")
+            .env_remove("FLAKERY_DATABASE_URL")
+            .output()
+            .expect("run unshare");
+        let text = String::from_utf8(output.stdout).unwrap();
+        let report: serde_json::Value = serde_json::from_str(text.trim())
+            .unwrap_or_else(|e| panic!("{e}: {text} {}", String::from_utf8_lossy(&output.stderr)));
+        (output.status.code(), report)
+    };
+    let (code, shared) = in_namespace(false);
+    let (code_apart, apart) = in_namespace(true);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(shared["node"]["host_lease"]["shared"], true, "{shared}");
+    assert_eq!(code, Some(0), "{shared}");
+    assert_eq!(apart["node"]["host_lease"]["shared"], false, "{apart}");
+    assert_eq!(code_apart, Some(1), "{apart}");
+    let warning = &findings(&apart, "warning")[0];
+    assert_eq!(warning["topic"], "host lease");
+    assert!(warning["fix"].as_str().unwrap().contains("mount the same"));
+}
+
+/// The kernel's clock status, saved and put back when dropped (also when the test fails).
+struct KernelClockStatus(libc::timex);
+
+impl KernelClockStatus {
+    fn read() -> libc::timex {
+        // SAFETY: a zeroed timex with modes 0 only reads.
+        let mut tx: libc::timex = unsafe { std::mem::zeroed() };
+        assert!(unsafe { libc::adjtimex(&mut tx) } >= 0);
+        tx
+    }
+
+    fn set(status: i32, maxerror: libc::c_long) {
+        // SAFETY: a zeroed timex with the two fields named in modes set.
+        let mut tx: libc::timex = unsafe { std::mem::zeroed() };
+        tx.modes = libc::ADJ_STATUS | libc::ADJ_MAXERROR;
+        tx.status = status;
+        tx.maxerror = maxerror;
+        let rc = unsafe { libc::adjtimex(&mut tx) };
+        assert!(
+            rc >= 0,
+            "adjtimex: {} (CAP_SYS_TIME is needed)",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+impl Drop for KernelClockStatus {
+    fn drop(&mut self) {
+        KernelClockStatus::set(self.0.status, self.0.maxerror);
+    }
+}
+
+/// The kernel's own STA_UNSYNC, set and cleared through adjtimex: the doctor reads it back
+/// (read-only) as a warning with its fix, and as all well. The status and the maximum error
+/// are put back afterwards, also on failure (the guard's Drop).
+#[test]
+#[ignore = "changes the kernel's clock status (root, CAP_SYS_TIME): run by tests/security/run.sh"]
+fn the_kernels_unsynchronised_clock_is_a_warning() {
+    let saved = KernelClockStatus(KernelClockStatus::read());
+    let status = saved.0.status;
+    // A maximum error under the kernel's 16 s limit, or it marks the clock unsynchronised
+    // again at the next second.
+    KernelClockStatus::set(status & !libc::STA_UNSYNC, 1000);
+    let (code, synced) = doctor(&["--check", "clock"], &[]);
+    KernelClockStatus::set(status | libc::STA_UNSYNC, 1000);
+    let (code_unsynced, unsynced) = doctor(&["--check", "clock"], &[]);
+    drop(saved);
+    assert_eq!(synced["clock"]["synchronised"], true, "{synced}");
+    assert_eq!(code, 0, "{synced}");
+    assert_eq!(unsynced["clock"]["synchronised"], false, "{unsynced}");
+    assert_eq!(code_unsynced, 1, "{unsynced}");
+    assert!(findings(&unsynced, "warning")[0]["fix"]
+        .as_str()
+        .unwrap()
+        .contains("time daemon"));
+}

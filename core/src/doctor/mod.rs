@@ -137,6 +137,9 @@ pub struct Request {
     pub compare_layout: Option<Layout>,
     /// Take a lease and give it back (`--lease`); otherwise none is taken.
     pub take_lease: bool,
+    /// The process whose view of the host lease directory must be this one's (its mount
+    /// namespace): PID 1 unless told.
+    pub reference_pid: u32,
 }
 
 impl Request {
@@ -155,6 +158,7 @@ impl Request {
             shards: None,
             compare_layout: None,
             take_lease: false,
+            reference_pid: 1,
         })
     }
 }
@@ -212,6 +216,7 @@ pub fn report_with_clock(
                 &request.layout,
                 &request.env,
                 request.take_lease,
+                request.reference_pid,
                 &mut findings,
             ),
         ));
@@ -332,6 +337,7 @@ mod tests {
             shards: None,
             compare_layout: None,
             take_lease: false,
+            reference_pid: 1,
         }
     }
 

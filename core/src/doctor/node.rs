@@ -4,7 +4,7 @@
 //! unless asked (`take_lease`), and then it is given back at once.
 
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::value::{MapBuilder, Value};
 use super::{Finding, Level};
@@ -32,6 +32,7 @@ pub(super) fn section(
     layout: &Layout,
     env: &Environment,
     take_lease: bool,
+    reference_pid: u32,
     findings: &mut Vec<Finding>,
 ) -> Value {
     let (plan, steps) = explain(options, layout, env);
@@ -74,7 +75,7 @@ pub(super) fn section(
             .put("datacenter_id", *datacenter_id)
             .put(
                 "host_lease",
-                host_lease(dir.as_deref(), namespace, layout, findings),
+                host_lease(dir.as_deref(), namespace, layout, reference_pid, findings),
             ),
         Plan::Coordinator(c) => map
             .put("source", "coordinator")
@@ -122,6 +123,7 @@ fn host_lease(
     dir: Option<&Path>,
     namespace: &str,
     layout: &Layout,
+    reference_pid: u32,
     findings: &mut Vec<Finding>,
 ) -> Value {
     let dir = match dir {
@@ -139,15 +141,15 @@ fn host_lease(
             }
         },
     };
-    let shared = shared_with_pid_1(&dir);
+    let shared = shared_with(&dir, reference_pid);
     match shared {
         Some(false) => findings.push(Finding::new(
             Level::Warning,
             "host lease",
             &format!(
-                "the lease directory {} is not the one PID 1 sees (this process has a mount \
-                 of its own there): generators outside this mount namespace lease the same \
-                 node IDs",
+                "the lease directory {} is not the one process {reference_pid} sees (this \
+                 process has a mount of its own there): generators that see the other one \
+                 lease the same node IDs",
                 dir.display()
             ),
             "mount the same host directory into every generator's namespace, or give node IDs \
@@ -157,8 +159,8 @@ fn host_lease(
             Level::Note,
             "host lease",
             &format!(
-                "cannot tell whether {} is shared with PID 1's mount namespace \
-                 (/proc/1/root is not readable here)",
+                "cannot tell whether {} is the directory process {reference_pid} sees \
+                 (/proc/{reference_pid}/root is not readable here)",
                 dir.display()
             ),
             "",
@@ -169,22 +171,24 @@ fn host_lease(
     MapBuilder::new()
         .put("dir", dir.display().to_string())
         .put("exists", dir.is_dir())
-        .put("shared_with_pid_1", shared)
+        .put("compared_with_pid", reference_pid)
+        .put("shared", shared)
         .put("node_ids", layout.capacity().node_ids)
         .put("files", files)
         .put("holders", Value::List(holders))
         .build()
 }
 
-/// Whether `dir` is the same directory through PID 1's root (`None`: cannot tell).
-pub fn shared_with_pid_1(dir: &Path) -> Option<bool> {
+/// Whether `dir` (absolute) is the same directory through process `pid`'s root, which is
+/// its mount namespace's view (`None`: cannot tell).
+pub fn shared_with(dir: &Path, pid: u32) -> Option<bool> {
     let ours = std::fs::metadata(dir).ok()?;
     let relative = dir.strip_prefix("/").ok()?;
-    let theirs = std::fs::metadata(Path::new("/proc/1/root").join(relative)).ok();
-    match theirs {
-        Some(theirs) => Some((ours.dev(), ours.ino()) == (theirs.dev(), theirs.ino())),
-        // PID 1 has no such directory: not shared, if PID 1's root can be read at all.
-        None => std::fs::metadata("/proc/1/root/").ok().map(|_| false),
+    let root = PathBuf::from(format!("/proc/{pid}/root"));
+    match std::fs::metadata(root.join(relative)) {
+        Ok(theirs) => Some((ours.dev(), ours.ino()) == (theirs.dev(), theirs.ino())),
+        // It has no such directory: not shared, if its root can be read at all.
+        Err(_) => std::fs::read_dir(&root).ok().map(|_| false),
     }
 }
 
@@ -272,6 +276,7 @@ mod tests {
             &Layout::twitter(),
             &env,
             false,
+            1,
             &mut findings,
         );
         let json = v.to_json();
@@ -284,6 +289,7 @@ mod tests {
             &Layout::twitter(),
             &fixed,
             false,
+            1,
             &mut findings,
         );
         assert_eq!(v.get("worker_id"), Some(&Value::Int(7)));
