@@ -170,6 +170,12 @@ pub struct Report {
     pub findings: Vec<Finding>,
 }
 
+/// The report for `options` in this process's environment, now, every section but the shards,
+/// no lease taken: what the bindings' `doctor()` gives, as JSON.
+pub fn report_json(options: Options) -> Result<String> {
+    Ok(report(&Request::for_options(options)?)?.to_json())
+}
+
 /// Reports on `request`: reads the kernel's clock state and /proc, takes no lease unless asked.
 pub fn report(request: &Request) -> Result<Report> {
     report_with_clock(request, clock::KernelClock::read(), clock::daemons())
