@@ -12,6 +12,7 @@
 See docs/python.md for configuration, errors and fork behaviour, docs/client.md for Client.
 """
 
+import json
 import os
 
 from ._errors import (
@@ -38,6 +39,7 @@ from ._flakery import (
     Layout,
     __version__,
     _after_fork_in_child,
+    _doctor_json,
     compose,
     decode,
     default_generator,
@@ -54,6 +56,14 @@ from ._flakery import (
 # registers the same handler with pthread_atfork; running both is harmless.
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def doctor(**options: object) -> dict[str, object]:
+    """The budgets report of docs/doctor.md for these generator options (layout,
+    datacenter_id, worker_id, backwards_tolerance_ms, random_sequence_start; the rest from the
+    environment) as a dict: its "exit_code" is what `flakery doctor` would exit with (0 all
+    well, 1 warnings, 2 refused), its "findings" each with a fix. No node ID lease is taken."""
+    return json.loads(_doctor_json(**options))
 
 __all__ = [
     "BadAnswerError",
@@ -79,6 +89,7 @@ __all__ = [
     "compose",
     "decode",
     "default_generator",
+    "doctor",
     "from_base32",
     "from_base62",
     "next_id",

@@ -60,6 +60,12 @@ pub(super) fn section(
             return map.put("source", "refused").build();
         }
     };
+    if let Plan::Fixed(node, _) = &plan {
+        // The generator checks explicit values when it is built: so does the report.
+        if let Err(error) = crate::codec::node_bits(layout, *node) {
+            findings.push(Finding::new(Level::Refused, "node", error.message(), ""));
+        }
+    }
     map = match &plan {
         Plan::Fixed(node, source) => map
             .put("source", source.as_str())
@@ -294,5 +300,20 @@ mod tests {
         );
         assert_eq!(v.get("worker_id"), Some(&Value::Int(7)));
         assert!(findings.is_empty(), "{findings:?}");
+        // An explicit worker ID the layout cannot hold: refused, as the generator refuses it.
+        let too_big = Options {
+            worker_id: Some(32),
+            ..Options::default()
+        };
+        section(
+            &too_big,
+            &Layout::twitter(),
+            &Environment::default(),
+            false,
+            1,
+            &mut findings,
+        );
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert_eq!(findings[0].level, Level::Refused);
     }
 }
