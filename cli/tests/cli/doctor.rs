@@ -324,3 +324,26 @@ fn the_kernels_unsynchronised_clock_is_a_warning() {
         .unwrap()
         .contains("time daemon"));
 }
+
+/// A coordinator is probed without a lease: a loopback listener standing in for ZooKeeper
+/// accepts the connection (all well); closed, the generator would be refused (exit 2).
+/// Credentials are reported as on, never shown.
+#[test]
+fn a_coordinator_is_probed_not_leased() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let connect = format!("app:s3cret@{}/ids", listener.local_addr().unwrap());
+    let (code, report) = doctor(&["--check", "node"], &[("FLAKERY_ZOOKEEPER", &connect)]);
+    let c = &report["node"]["coordinator"];
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(c["credentials"], true);
+    assert_eq!(c["addresses"][0]["reachable"], true, "{report}");
+    assert!(!report.to_string().contains("s3cret"), "{report}");
+    drop(listener);
+    let (code, report) = doctor(&["--check", "node"], &[("FLAKERY_ZOOKEEPER", &connect)]);
+    assert_eq!(code, 2, "{report}");
+    assert_eq!(
+        report["node"]["coordinator"]["addresses"][0]["reachable"],
+        false
+    );
+    assert_eq!(findings(&report, "refused")[0]["topic"], "coordinator");
+}

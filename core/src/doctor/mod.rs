@@ -16,6 +16,7 @@
 
 pub mod budget;
 pub mod clock;
+pub mod coordinator;
 pub mod node;
 pub mod shards;
 pub mod value;

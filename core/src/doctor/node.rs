@@ -85,14 +85,7 @@ pub(super) fn section(
             ),
         Plan::Coordinator(c) => map
             .put("source", "coordinator")
-            .put("coordinator", c.kind.describe().0)
-            .put("namespace", c.namespace.as_str())
-            .put("session_timeout_ms", c.session_timeout_ms)
-            .put(
-                "coordinator_state",
-                "not reported for this coordinator (reachability, node IDs held and free, the \
-                 oldest holder): --lease takes one node ID and gives it back",
-            ),
+            .put("coordinator", super::coordinator::section(c, findings)),
     };
     if take_lease {
         map = map.put("lease", lease_once(&plan, layout, findings));
@@ -289,6 +282,10 @@ mod tests {
         assert!(!json.contains("hunter2"), "{json}");
         assert!(json.contains("database: "), "{json}");
         assert_eq!(v.get("source"), Some(&Value::from("coordinator")));
+        // Port 1 on loopback is closed: the coordinator cannot be reached.
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert_eq!(findings[0].topic, "coordinator");
+        findings.clear();
         let fixed = Environment::from_vars([("FLAKERY_WORKER_ID", "7")]);
         let v = section(
             &Options::default(),
