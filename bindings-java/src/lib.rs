@@ -9,6 +9,7 @@
 //! release.
 
 mod client;
+mod doctor;
 mod errors;
 mod handles;
 mod native;
