@@ -15,7 +15,7 @@ use crate::errors::IntoPyResult;
         random_sequence_start=None
     ),
     text_signature = "(*, layout=None, datacenter_id=None, worker_id=None, \
-        backwards_tolerance_ms=1000, random_sequence_start=False)"
+        backwards_tolerance_ms=None, random_sequence_start=None)"
 )]
 pub fn _doctor_json(
     py: Python<'_>,
