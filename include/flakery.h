@@ -593,6 +593,22 @@ flakery_status flakery_client_layout(const struct flakery_client *client,
                                      size_t *written);
 
 /**
+ * The budgets report for `opts` (NULL: every option at its default, that is, from the
+ * `FLAKERY_*` environment variables) as one JSON object, stored in `*out` as a NUL-terminated
+ * string that the caller frees with `flakery_string_free`. Its `exit_code` member is what
+ * `flakery doctor` would exit with: 0 all well, 1 warnings, 2 refused. No node ID lease is
+ * taken. On failure `*out` is left unchanged: `FLAKERY_STATUS_INVALID_LAYOUT`,
+ * `FLAKERY_STATUS_INVALID_ARGUMENT` (a NULL `out`, an option out of range).
+ */
+flakery_status flakery_doctor_json(const struct flakery_options *opts, char **out);
+
+/**
+ * Frees a string the library gave the caller to own (`flakery_doctor_json`'s). NULL is
+ * allowed and does nothing; the pointer must not be used again.
+ */
+void flakery_string_free(char *text);
+
+/**
  * The code string of a status, such as "invalid_layout" for `FLAKERY_STATUS_INVALID_LAYOUT`
  * and "ok" for `FLAKERY_STATUS_OK`; "unknown" for a value that is no status. A static string:
  * never free it. Takes any integer, so that a value from elsewhere is safe to pass.

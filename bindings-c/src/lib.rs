@@ -11,6 +11,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 mod client;
+mod doctor;
 mod error;
 mod options;
 mod parts;
@@ -24,6 +25,7 @@ pub use client::{
     flakery_client_options, flakery_client_options_init_sized,
 };
 
+pub use doctor::{flakery_doctor_json, flakery_string_free};
 use flakery_core::{Error, ErrorCode, Generator};
 
 pub use error::{

@@ -9,6 +9,7 @@
 //! release. On Java 22 and later `nextId` is a downcall of the FFM API instead (ffm.rs).
 
 mod client;
+mod doctor;
 mod errors;
 mod ffm;
 mod handles;

@@ -44,12 +44,7 @@ pub extern "system" fn Java_dev_flakery_Native_generatorNew(
     field_values: JLongArray,
 ) -> jlong {
     guard(&mut env, 0, |env| {
-        let names = strings(env, &names, "option names")?;
-        let values = strings(env, &values, "option values")?;
-        let field_names = strings(env, &field_names, "field names")?;
-        let field_values = longs(env, &field_values, "field values")?;
-        let fields = options::fields(field_names, &field_values)?;
-        let options = options::read(&names, &values, fields)?;
+        let options = options::from_java(env, &names, &values, &field_names, &field_values)?;
         Ok(handles::new(Generator::new(options)?))
     })
 }

@@ -9,6 +9,24 @@ use std::path::PathBuf;
 use flakery::option_table::{parse_flag, Kind, OptionSpec, OPTIONS};
 use flakery::{DatabaseMode, DatabaseUrl, Error, Layout, Options, Surface};
 
+/// The core's options from the arrays of a native method that takes a builder's options
+/// (`generatorNew`, `doctorJson`).
+pub fn from_java(
+    env: &mut jni::JNIEnv<'_>,
+    names: &jni::objects::JObjectArray<'_>,
+    values: &jni::objects::JObjectArray<'_>,
+    field_names: &jni::objects::JObjectArray<'_>,
+    field_values: &jni::objects::JLongArray<'_>,
+) -> crate::errors::Result<Options> {
+    use crate::errors::{longs, strings};
+    let names = strings(env, names, "option names")?;
+    let values = strings(env, values, "option values")?;
+    let field_names = strings(env, field_names, "field names")?;
+    let field_values = longs(env, field_values, "field values")?;
+    let fields = self::fields(field_names, &field_values)?;
+    Ok(read(&names, &values, fields)?)
+}
+
 /// The core's options from the builder's `names[i] = values[i]` and its constant fields.
 pub fn read(
     names: &[String],

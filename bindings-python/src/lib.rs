@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 mod args;
 mod client;
 mod decoded;
+mod doctor;
 mod errors;
 mod fast;
 mod generator;
@@ -128,6 +129,7 @@ fn flakery_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(text::to_base62, m)?)?;
     m.add_function(wrap_pyfunction!(text::from_base62, m)?)?;
     m.add_function(wrap_pyfunction!(_after_fork_in_child, m)?)?;
+    m.add_function(wrap_pyfunction!(doctor::_doctor_json, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod doctor;
 mod from_servers;
 use flakery::{
     decimal, text, timestamp::format_rfc3339_ms, Error, ErrorCode, Generator, IdFormat, Layout,
@@ -110,6 +111,10 @@ enum Command {
     },
     /// List the presets with their fields, capacity and the date each runs out.
     Layouts,
+    /// Report the budgets of the configuration this process would use: the layout's end and
+    /// 2^53, the clock's sync, the node ID's source, shard skew. Exits 0 all well, 1 with
+    /// warnings, 2 when a generator would be refused.
+    Doctor(doctor::DoctorArgs),
     /// Hand out IDs over HTTP/1.1, HTTP/2 and gRPC until SIGTERM.
     #[command(after_help = flakery_server::IDENTITY_HELP)]
     Serve(flakery_server::ServeArgs),
@@ -120,9 +125,11 @@ fn main() -> ExitCode {
     flakery_coordinators::install();
     flakery_server::config::unset_empty_variables();
     let cli = Cli::parse();
-    if let Command::Serve(args) = cli.command {
-        return flakery_server::run(args);
-    }
+    let cli = match cli.command {
+        Command::Serve(args) => return flakery_server::run(args),
+        Command::Doctor(args) => return doctor::main(args),
+        command => Cli { command },
+    };
     if let Command::Next {
         servers,
         token,
@@ -270,7 +277,7 @@ fn run(command: Command, out: &mut impl Write) -> flakery::Result<()> {
             };
             writeln!(out, "{}", flakery::compose_u64(&parts, &layout)?).map_err(write_err)?;
         }
-        Command::Serve(_) => unreachable!("served by main"),
+        Command::Serve(_) | Command::Doctor(_) => unreachable!("run by main"),
         Command::Layouts => {
             let now = now_ms();
             for (name, layout) in Layout::presets() {

@@ -46,7 +46,8 @@ impl Decoded {
 }
 
 /// A JSON string; field names need no escape today, but a name is never trusted to stay so.
-fn string(out: &mut String, text: &str) {
+/// The doctor's report writes its strings with it too.
+pub(crate) fn string(out: &mut String, text: &str) {
     out.push('"');
     for c in text.chars() {
         match c {

@@ -13,6 +13,8 @@ pub mod codec;
 pub mod decimal;
 mod decoded_json;
 mod default_generator;
+#[cfg(unix)]
+pub mod doctor;
 pub mod error;
 pub mod fork;
 pub mod generator;

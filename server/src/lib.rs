@@ -3,6 +3,7 @@
 
 mod batch;
 mod budget;
+mod budgets;
 mod compat;
 pub mod config;
 mod drain;
@@ -208,6 +209,7 @@ fn run_inner(mut args: ServeArgs) -> Result<(), String> {
         .map(std::sync::Arc::new);
     let (options, constants) = options(&args)?;
     warn_if_running_out(&options, args.exhaustion_warning_days)?;
+    budgets::note_if_above_2_53(&options)?;
     // The identity first, before any port is open: a server that cannot issue never listens.
     let generator = Generator::new(options).map_err(|e| shown(&e))?;
     let metrics = metrics::Metrics::new().map_err(|e| format!("metrics: {e}"))?;

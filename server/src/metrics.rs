@@ -113,6 +113,7 @@ pub struct Metrics {
     /// 503 answers (and gRPC UNAVAILABLE) by their error code.
     pub unavailable: IntCounterVec,
     pub layout_time_left: Gauge,
+    budgets: crate::budgets::Budgets,
 }
 
 impl Metrics {
@@ -251,6 +252,7 @@ impl Metrics {
         registry.register(Box::new(worker_id.clone()))?;
         registry.register(Box::new(connections_open.clone()))?;
         registry.register(Box::new(connections_refused.clone()))?;
+        let budgets = crate::budgets::Budgets::new(&registry)?;
         Ok(Metrics {
             registry,
             coordinated: std::sync::OnceLock::new(),
@@ -273,6 +275,7 @@ impl Metrics {
             mark_headroom,
             unavailable,
             layout_time_left,
+            budgets,
         })
     }
 
@@ -352,6 +355,7 @@ impl Metrics {
 
     pub fn show_layout_time_left(&self, layout: &Layout) {
         self.layout_time_left.set(layout_time_left_seconds(layout));
+        self.budgets.show(layout, &[]);
     }
 
     /// The Prometheus text exposition of every metric.

@@ -74,6 +74,7 @@ void test_client_options_table(void);
 void test_generator_options_table(void);
 /* test_memory.c */
 void test_memory(void);
+void test_doctor(void);
 /* test_leases.c */
 void test_leases(void);
 void test_database(void);

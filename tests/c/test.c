@@ -79,6 +79,7 @@ int main(void) {
     test_client_options_table();
     test_generator_options_table();
     test_memory();
+    test_doctor();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

@@ -41,4 +41,13 @@ check "core/tests/security.rs as root" "$work/security" --ignored --test-threads
 # command line as tests/rust's `cargo test --workspace`, so nothing is built again).
 check "cli.rs: a host name that is not UTF-8 (a UTS namespace)" \
   cargo test --workspace --locked --test cli -- --ignored --exact a_host_name_that_is_not_utf8_is_no_panic
+# flakery doctor (docs/doctor.md): a lease directory that a mount namespace of its own does and
+# does not share (unshare -m), and the kernel's STA_UNSYNC set and cleared through adjtimex,
+# the status put back by the test's guard, also on failure. Under a second together.
+check "cli.rs: the doctor's lease directory in two mount namespaces" \
+  cargo test --workspace --locked --test cli -- --ignored --exact \
+  doctor::a_lease_dir_another_mount_namespace_does_not_share_is_a_warning
+check "cli.rs: the doctor reads the kernel's STA_UNSYNC (set, then put back)" \
+  cargo test --workspace --locked --test cli -- --ignored --exact \
+  doctor::the_kernels_unsynchronised_clock_is_a_warning
 finish security

@@ -22,6 +22,7 @@ __all__ = [
     "to_base32",
     "to_base62",
     "_after_fork_in_child",
+    "_doctor_json",
     "__version__",
 ]
 
@@ -255,3 +256,11 @@ def compose(
     layout: str | Layout = "twitter",
 ) -> int: ...
 def _after_fork_in_child() -> None: ...
+def _doctor_json(
+    *,
+    layout: str | Layout | None = None,
+    datacenter_id: int | None = None,
+    worker_id: int | None = None,
+    backwards_tolerance_ms: int | None = None,
+    random_sequence_start: bool | None = None,
+) -> str: ...

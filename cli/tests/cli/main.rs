@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod decode;
+mod doctor;
 mod next;
 mod secrets;
 
@@ -41,7 +42,7 @@ fn fails_with(args: &[&str], code: &str, needle: &str) {
 
 #[test]
 fn every_option_has_help_text() {
-    for command in ["next", "decode", "compose", "layouts"] {
+    for command in ["next", "decode", "compose", "layouts", "doctor"] {
         let help = stdout(&flakery(&[command, "--help"]));
         let options = help.split("Options:").nth(1).unwrap_or_default();
         for line in options.lines().filter(|l| l.trim_start().starts_with('-')) {

@@ -313,12 +313,7 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
     /// The first sequence number of the tick that starts at ID `tick_start`.
     #[inline(always)]
     fn start_sequence(&self, tick_start: u64) -> u64 {
-        if self.random_key == 0 {
-            0
-        } else {
-            // Half the range at most, so a tick always keeps half its capacity.
-            splitmix64(tick_start ^ self.random_key) & (self.ticks.seq_mask >> 1)
-        }
+        start_sequence(self.random_key, tick_start, self.ticks.seq_mask)
     }
 
     pub fn layout(&self) -> &Layout {
@@ -382,6 +377,18 @@ impl<C: Clock, W: StateWord> Generator<C, W> {
 impl<C: Clock, W: StateWord> Drop for Generator<C, W> {
     fn drop(&mut self) {
         self.close_with(|lease, last_used_ms| lease.signal_release(last_used_ms));
+    }
+}
+
+/// The first sequence number of the tick that starts at ID `tick_start`, for a generator whose
+/// random key is `key` (0: random_sequence_start off); the doctor's shard simulation uses it.
+#[inline(always)]
+pub(crate) fn start_sequence(key: u64, tick_start: u64, seq_mask: u64) -> u64 {
+    if key == 0 {
+        0
+    } else {
+        // Half the range at most, so a tick always keeps half its capacity.
+        splitmix64(tick_start ^ key) & (seq_mask >> 1)
     }
 }
 

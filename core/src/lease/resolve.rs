@@ -103,6 +103,27 @@ pub fn node_config_in(env: &Environment) -> Result<NodeConfig> {
 /// leased under it from the database when one is configured, else on this host (beside
 /// ZooKeeper, which leases whole node IDs, it is refused, from either place).
 pub fn plan(options: &Options, layout: &Layout, env: &Environment) -> Result<Plan> {
+    plan_noting(options, layout, env, &mut |_| {})
+}
+
+/// `plan`, with each step it took in words (`flakery doctor`): the steps are noted where
+/// `plan` decides them, so that the explanation cannot drift from the rules.
+pub fn explain(
+    options: &Options,
+    layout: &Layout,
+    env: &Environment,
+) -> (Result<Plan>, Vec<String>) {
+    let mut steps = Vec::new();
+    let plan = plan_noting(options, layout, env, &mut |step| steps.push(step));
+    (plan, steps)
+}
+
+fn plan_noting(
+    options: &Options,
+    layout: &Layout,
+    env: &Environment,
+    note: &mut dyn FnMut(String),
+) -> Result<Plan> {
     // Refused whether or not a coordinator reads it, as every other option out of range is.
     if let Some(ms) = options.session_timeout_ms {
         crate::option_table::SESSION_TIMEOUT_MS.optional_millis(Surface::Rust, ms)?;
@@ -112,9 +133,24 @@ pub fn plan(options: &Options, layout: &Layout, env: &Environment) -> Result<Pla
         options.worker_id,
         NodeSource::Explicit,
     );
+    note(match explicit {
+        NodeConfig::Unset => "explicit values: none given (datacenter_id, worker_id)".into(),
+        NodeConfig::Fixed(node, _) => format!(
+            "explicit values: datacenter_id={} worker_id={}: the node ID is fixed",
+            node.datacenter_id, node.worker_id
+        ),
+        NodeConfig::Datacenter(id) => {
+            format!("explicit values: datacenter_id={id} alone: the worker is leased under it")
+        }
+    });
     let config = match explicit {
         NodeConfig::Unset => {
             if let Some(connect) = zookeeper_in(options, env)? {
+                note(format!(
+                    "ZooKeeper: '{}' (zookeeper or FLAKERY_ZOOKEEPER): node IDs are leased \
+                     from it",
+                    crate::options::zookeeper_shown(&connect)
+                ));
                 if env.var("FLAKERY_WORKER_ID")?.is_none() {
                     if let Some(id) = env.u64("FLAKERY_DATACENTER_ID")? {
                         // It would not stay fixed: ZooKeeper leases whole node IDs.
@@ -130,7 +166,12 @@ pub fn plan(options: &Options, layout: &Layout, env: &Environment) -> Result<Pla
                 }
                 return coordinator_plan(options, env, CoordinatorKind::ZooKeeper { connect });
             }
+            note("ZooKeeper: not configured (zookeeper, FLAKERY_ZOOKEEPER)".into());
             if let Some(url) = database_url_in(options, env)? {
+                note(format!(
+                    "database: {url} (database_url or FLAKERY_DATABASE_URL): node IDs are \
+                     leased from it"
+                ));
                 // FLAKERY_DATACENTER_ID alone stays fixed under the database lease too.
                 let datacenter = match env.var("FLAKERY_WORKER_ID")? {
                     Some(_) => None,
@@ -141,7 +182,27 @@ pub fn plan(options: &Options, layout: &Layout, env: &Environment) -> Result<Pla
                 };
                 return database_plan(options, env, url, datacenter);
             }
-            node_config_in(env)?
+            note("database: not configured (database_url, FLAKERY_DATABASE_URL)".into());
+            let config = node_config_in(env)?;
+            note(match config {
+                NodeConfig::Unset => {
+                    "environment: FLAKERY_WORKER_ID and FLAKERY_DATACENTER_ID unset".into()
+                }
+                NodeConfig::Fixed(node, source) => format!(
+                    "environment: datacenter {} worker {} ({}): the node ID is fixed",
+                    node.datacenter_id,
+                    node.worker_id,
+                    if source == NodeSource::Hostname {
+                        "FLAKERY_WORKER_ID=hostname-ordinal, the host name's number"
+                    } else {
+                        "FLAKERY_WORKER_ID / FLAKERY_DATACENTER_ID"
+                    }
+                ),
+                NodeConfig::Datacenter(id) => format!(
+                    "environment: FLAKERY_DATACENTER_ID={id} alone: the worker is leased under it"
+                ),
+            });
+            config
         }
         config => config,
     };
@@ -183,6 +244,13 @@ pub fn plan(options: &Options, layout: &Layout, env: &Environment) -> Result<Pla
         (None, Some(dir)) => Some(PathBuf::from(dir)),
         (None, None) => None,
     };
+    note(match &dir {
+        Some(dir) => format!(
+            "host lease: in {} (lease_dir or FLAKERY_LEASE_DIR)",
+            dir.display()
+        ),
+        None => "host lease: in the implicit directory, checked when opened".into(),
+    });
     Ok(Plan::HostLease {
         dir,
         namespace: namespace_in(options, env)?,

@@ -16,7 +16,7 @@
 //! name (another user's, a link, a FIFO, a directory, garbage) makes it skip the index, so
 //! another user can deny an index but never share one nor make flakery write elsewhere.
 
-mod container;
+pub(crate) mod container;
 mod index_file;
 mod secure_dir;
 #[cfg(test)]

@@ -366,15 +366,36 @@ public final class Generator extends NativeHandle implements AutoCloseable {
          *     ({@code coordinator_unavailable}, {@code worker_ids_exhausted})
          */
         public Generator build() {
-            long[] values = new long[fieldValues.size()];
+            long[] values = fieldValueArray();
             Map<String, Long> given = new LinkedHashMap<>();
             for (int i = 0; i < values.length; i++) {
-                values[i] = fieldValues.get(i);
                 given.put(fieldNames.get(i), values[i]);
             }
             long handle = Native.generatorNew(options.names(), options.values(), fieldNames.toArray(new String[0]),
                     values);
             return new Generator(handle, given);
+        }
+
+        /**
+         * The budgets report of docs/doctor.md for these options (those not set come from the
+         * {@code FLAKERY_*} environment), as {@code flakery doctor --json} prints it: one JSON
+         * object whose {@code exit_code} is 0 when all is well, 1 with warnings (each with its
+         * fix) and 2 when a generator would be refused. Takes no node ID lease.
+         *
+         * @return the report as JSON text
+         * @throws FlakeryException {@code invalid_layout}, {@code invalid_argument}
+         */
+        public String doctorJson() {
+            return Native.doctorJson(options.names(), options.values(), fieldNames.toArray(new String[0]),
+                    fieldValueArray());
+        }
+
+        private long[] fieldValueArray() {
+            long[] values = new long[fieldValues.size()];
+            for (int i = 0; i < values.length; i++) {
+                values[i] = fieldValues.get(i);
+            }
+            return values;
         }
     }
 }

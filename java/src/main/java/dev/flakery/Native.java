@@ -24,6 +24,8 @@ final class Native {
 
     static native void generatorFree(long generator);
 
+    static native String doctorJson(String[] names, String[] values, String[] fieldNames, long[] fieldValues);
+
     static native void generatorClose(long generator);
 
     static native long nextId(long generator);
