@@ -4,7 +4,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -155,6 +155,45 @@ async function startServer(t, workerId) {
   assert.fail(`the server on ${url} did not come up`)
 }
 
+// SIGSTOP is asynchronous: kill() returns once the signal is queued, and the kernel wakes one
+// thread of the server to take it, which stops the others only when it runs. Until then a
+// thread still running answers a request sent after kill() (on a loaded machine, 2 requests
+// in 50; the Rust client's refiller sends one as soon as a call waits). Paused is when every
+// thread is stopped (state T in /proc): nothing answers from then on.
+async function pause(proc) {
+  proc.kill('SIGSTOP')
+  const states = () =>
+    readdirSync(`/proc/${proc.pid}/task`).map((tid) =>
+      readFileSync(`/proc/${proc.pid}/task/${tid}/stat`, 'utf8').split(') ').pop()[0],
+    )
+  // A failsafe, not a measure: the stop takes as long as a wait for a core.
+  for (let poll = 0; poll < 10_000; poll++) {
+    if (states().every((state) => state === 'T')) return
+    await sleep(1)
+  }
+  assert.fail(`pid ${proc.pid} did not stop: ${states()}`)
+}
+
+// Waits until a request has reached the paused server (unread in a socket's receive queue,
+// /proc/net/tcp): the client's refiller sent it, which it does only once a call waits.
+async function requestReached(url) {
+  const port = Number(new URL(url).port).toString(16).toUpperCase().padStart(4, '0')
+  const unread = () =>
+    readFileSync('/proc/net/tcp', 'utf8')
+      .split('\n')
+      .slice(1)
+      .map((line) => line.trim().split(/\s+/))
+      // local address, state (01: established), tx_queue:rx_queue
+      .some(([, local, , state, queues]) =>
+        local?.endsWith(`:${port}`) && state === '01' && parseInt(queues.split(':')[1], 16) > 0,
+      )
+  for (let poll = 0; poll < 10_000; poll++) {
+    if (unread()) return
+    await sleep(1)
+  }
+  assert.fail(`no request reached ${url}`)
+}
+
 // Takes every ID the client holds, without waiting (a stock of small blocks).
 function drain(client) {
   let taken = 0
@@ -178,8 +217,8 @@ test('nothing waits on the event loop while every server is paused, then killed'
   delay.enable()
   // The histogram's first tick only starts its clock: a stall before it would go unseen.
   await sleep(50)
-  a.proc.kill('SIGSTOP')
-  b.proc.kill('SIGSTOP')
+  await pause(a.proc)
+  await pause(b.proc)
   drain(client)
   const pending = [
     ...Array.from({ length: 8 }, () => client.nextId()),
@@ -216,12 +255,14 @@ test('close() rejects the pending Promises at once, and every later call', async
   // Without close(), these calls would wait a minute for the paused server.
   const client = new Client({ servers: [a.url], ...SMALL, requestTimeoutMs: 60_000, timeoutMs: 60_000 })
   assert.equal(typeof (await client.nextId()), 'bigint')
-  a.proc.kill('SIGSTOP')
+  await pause(a.proc)
   drain(client)
   const pending = [client.nextId(), client.nextIdString(), client.nextIds(10)]
   const order = []
-  pending.forEach((p) => p.catch(() => order.push('rejected')))
-  await sleep(200) // the calls reach the client's wait on libuv's threads
+  pending.forEach((p) => p.then(() => order.push('resolved'), () => order.push('rejected')))
+  // A call waits for a block (close() must wake it); the others may wait or not have started:
+  // close() rejects each, whichever.
+  await requestReached(a.url)
   order.push('close')
   client.close()
   for (const p of pending) await rejectsCode(p, RangeError, 'invalid_argument', 'closed')
@@ -251,7 +292,7 @@ test('a call pending at close() does not keep the process alive', async (t) => {
   let out = ''
   child.stdout.on('data', (chunk) => (out += chunk))
   await new Promise((resolve) => child.once('message', resolve))
-  a.proc.kill('SIGSTOP')
+  await pause(a.proc)
   child.send('go')
   // A failsafe, not a measure: without close()'s wake-up the child would wait ten minutes.
   const failsafe = setTimeout(() => child.kill('SIGKILL'), 60_000)
