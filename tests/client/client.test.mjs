@@ -176,7 +176,8 @@ async function pause(proc) {
 
 // Waits until a request has reached the paused server (unread in a socket's receive queue,
 // /proc/net/tcp): the client's refiller sent it, which it does only once a call waits.
-async function requestReached(url) {
+// Returns early once `settled()`: a server that answered, and the test says how.
+async function requestReached(url, settled) {
   const port = Number(new URL(url).port).toString(16).toUpperCase().padStart(4, '0')
   const unread = () =>
     readFileSync('/proc/net/tcp', 'utf8')
@@ -188,7 +189,7 @@ async function requestReached(url) {
         local?.endsWith(`:${port}`) && state === '01' && parseInt(queues.split(':')[1], 16) > 0,
       )
   for (let poll = 0; poll < 10_000; poll++) {
-    if (unread()) return
+    if (unread() || settled()) return
     await sleep(1)
   }
   assert.fail(`no request reached ${url}`)
@@ -262,7 +263,7 @@ test('close() rejects the pending Promises at once, and every later call', async
   pending.forEach((p) => p.then(() => order.push('resolved'), () => order.push('rejected')))
   // A call waits for a block (close() must wake it); the others may wait or not have started:
   // close() rejects each, whichever.
-  await requestReached(a.url)
+  await requestReached(a.url, () => order.length > 0)
   order.push('close')
   client.close()
   for (const p of pending) await rejectsCode(p, RangeError, 'invalid_argument', 'closed')
