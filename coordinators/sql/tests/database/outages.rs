@@ -130,6 +130,7 @@ fn a_paused_database_is_answered_by_the_deadline_and_a_killed_one_recovers() {
         // within its term in the database's clock, and is refused (fail closed) only once
         // that clock passed it: how long the restart took is not the test's to assume (a
         // loaded machine restarts a server in seconds, not the quiet 0.2 s).
+        let expired_before = server.row_is_free("restart", claim.index);
         let until = Instant::now() + SAFETY_NET;
         let renewed = loop {
             match holder.renew(&mut claim, soon(10_000)) {
@@ -144,7 +145,7 @@ fn a_paused_database_is_answered_by_the_deadline_and_a_killed_one_recovers() {
             }
         };
         match renewed {
-            Ok(()) => {}
+            Ok(()) => assert!(!expired_before, "{kind:?}: renewed after its expiry"),
             Err(Failure::Lost(why)) => assert!(
                 server.row_is_free("restart", claim.index),
                 "{kind:?}: refused while the row was within its term: {why}"
