@@ -20,6 +20,7 @@ mod db_harness;
 use common::ROLE;
 use db_harness::{
     coordinator, dbserver, each_kind, serial, servers_available, shared, soon, Kind, Server,
+    SAFETY_NET,
 };
 
 mod claims;
@@ -47,17 +48,23 @@ fn child_entry_point() {
 
 /// Leases through FLAKERY_DATABASE_URL, then generates every 10 ms for
 /// FLAKERY_TEST_SECONDS, printing each ID or error code.
+/// Issues an ID (or prints the refusal) every 10 ms until its stdin is closed: the test
+/// decides when it has seen enough, never a duration that a loaded machine can use up while
+/// the test still waits on other things (the child stopped, a successor claiming).
 fn streamer_role() {
     let generator = Generator::new(Options::default()).unwrap();
     assert_eq!(generator.source(), NodeSource::Database);
     println!("READY {}", generator.worker_id());
-    let seconds: u64 = std::env::var("FLAKERY_TEST_SECONDS")
-        .unwrap()
-        .parse()
-        .unwrap();
-    let until = Instant::now() + Duration::from_secs(seconds);
+    let closed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    {
+        let closed = Arc::clone(&closed);
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+            closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+    }
     let mut out = std::io::stdout();
-    while Instant::now() < until {
+    while !closed.load(std::sync::atomic::Ordering::SeqCst) {
         match generator.next_id() {
             Ok(id) => writeln!(out, "ID {id}").unwrap(),
             Err(err) => writeln!(out, "ERR {}", err.code()).unwrap(),

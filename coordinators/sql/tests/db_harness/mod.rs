@@ -223,6 +223,42 @@ pub fn soon(ms: i64) -> i64 {
     SystemClock.now_ms() + ms
 }
 
+/// How long a test waits for something that must happen before it gives up: a safety net
+/// against a hang, never a measure (no test here asserts how long anything took).
+pub const SAFETY_NET: std::time::Duration = std::time::Duration::from_secs(120);
+
+impl Server {
+    /// Whether the lease row `index` of `namespace` is free in the database's own clock:
+    /// given back, or expired (as the coordinator's claim reads it).
+    pub fn row_is_free(&self, namespace: &str, index: u64) -> bool {
+        let now = match self.kind {
+            Kind::Postgres => "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT",
+            Kind::MariaDb => "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)",
+        };
+        let held = self.sql(&format!(
+            "SELECT COUNT(*) FROM flakery_node_leases WHERE namespace = '{namespace}' \
+             AND node_index = {index} AND holder IS NOT NULL AND expires_ms > {now}"
+        ));
+        held.trim() == "0"
+    }
+
+    /// Waits until the row `index` of `namespace` is free in the database: the order of
+    /// events a test needs before another holder may take it. (A sleep of a term is not it:
+    /// a request the holder sent just before it stopped may be applied later on a loaded
+    /// machine, and moves the expiry.)
+    pub fn await_free_row(&self, namespace: &str, index: u64) {
+        let until = std::time::Instant::now() + SAFETY_NET;
+        while !self.row_is_free(namespace, index) {
+            assert!(
+                std::time::Instant::now() < until,
+                "{:?}: row {index} of '{namespace}' still held",
+                self.kind
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
 /// Runs `body` against each kind of server, one at a time.
 pub fn each_kind(body: impl Fn(Kind)) {
     let _guard = serial();
