@@ -19,6 +19,7 @@ _spec.loader.exec_module(server_harness)
 
 Server = server_harness.Server
 free_port = server_harness.free_port
+stop_process = server_harness.stop_process
 BINARY = server_harness.BINARY
 HAMMER = os.environ.get("FLAKERY_HAMMER", os.path.join(ROOT, "target", "debug", "examples", "hammer"))
 

@@ -9,7 +9,7 @@ import subprocess
 import threading
 import time
 
-from conftest import ROOT, Hammer, Server, duplicates, flakery, free_port, url
+from conftest import ROOT, Hammer, Server, duplicates, flakery, free_port, stop_process, url
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "docs"))
 import blocks  # noqa: E402  (tests/docs' reader of code blocks)
@@ -42,7 +42,7 @@ def test_many_clients_while_servers_are_killed_paused_and_restarted(servers):
                       "--timeout-ms", 2000, "--max-age-ms", 2000, "--prefer-first", 1)
                for order in orders]
     time.sleep(1)
-    os.kill(a.pid, signal.SIGSTOP)
+    stop_process(a.pid)
     time.sleep(1.5)
     os.kill(a.pid, signal.SIGCONT)
     b_port = b.port
@@ -111,8 +111,8 @@ def test_a_call_returns_while_every_server_is_paused(servers):
     """The order of events: with both servers stopped (SIGSTOP) the call fails, and it has
     ended before they are resumed."""
     a, b = servers(), servers()
-    os.kill(a.pid, signal.SIGSTOP)
-    os.kill(b.pid, signal.SIGSTOP)
+    stop_process(a.pid)
+    stop_process(b.pid)
     try:
         r = flakery("next", "--server", f"{url(a)},{url(b)}")
         assert r.returncode == 1

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import flakery
-from conftest import ROOT, duplicates, free_port, url
+from conftest import ROOT, duplicates, free_port, stop_process, url
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "docs"))
 import blocks  # noqa: E402  (tests/docs' reader of code blocks)
@@ -139,8 +139,8 @@ def test_every_server_paused_fails_before_they_resume(servers):
     servers_unavailable while they are still stopped; resumed, they answer again."""
     a, b = servers(), servers()
     client = flakery.Client(servers=[url(a), url(b)], timeout_ms=3000, request_timeout_ms=1000)
-    os.kill(a.pid, signal.SIGSTOP)
-    os.kill(b.pid, signal.SIGSTOP)
+    stop_process(a.pid)
+    stop_process(b.pid)
     try:
         with pytest.raises(flakery.ServersUnavailableError) as info:
             client.next_id()
@@ -222,7 +222,7 @@ def test_a_call_waiting_on_a_paused_server_leaves_the_gil(servers, call):
     given up (timeout_ms), and the check that it is still waiting would fail."""
     a = servers()
     client = flakery.Client(servers=url(a), timeout_ms=20000, request_timeout_ms=20000)
-    os.kill(a.pid, signal.SIGSTOP)
+    stop_process(a.pid)
     started, done, answers = threading.Event(), threading.Event(), []
 
     def wait_for_ids():

@@ -15,7 +15,7 @@ import pytest
 from kazoo.client import KazooClient
 
 import zkserver  # tests/zookeeper (on the path through tests/server's harness)
-from conftest import Hammer, duplicates, free_port, url
+from conftest import Hammer, duplicates, free_port, stop_process, url
 
 SESSION_MS = 2000
 DEADLINE_MS = 2000  # each client call's (the client's `timeout`)
@@ -173,7 +173,7 @@ def test_servers_that_lose_their_zookeeper_lease_never_hand_out_a_duplicate(zk, 
     a_node = nodes[a]
     a_probe = Probe(a)
     probes.append(a_probe)
-    os.kill(a.pid, signal.SIGSTOP)
+    stop_process(a.pid)
     stopped_at = time.monotonic()
     stopped_ms = time.time() * 1000
     try:

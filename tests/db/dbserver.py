@@ -59,7 +59,7 @@ _live: "set[Server]" = set()
 
 # The process helpers of the ZooKeeper harness serve here too.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "zookeeper"))
-from zkserver import _is_gone, _reap, _tail, free_port  # noqa: E402
+from zkserver import _is_gone, _reap, _tail, free_port, stop_process  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from testcerts import make_certs  # noqa: E402,F401  (the CLI's `certs`; callers import it here)
@@ -230,8 +230,13 @@ class Server:
 
     # --- control ----------------------------------------------------------------------
     def pause(self) -> None:
-        """SIGSTOP: the port still accepts connections (the kernel's backlog), nothing answers."""
-        self._signal_all(signal.SIGSTOP)
+        """SIGSTOP, returning once every thread of every process has stopped: the port still
+        accepts connections (the kernel's backlog), nothing answers."""
+        for pid in [self.pid] + _children(self.pid):
+            try:
+                stop_process(pid)
+            except (ProcessLookupError, FileNotFoundError):
+                pass  # a backend that has exited answers nothing
 
     def resume(self) -> None:
         self._signal_all(signal.SIGCONT)

@@ -14,6 +14,8 @@ import pytest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "zookeeper"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from sigstop import stop_process  # noqa: E402,F401  (the client's tests take it from here)
 
 BINARY = os.environ.get("FLAKERY_BIN", os.path.join(ROOT, "target", "debug", "flakery"))
 

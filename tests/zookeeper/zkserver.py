@@ -66,6 +66,9 @@ START_TIMEOUT_S = 60.0
 STOP_GRACE_S = 10.0
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(_HERE))  # tests/: tls_certs, sigstop
+from sigstop import stop_process  # noqa: E402
+
 _live: "set[Server]" = set()
 
 
@@ -192,8 +195,9 @@ class Server:
 
     # --- control -------------------------------------------------------------------------
     def pause(self) -> None:
-        """SIGSTOP the JVM: the port still accepts TCP connections, but nothing answers."""
-        os.kill(self.pid, signal.SIGSTOP)
+        """SIGSTOP the JVM, returning once every thread has stopped: the port still accepts TCP
+        connections, but nothing answers."""
+        stop_process(self.pid)
 
     def resume(self) -> None:
         os.kill(self.pid, signal.SIGCONT)
@@ -244,7 +248,6 @@ def _tls_cfg(certs: str, secure_port: int, client_auth: str) -> "list[str]":
     """A secureClientPort on 127.0.0.1 with the test CA's server pair (tests/tls_certs.py's
     server.p12, whose password is P12_PASSWORD) and its CA as the truststore (PEM, as
     ZooKeeper 3.6+ reads it), so `client_auth=need` takes client.crt and refuses the rest."""
-    sys.path.insert(0, os.path.dirname(_HERE))
     from tls_certs import P12_PASSWORD
 
     certs = os.path.abspath(certs)
@@ -414,7 +417,10 @@ def _main(argv: "list[str]") -> int:
             stop_detached(int(args[0]), args[1])
             return 0
         if cmd in ("pause", "resume") and len(args) == 1:
-            os.kill(int(args[0]), signal.SIGSTOP if cmd == "pause" else signal.SIGCONT)
+            if cmd == "pause":
+                stop_process(int(args[0]))
+            else:
+                os.kill(int(args[0]), signal.SIGCONT)
             return 0
         if cmd == "srvr" and len(args) == 1:
             sys.stdout.write(four_letter(int(args[0]), "srvr"))
