@@ -6,7 +6,7 @@ import (
 )
 
 func TestDoctorReportsTheCoresBudgets(t *testing.T) {
-	report, err := Doctor(Options{Layout: "baidu", WorkerID: Uint64(3)})
+	report, err := Doctor(Options{Layout: String("baidu"), WorkerID: Uint64(3)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -17,7 +17,7 @@ func TestDoctorReportsTheCoresBudgets(t *testing.T) {
 	if layout["time_runs_out"] != "2024-11-20T13:24:16.000Z" {
 		t.Fatalf("time_runs_out %v", layout["time_runs_out"])
 	}
-	if _, err := Doctor(Options{Layout: "time:99"}); !errors.Is(err, ErrInvalidLayout) {
+	if _, err := Doctor(Options{Layout: String("time:99")}); !errors.Is(err, ErrInvalidLayout) {
 		t.Fatalf("a bad layout: %v", err)
 	}
 }

@@ -273,21 +273,24 @@ fn a_mark_far_ahead_is_skipped_and_named_when_no_node_id_is_left() {
              node_index WHEN 0 THEN '{ahead}' ELSE '{}' END WHERE namespace = '{namespace}'",
             limit - 1000
         ));
-        let mut holder = db_harness::coordinator(&url, &namespace, 10_000);
-        let claim = holder
-            .claim_within(4, limit, db_harness::soon(5000))
-            .unwrap();
-        assert_eq!(claim.index, 1, "{kind:?}: the mark far ahead is skipped");
-        assert_eq!(claim.floor_ms, Some(limit - 1000));
+        // Rows 2 and 3 have no record yet: a fresh record's wait (FRESH_RECORD_WAIT_MS) is
+        // shorter than row 1's mark ahead, so they are taken first (a claim takes the free
+        // index whose start waits least); row 1 next; row 0's mark past the bound never.
         let mut others = Vec::new(); // hold their rows to the end of the test
         for expected in [2, 3] {
             let mut other = db_harness::coordinator(&url, &namespace, 10_000);
             let claim = other
                 .claim_within(4, limit, db_harness::soon(5000))
                 .unwrap();
-            assert_eq!(claim.index, expected);
+            assert_eq!(claim.index, expected, "{kind:?}: the shortest wait first");
             others.push(other);
         }
+        let mut holder = db_harness::coordinator(&url, &namespace, 10_000);
+        let claim = holder
+            .claim_within(4, limit, db_harness::soon(5000))
+            .unwrap();
+        assert_eq!(claim.index, 1, "{kind:?}: the mark far ahead is skipped");
+        assert_eq!(claim.floor_ms, Some(limit - 1000));
         let err = db_harness::coordinator(&url, &namespace, 10_000)
             .claim_within(4, limit, db_harness::soon(5000))
             .unwrap_err();
