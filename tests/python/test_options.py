@@ -49,7 +49,7 @@ def test_the_keywords_are_the_table():
 
 def test_the_client_keywords_are_the_client_table():
     rows = table("client.md", "## Options")
-    assert len(rows) == 11
+    assert len(rows) == 15
     # The Python column: the Rust name, but `_ms` where Rust takes a Duration.
     check_keywords(flakery.Client, rows, 1)
 
