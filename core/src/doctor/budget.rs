@@ -3,29 +3,23 @@
 
 use super::value::{MapBuilder, Value};
 use super::{Finding, Level};
-use crate::layout::{FieldKind, Layout};
+use crate::layout::Layout;
 use crate::timestamp::format_rfc3339_ms;
 
 const DAY_MS: i64 = 86_400_000;
 
 /// The first Unix millisecond at which an ID of `layout` can be `2^bits` or more: the first
 /// tick whose largest ID (every bit below the time field set, constant fields above it at
-/// their values in `fields`, else their defaults) reaches it; `None` if no tick's does.
+/// their values in `fields`, else their defaults) reaches it; `None` if no tick's does, or if
+/// `fields` would be refused.
 pub fn first_ms_at_or_above(layout: &Layout, fields: &[(String, u64)], bits: u32) -> Option<i64> {
     let shift = layout.time().shift;
     let limit = 1u128 << bits;
-    let above: u128 = layout
-        .fields()
-        .iter()
-        .filter(|f| f.kind == FieldKind::Constant && f.slot.shift > shift)
-        .map(|f| {
-            let value = fields
-                .iter()
-                .find(|(name, _)| *name == f.name)
-                .map_or(f.default, |(_, v)| *v);
-            u128::from(f.slot.put(value & f.slot.max()))
-        })
-        .sum();
+    // The constant fields' bits as the generator puts them (codec's one reading of `fields`:
+    // the last value given wins, a value too wide is refused); those below the time field are
+    // within `below`.
+    let above =
+        u128::from(crate::codec::constant_bits(layout, fields).ok()? & !((1u64 << shift) - 1));
     let below = (1u128 << shift) - 1;
     let largest = |tick: u64| (u128::from(tick) << shift) + above + below;
     let last = layout.max_tick_unsigned();
@@ -138,5 +132,18 @@ mod tests {
             first_ms_at_or_above(&vesta, &[], 53),
             Some(vesta.ms_of_tick(0))
         );
+        // `fields` read as the generator reads them: the last value given wins, and a value
+        // too wide for its field is refused (no date), never masked.
+        let field = |v: u64| ("type".to_string(), v);
+        let twice = [field(1), field(0)];
+        assert_eq!(
+            first_ms_at_or_above(&vesta, &twice, 53),
+            first_ms_at_or_above(&vesta, &[field(0)], 53)
+        );
+        assert_ne!(
+            first_ms_at_or_above(&vesta, &twice, 53),
+            Some(vesta.ms_of_tick(0))
+        );
+        assert_eq!(first_ms_at_or_above(&vesta, &[field(2)], 53), None);
     }
 }
