@@ -247,7 +247,9 @@ fn secure(
     while conn.is_handshaking() || conn.wants_write() {
         if Instant::now() >= deadline {
             return Err(Refused::Retry(format!(
-                "{address} did not finish the TLS handshake in time"
+                "{address} did not finish the TLS handshake in time (a plain port \
+                 (clientPort) may close or stall it; secure=true needs the server's \
+                 secureClientPort)"
             )));
         }
         let step = socket

@@ -188,7 +188,11 @@ pub(crate) fn handshake_failure(address: &str, host: &str, err: &std::io::Error)
             ),
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => (
                 false,
-                format!("{address} did not finish the TLS handshake in time"),
+                format!(
+                    "{address} did not finish the TLS handshake in time (a plain port \
+                     (clientPort) may close or stall it; secure=true needs the server's \
+                     secureClientPort)"
+                ),
             ),
             _ => (false, format!("{address}: TLS handshake: {err}")),
         };
