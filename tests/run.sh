@@ -196,4 +196,16 @@ echo "--- time per area: wall, CPU (user + system of its processes), started (s 
 printf '%s\n' "${rows[@]}"
 printf '%6d s %6d s           in all (the wall time of the whole run; the lanes overlap)\n' "$total" "$cpu_total"
 printf '         %6d s           of it in tests/java, tests/postgres and tests/client, the areas added after the other 14\n' "$cpu_later"
+# The failures again, last: a CI report that keeps only the end of the output still says what
+# failed, not only where.
+for script in "${areas[@]}"; do
+  result="$run_dir/${script//\//_}.result"
+  status=1
+  [ -f "$result" ] && read -r status _ <"$result"
+  case "$status" in 0 | "$SKIPPED_STATUS") continue ;; esac
+  echo
+  echo "--- what failed in $script (its FAIL lines and panics, the last 15)"
+  grep -aE "^FAIL|FAILED|panicked at|^test .* \.\.\. FAILED|^not ok|AssertionError|^E  " \
+    "$run_dir/${script//\//_}.log" 2>/dev/null | cut -c1-400 | tail -n 15 || true
+done
 finish areas
