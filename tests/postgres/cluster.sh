@@ -2,8 +2,9 @@
 # repository's root): installs PostgreSQL 15 and what the build needs, builds the extension with
 # plain cargo (no cargo-pgrx: PGRX_PG_CONFIG_PATH names pg_config) and its SQL script with
 # postgres/sqlgen, installs the three files into PostgreSQL's directories (removed on exit),
-# and makes a cluster in a temporary directory, served on 127.0.0.1 by a postmaster that
-# start_server starts and stop_server / crash_server stop by PID.
+# and makes a cluster in a temporary directory, served on a Unix socket in it (no TCP port: one
+# picked free and bound later could be taken in between by another test's connection) by a
+# postmaster that start_server starts and stop_server / crash_server stop by PID.
 
 PG_MAJOR=15
 PGBIN="/usr/lib/postgresql/$PG_MAJOR/bin"
@@ -50,7 +51,8 @@ as_pg() {
   if [ "$(id -u)" -eq 0 ]; then setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; else "$@"; fi
 }
 data="$work/data"
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+# Only the socket's name (.s.PGSQL.PORT in $work): nothing listens on TCP.
+port=5432
 [ "$(id -u)" -eq 0 ] && chown postgres: "$work"
 as_pg "$PGBIN/initdb" -D "$data" -U postgres -A trust --no-sync >"$work/initdb.log" 2>&1 ||
   { cat "$work/initdb.log" >&2; exit 1; }
@@ -60,7 +62,7 @@ configure() {
   sed -i '/^# flakery test/,$d' "$data/postgresql.conf"
   {
     echo "# flakery test"
-    echo "listen_addresses = '127.0.0.1'"
+    echo "listen_addresses = ''"
     echo "port = $port"
     echo "unix_socket_directories = '$work'"
     echo "max_connections = 40"

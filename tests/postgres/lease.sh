@@ -20,7 +20,7 @@ coordinator_password="$(field_of "$coordinator_json" password)"
 # The second cluster: its own data directory and port, same binaries and socket directory.
 data1="$data" port1="$port"
 data2="$work/data2"
-port2="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+port2=5433 # the name of its socket in $work, beside cluster 1's
 as_pg "$PGBIN/initdb" -D "$data2" -U postgres -A trust --no-sync >"$work/initdb2.log" 2>&1 ||
   { cat "$work/initdb2.log" >&2; exit 1; }
 pid1="" pid2=""

@@ -1,5 +1,5 @@
 # Sourced by tests/postgres/run.sh after lease.sh (whose two clusters, helpers and lease table
-# it uses): a streaming standby (pg_basebackup -R) of a primary, both on 127.0.0.1, promoted
+# it uses): a streaming standby (pg_basebackup -R) of a primary, both on sockets in $work, promoted
 # after a kill -9 of the primary (docs/postgres.md, "Standbys"). In recovery a standby refuses
 # next_id; promoted, with the same node ID and its clock 10 s behind the primary's, it issues
 # only IDs above every ID the primary's clients received, because the high-water mark is in
@@ -10,7 +10,7 @@
 # FROM_PORT, with standby.signal and primary_conninfo written by pg_basebackup -R.
 make_standby() {
   rm -rf "$2"
-  as_pg "$PGBIN/pg_basebackup" -h 127.0.0.1 -p "$1" -U postgres -D "$2" -R -X stream \
+  as_pg "$PGBIN/pg_basebackup" -h "$work" -p "$1" -U postgres -D "$2" -R -X stream \
     --checkpoint=fast --no-sync >"$work/basebackup.log" 2>&1 ||
     { cat "$work/basebackup.log" >&2; exit 1; }
 }
