@@ -377,7 +377,7 @@ else
 fi
 [ "$(id -u)" -eq 0 ] && chown -R postgres: "$pgwork"
 pgdata="$pgwork/data"
-pgport="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+pgport="$(python3 "$root/tests/ports.py")"
 as_pg "$pgbin/initdb" -D "$pgdata" -U postgres -A trust --no-sync >"$pgwork/initdb.log" 2>&1 ||
   { cat "$pgwork/initdb.log"; fail "initdb of the copy"; }
 cat >>"$pgdata/postgresql.conf" <<PGCONF

@@ -3,7 +3,6 @@
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -16,14 +15,13 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "zookeeper"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 from sigstop import stop_process  # noqa: E402,F401  (the client's tests take it from here)
+from ports import listen_port  # noqa: E402
 
 BINARY = os.environ.get("FLAKERY_BIN", os.path.join(ROOT, "target", "debug", "flakery"))
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return listen_port()
 
 
 class Server:

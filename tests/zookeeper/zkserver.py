@@ -38,6 +38,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from ports import listen_port  # noqa: E402
+
 ZK_JAR = "/usr/share/java/zookeeper.jar"
 # The jar's manifest Class-Path names its dependencies (jute, netty, slf4j-api, ...);
 # slf4j-simple gives the server a logger that writes to stderr (our log file).
@@ -85,10 +88,8 @@ def classpath(tls: bool = False) -> str:
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port on `host` that was free a moment ago (bound to :0, then closed)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+    """A TCP port on `host` that was free a moment ago, below the ephemeral range (tests/ports.py)."""
+    return listen_port(host)
 
 
 def connect_string_of_closed_port() -> str:
