@@ -295,6 +295,22 @@ fn split_credentials(text: &str) -> Result<(Option<Credentials>, &str)> {
     if user.is_empty() || password.is_empty() {
         return refuse("the credentials before '@' need a user and a password, both non-empty");
     }
+    // A raw `@` in a parameter (`ca=/run/credentials/flakery@orders.service/ca.pem`) ends the
+    // credentials there: the hosts and the TLS parameters would be read as password, and TLS
+    // silently dropped. No real password holds a query of these parameters.
+    if password.split('?').skip(1).any(|query| {
+        query.split('&').any(|pair| {
+            pair.split_once('=')
+                .is_some_and(|(key, _)| matches!(key, "secure" | "ca" | "cert" | "key"))
+        })
+    }) {
+        return Err(Error::invalid_argument(
+            "ZooKeeper connect string: an '@' after its '?' (in a parameter's value): the \
+             credentials end at the last '@', so the hosts and parameters would be read as the \
+             password; write '@' in a parameter as %40"
+                .to_string(),
+        ));
+    }
     Ok((
         Some(Credentials {
             user: user.to_string(),
@@ -310,6 +326,23 @@ mod tests {
 
     fn parse(connect: &str) -> Result<Settings> {
         Settings::parse(connect, "default", 10_000, &Layout::twitter())
+    }
+
+    /// An `@` in a TLS file's path would end the credentials there and drop TLS: refused,
+    /// without the password; written as %40 it is the path's.
+    #[test]
+    fn an_at_sign_in_a_parameter_is_refused_not_read_as_the_password() {
+        let raw = "flakery:a-long-random-password@zk1:2281,zk2:2281/myapp?secure=true\
+                   &ca=/run/credentials/flakery@orders.service/zk-ca.pem";
+        let err = parse(raw).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
+        let message = err.to_string();
+        assert!(message.contains("%40"), "{message}");
+        assert!(!message.contains("a-long-random-password"), "{message}");
+        // A password with '?' and '=' that are no such parameters is still a password.
+        let s = parse("u:pa?ss=w@rd@zk1:2281/app").unwrap();
+        assert_eq!(s.hosts, ["zk1:2281"]);
+        assert_eq!(s.credentials.unwrap().password, "pa?ss=w@rd");
     }
 
     #[test]
