@@ -315,7 +315,9 @@ test('a call whose IDs were taken before close() rejects when it settles after i
   const child = spawnSync(process.execPath, ['--input-type=module', '-e', `
     import fs from 'node:fs'
     import { Client } from ${JSON.stringify(index)}
-    const client = new Client({ servers: ${JSON.stringify(servers)}, prefetch: false })
+    // One block of 64 that never ages out here: 'early' and 'late' take from it.
+    const client = new Client({ servers: ${JSON.stringify(servers)}, prefetch: false,
+      minBlock: 64, maxBlock: 64, maxAgeMs: 600000 })
     const events = []
     const settle = (name, p) => p.then((v) => events.push(name + ' resolved ' + typeof v),
       (e) => events.push(name + ' rejected ' + e.code + ' ' + e.message))
