@@ -839,6 +839,7 @@ module.exports.Client = nativeBinding.Client
 module.exports.Generator = nativeBinding.Generator
 module.exports.compose = nativeBinding.compose
 module.exports.decode = nativeBinding.decode
+module.exports.doctor = nativeBinding.doctor
 module.exports.fromBase32 = nativeBinding.fromBase32
 module.exports.fromBase62 = nativeBinding.fromBase62
 module.exports.layoutInfoOf = nativeBinding.layoutInfoOf

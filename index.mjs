@@ -11,6 +11,7 @@ export const {
   Generator,
   compose,
   decode,
+  doctor,
   fromBase32,
   fromBase62,
   layoutInfoOf,

@@ -131,6 +131,42 @@ export interface DecodeOptions {
 }
 
 /**
+ * A value of `doctor()`'s report, as `flakery doctor --json` prints it; an integer past 2^53
+ * is a `bigint` (`JSON.parse` would round it).
+ */
+export type DoctorValue = null | boolean | number | bigint | string | DoctorValue[] | DoctorSection
+
+/** A section of `doctor()`'s report: its members as docs/doctor.md lists them. */
+export interface DoctorSection {
+  [key: string]: DoctorValue
+}
+
+/** What `doctor()` found: a note, a warning (with its fix), or a configuration refused. */
+export interface DoctorFinding {
+  level: 'note' | 'warning' | 'refused'
+  /** The section it comes from (`'layout'`, `'clock'`, `'node'`, `'host lease'`, `'lease'`). */
+  topic: string
+  text: string
+  /** What to do about it; empty for a note, or when the text says it. */
+  fix: string
+}
+
+/** The budgets report of `doctor()` (docs/doctor.md): the keys `flakery doctor --json` has. */
+export interface DoctorReport {
+  /** `'refused'`: a `Generator` of these options would be refused. */
+  status: 'ok' | 'warnings' | 'refused'
+  /** `flakery doctor`'s exit status: 0 all well, 1 warnings, 2 refused. */
+  exit_code: 0 | 1 | 2
+  /** The layout's budget: its end, the 2^53 and 2^63 dates, IDs per second. */
+  layout: DoctorSection
+  /** Whether the kernel thinks the clock synchronised, its daemon, the step tolerated. */
+  clock: DoctorSection
+  /** Which source gives the node ID and why, the host lease or the coordinator. */
+  node: DoctorSection
+  findings: DoctorFinding[]
+}
+
+/**
  * The generating calls of a `Client`: own properties of each client, bound to it. Nothing
  * waits on the JavaScript thread: the calls that may wait for a block (an empty stock, a
  * failover, servers that stopped answering) return Promises, which settle within

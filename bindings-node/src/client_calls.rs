@@ -12,7 +12,9 @@
 //!   none is there now (then `nextId()` waits for a block or says what failed).
 //!
 //! `close()` wakes every call waiting in the client, which then fails (`invalid_argument`,
-//! "closed"): a pending Promise rejects at once and keeps the process alive no longer.
+//! "closed"): a pending Promise rejects at once and keeps the process alive no longer. A
+//! Promise still pending when `close()` is called rejects so even when its IDs were taken
+//! before (`Wait::resolve`): after `close()` returns, nothing resolves with an ID.
 //!
 //! The calls are bound to each object as a `Generator`'s are (`fast::bind_arc_methods`).
 
@@ -88,6 +90,13 @@ impl Task for Wait {
 
     fn resolve(&mut self, env: Env, got: Self::Output) -> napi::Result<Settled> {
         let env = env.raw();
+        // The IDs were taken on the pool, perhaps just before `close()`, but the Promise
+        // settles only now, on the JavaScript thread: after a `close()` it rejects as every
+        // call then does, so that nothing resolves with an ID once `close()` has returned.
+        let got = match self.client.failure() {
+            Some(failure) => Err(failure),
+            None => got,
+        };
         let got = got.map_err(|e| core_error_value(env, e))?;
         let value = match (got, self.want) {
             (Got::Id(id), Want::Text(format)) => new_id_text(env, id, format),

@@ -23,6 +23,7 @@ use napi_derive::napi;
 
 mod client;
 mod client_calls;
+mod doctor;
 mod errors;
 mod fast;
 mod read;

@@ -43,6 +43,9 @@ pub struct Engine {
     arrived: Condvar,
     /// The refiller is wanted.
     wake: Condvar,
+    /// Relaxed is enough: every load that decides a caller's answer is made under `state`'s
+    /// lock, which `stop` takes after its store (the lock orders the two); the refiller's
+    /// loads outside it only end a round early.
     stop: AtomicBool,
 }
 

@@ -202,6 +202,13 @@ impl Client {
         }
     }
 
+    /// The error every call fails with from now on, if any: closed, or refused. For a binding
+    /// that settles a call later than it took its IDs (Node's Promises): one settled after
+    /// `close` fails as a call made then would.
+    pub fn failure(&self) -> Option<flakery::Error> {
+        self.shared.failure()
+    }
+
     /// Stops the client for good: the IDs it holds are dropped (never given back), every
     /// later call fails with `invalid_argument`, here and in any child forked after this.
     pub fn close(&self) {

@@ -3,7 +3,7 @@
 // `flakery serve` binary, FLAKERY_TEST_BIN) to pause with SIGSTOP and kill with SIGKILL.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
@@ -302,6 +302,49 @@ test('a call pending at close() does not keep the process alive', async (t) => {
   assert.equal(signal, null, `the child was killed by the failsafe: ${out}`)
   assert.equal(code, 0, out)
   assert.equal(out.trim(), 'rejected invalid_argument')
+})
+
+// A call whose IDs were taken on libuv's pool just before close() settles on the JavaScript
+// thread after it: it rejects as every call after close() does, and a Promise already settled
+// before close() keeps its ID. An order of events: with one pool thread (UV_THREADPOOL_SIZE=1,
+// read once, so in a child), the fs.open queued after nextIds(3) starts only once nextIds's
+// work has returned with its IDs, and the child calls close() when the opened file exists.
+test('a call whose IDs were taken before close() rejects when it settles after it', () => {
+  const index = new URL('../../index.mjs', import.meta.url).href
+  const dir = mkdtempSync(join(tmpdir(), 'flakery-close-'))
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', `
+    import fs from 'node:fs'
+    import { Client } from ${JSON.stringify(index)}
+    // One block of 64 that never ages out here: 'early' and 'late' take from it.
+    const client = new Client({ servers: ${JSON.stringify(servers)}, prefetch: false,
+      minBlock: 64, maxBlock: 64, maxAgeMs: 600000 })
+    const events = []
+    const settle = (name, p) => p.then((v) => events.push(name + ' resolved ' + typeof v),
+      (e) => events.push(name + ' rejected ' + e.code + ' ' + e.message))
+    // Settled before close(): the work and its resolution both ran before it.
+    await settle('before', client.nextIds(3))
+    const early = client.nextId() // from the stock the block left: resolved at once
+    const late = client.nextIds(3)
+    const marker = ${JSON.stringify(join(dir, 'opened'))}
+    fs.open(marker, 'w', (error, fd) => error || fs.close(fd, () => {}))
+    // Bounded by a count, not a time: the parent's timeout is the failsafe.
+    for (let i = 0; !fs.existsSync(marker); i++) if (i === 1e8) throw new Error('no open')
+    events.push('close')
+    client.close()
+    events.push('closed')
+    await settle('early', early)
+    await settle('late', late)
+    console.log(JSON.stringify(events))
+  `], { env: { ...process.env, UV_THREADPOOL_SIZE: '1' }, encoding: 'utf8', timeout: 120_000 })
+  rmSync(dir, { recursive: true, force: true })
+  assert.equal(child.status, 0, `the child failed: ${child.stderr}`)
+  assert.deepEqual(JSON.parse(child.stdout), [
+    'before resolved object',
+    'close',
+    'closed',
+    'early resolved bigint',
+    'late rejected invalid_argument the client is closed',
+  ])
 })
 
 test("a Client's calls leak nothing", async (t) => {

@@ -9,6 +9,7 @@ const API = [
   'Generator',
   'compose',
   'decode',
+  'doctor',
   'fromBase32',
   'fromBase62',
   'layoutInfoOf',

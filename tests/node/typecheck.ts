@@ -4,6 +4,7 @@ import {
   Generator,
   compose,
   decode,
+  doctor,
   layoutInfoOf,
   layouts,
   nextId,
@@ -15,6 +16,8 @@ import {
   toBase62,
   type ClientOptions,
   type DecodedId,
+  type DoctorFinding,
+  type DoctorReport,
   type IdStringOptions,
   type GeneratorOptions,
   type LayoutInfo,
@@ -74,6 +77,14 @@ const fromDatabase: GeneratorOptions = {
 }
 const custom: LayoutInfo = layoutInfoOf('time:41,worker:10,sequence:12;epoch=1288834974657')
 const name: string | null = custom.name
+
+// The budgets report, as data.
+const report: DoctorReport = doctor({ workerId: 1 })
+const refused: boolean = report.exit_code === 2 || report.status === 'refused'
+const firstFinding: DoctorFinding | undefined = report.findings[0]
+const fix: string | undefined = firstFinding?.fix
+const perNode = report.layout['ids_per_second_per_node'] // number, or bigint past 2^53
+doctor()
 
 // Errors carry their code (docs/spec.md#errors).
 try {
