@@ -175,8 +175,8 @@ struct Issued {
     after_withdrawal: bool,
 }
 
-/// A thread's calls: the IDs it got, and the errors, each with whether the driver had begun
-/// its withdrawal (or close) when the thread looked after the error.
+/// A thread's calls: the IDs it got, and the errors, each with whether `Generator::close` had
+/// begun when the thread looked after the error.
 #[derive(Default)]
 struct Calls {
     ids: Vec<Issued>,
@@ -188,7 +188,7 @@ struct Model {
     clock: ModelClock,
     side: StdArc<LeaseSide>,
     trace: Trace,
-    /// Set by a driver before its withdrawal (or close) begins.
+    /// Set by the closer before `Generator::close` begins (only `close_races_calls` closes).
     disturbed: Arc<AtomicBool>,
     /// Set by a driver once its withdrawal (or close) has returned.
     withdrawn: Arc<AtomicBool>,

@@ -93,23 +93,16 @@ fn zookeeper_paused_past_the_session_timeout() {
     }
 
     // The first holder generates again by itself.
-    let recovered = loop {
-        let found = log
-            .lock()
-            .unwrap()
-            .ids
-            .iter()
-            .find(|(at, _)| *at > resumed_at)
-            .map(|(at, _)| *at);
-        if let Some(at) = found {
-            break at;
-        }
-        assert!(
-            resumed_at.elapsed() < SAFETY_NET,
-            "the first holder did not lease again after the resume"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let recovered = wait_for(
+        resumed_at,
+        || "the first holder did not lease again after the resume".into(),
+        || {
+            let ids = &log.lock().unwrap().ids;
+            ids.iter()
+                .find(|(at, _)| *at > resumed_at)
+                .map(|(at, _)| *at)
+        },
+    );
     std::thread::sleep(Duration::from_millis(500));
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     worker.join().unwrap();
@@ -264,39 +257,34 @@ fn a_lost_connection_fences_at_once_and_the_lease_comes_back() {
     // an_alarm_fences_at_once_and_a_confirmed_renewal_lifts_it). The IDs that raced the
     // reader thread between its log line and its alarm are only counted. A starved reader
     // thread may log the break after the deadline fenced: waited for.
-    let break_line = loop {
-        let found = (lines.lock().unwrap().iter())
-            .find(|l| l.contains("connection broke"))
-            .cloned();
-        if let Some(line) = found {
-            break line;
-        }
-        assert!(
-            stopped_at.elapsed() < SAFETY_NET,
-            "lease_lost with no broken connection logged: {err}"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let break_line = wait_for(
+        stopped_at,
+        || format!("lease_lost with no broken connection logged: {err}"),
+        || {
+            let lines = lines.lock().unwrap();
+            lines
+                .iter()
+                .find(|l| l.contains("connection broke"))
+                .cloned()
+        },
+    );
     zk_harness::note_each_line(None);
     // The fence closes just before the loss is counted (the keeper's, then the status's):
     // waited for.
     let status = generator.lease_status();
     let count = |reason| status.losses(reason);
-    let (disconnected, unconfirmed, lost) = loop {
-        let losses = (
-            count(LossReason::Disconnected),
-            count(LossReason::Unconfirmed),
-            count(LossReason::Lost),
-        );
-        if losses.0 + losses.1 + losses.2 > 0 {
-            break losses;
-        }
-        assert!(
-            stopped_at.elapsed() < SAFETY_NET,
-            "lease_lost with no loss counted: {err} ({break_line})"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let (disconnected, unconfirmed, lost) = wait_for(
+        stopped_at,
+        || format!("lease_lost with no loss counted: {err} ({break_line})"),
+        || {
+            let losses = (
+                count(LossReason::Disconnected),
+                count(LossReason::Unconfirmed),
+                count(LossReason::Lost),
+            );
+            (losses.0 + losses.1 + losses.2 > 0).then_some(losses)
+        },
+    );
     // The first loss: a held lease turns suspect (disconnected or unconfirmed) once, or is
     // lost outright; a suspect lease may be counted lost later.
     assert!(
