@@ -19,6 +19,11 @@ use rustls::{RootCertStore, ServerConfig};
 fn certs() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
+        // A child of `system_roots` uses its parent's certificates (made again, they would
+        // change under the parent's other tests).
+        if let Some(dir) = std::env::var_os(CHILD_CERTS) {
+            return PathBuf::from(dir);
+        }
         // Cargo's directory for integration tests' files, in the target directory.
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("client-tls-certs");
         let maker = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/tls_certs.py");
@@ -147,23 +152,77 @@ fn mutual_tls_without_a_client_certificate_is_refused() {
     );
 }
 
+/// Set in a child of `system_roots`: the directory of its parent's certificates.
+const CHILD_CERTS: &str = "FLAKERY_TEST_TLS_CERTS";
+
+/// A client with no CA file in a child process whose system store is `store` (the
+/// `SSL_CERT_FILE` every rustls-native-certs platform reads first; no `SSL_CERT_DIR`, no
+/// `FLAKERY_*`), asking a server whose certificate the test CA signed: "ok" with its IDs, or
+/// the error's code, option and message.
+fn system_roots(store: &Path) -> String {
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+    child
+        .args([
+            "--exact",
+            "system_roots_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_CERTS, certs())
+        .env("SSL_CERT_FILE", store)
+        .env_remove("SSL_CERT_DIR");
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("FLAKERY_") {
+            child.env_remove(name);
+        }
+    }
+    let output = child.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    match stdout.split_once("OUTCOME ") {
+        Some((_, outcome)) => outcome.lines().next().unwrap().to_string(),
+        None => panic!("the child reported nothing: {output:?}"),
+    }
+}
+
 #[test]
-fn the_system_roots_do_not_know_the_test_ca() {
-    // No CA file (and no FLAKERY_SERVER_CA): the system's roots, which never signed it.
-    if std::env::var_os("FLAKERY_SERVER_CA").is_some() {
-        return;
+fn system_roots_child() {
+    if std::env::var_os(CHILD_CERTS).is_none() {
+        return; // not a child: `system_roots` runs this in one
     }
     let url = tls_server("server", None);
-    let e = Client::builder()
+    let outcome = match Client::builder()
         .server(&url)
         .prefetch(false)
+        .timeout(Duration::from_secs(5))
         .build()
-        .and_then(|c| c.next_id())
-        .unwrap_err();
-    // Either no system root store at all (refused when built), or an unknown CA.
+        .and_then(|c| c.next_ids(3))
+    {
+        Ok(ids) => format!("ok {}", ids.len()),
+        Err(e) => format!("{} {:?} {}", e.code(), e.option(), e.message()),
+    };
+    println!("OUTCOME {outcome}");
+}
+
+/// With no CA file the client trusts the system's roots, and only them: a store that holds
+/// another CA refuses the test CA's certificate as signed by an unknown CA (the handshake's
+/// cause, not a missing store); the same store holding the test CA trusts it; an empty one
+/// is refused when the client is built, naming `server_ca`.
+#[test]
+fn the_system_roots_do_not_know_the_test_ca() {
+    let dir = certs();
+    let outcome = system_roots(&dir.join("other-ca.pem"));
     assert!(
-        e.code() == ErrorCode::TlsFailed && e.message().contains("unknown CA")
-            || e.option() == Some("server_ca"),
-        "{e}"
+        outcome.starts_with("tls_failed None ") && outcome.contains("unknown CA"),
+        "{outcome}"
+    );
+    assert_eq!(system_roots(&dir.join("ca.pem")), "ok 3");
+    let empty = dir.join("empty-store.pem");
+    std::fs::write(&empty, "").unwrap();
+    let outcome = system_roots(&empty);
+    assert!(
+        outcome.starts_with("invalid_argument Some(\"server_ca\") ")
+            && outcome.contains("no CA certificate was found in the system's store"),
+        "{outcome}"
     );
 }

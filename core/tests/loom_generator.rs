@@ -175,11 +175,21 @@ struct Issued {
     after_withdrawal: bool,
 }
 
+/// A thread's calls: the IDs it got, and the errors, each with whether `Generator::close` had
+/// begun when the thread looked after the error.
+#[derive(Default)]
+struct Calls {
+    ids: Vec<Issued>,
+    errors: Vec<(ErrorCode, bool)>,
+}
+
 struct Model {
     generator: Arc<Generator<ModelClock>>,
     clock: ModelClock,
     side: StdArc<LeaseSide>,
     trace: Trace,
+    /// Set by the closer before `Generator::close` begins (only `close_races_calls` closes).
+    disturbed: Arc<AtomicBool>,
     /// Set by a driver once its withdrawal (or close) has returned.
     withdrawn: Arc<AtomicBool>,
 }
@@ -202,6 +212,7 @@ impl Model {
             clock,
             side,
             trace: Trace::default(),
+            disturbed: Arc::new(AtomicBool::new(false)),
             withdrawn: Arc::new(AtomicBool::new(false)),
         }
     }
@@ -211,14 +222,15 @@ impl Model {
     }
 
     /// A thread that asks for `n` IDs and notes each answer.
-    fn issuer(&self, name: &'static str, n: usize) -> thread::JoinHandle<Vec<Issued>> {
-        let (generator, trace, withdrawn) = (
+    fn issuer(&self, name: &'static str, n: usize) -> thread::JoinHandle<Calls> {
+        let (generator, trace, disturbed, withdrawn) = (
             Arc::clone(&self.generator),
             self.trace.clone(),
+            Arc::clone(&self.disturbed),
             Arc::clone(&self.withdrawn),
         );
         thread::spawn(move || {
-            let mut got = Vec::new();
+            let mut calls = Calls::default();
             for _ in 0..n {
                 let after_withdrawal = withdrawn.load(Acquire);
                 if after_withdrawal {
@@ -227,16 +239,36 @@ impl Model {
                 match generator.next_id() {
                     Ok(id) => {
                         trace.note(format!("{name}: next_id -> {}", describe(id)));
-                        got.push(Issued {
+                        calls.ids.push(Issued {
                             id,
                             after_withdrawal,
                         });
                     }
-                    Err(e) => trace.note(format!("{name}: next_id -> error {}", e.code())),
+                    Err(e) => {
+                        trace.note(format!("{name}: next_id -> error {}", e.code()));
+                        // Read after the error: a close that caused it was begun before.
+                        calls.errors.push((e.code(), disturbed.load(Acquire)));
+                    }
                 }
             }
-            got
+            calls
         })
+    }
+
+    /// Every call issued: a lease that withdraws its grant and publishes another makes a
+    /// call wait for the new one, never fail, so a model of a lease (no `Generator::close`)
+    /// guarantees every call an ID, whatever the schedule.
+    fn check_every_call_issued(&self, calls: &[Calls], per_thread: usize) {
+        for c in calls {
+            self.check(c.errors.is_empty() && c.ids.len() == per_thread, || {
+                format!(
+                    "a thread got {} of its {per_thread} IDs and the errors {:?} from a lease \
+                     that only withdrew and replaced its grant",
+                    c.ids.len(),
+                    c.errors
+                )
+            });
+        }
     }
 
     /// Fails the model with the execution's trace unless `ok`.
@@ -254,9 +286,10 @@ impl Model {
     /// grant; every ID of a later node in a later tick than every ID of an earlier one (no
     /// ID with one node's bits and another's state); and, when `replaced` names the node of
     /// the withdrawn grant, none of its IDs to a thread that saw the withdrawal.
-    fn check_ids(&self, per_thread: &[Vec<Issued>], grants: &[Grant], withdrawn_node: Option<u64>) {
+    fn check_ids(&self, calls: &[Calls], grants: &[Grant], withdrawn_node: Option<u64>) {
         let layout = layout();
-        let all: Vec<Issued> = per_thread.iter().flatten().copied().collect();
+        let per_thread: Vec<&Vec<Issued>> = calls.iter().map(|c| &c.ids).collect();
+        let all: Vec<Issued> = per_thread.iter().copied().flatten().copied().collect();
         for (i, a) in all.iter().enumerate() {
             for b in &all[i + 1..] {
                 self.check(a.id != b.id, || {
@@ -264,7 +297,7 @@ impl Model {
                 });
             }
         }
-        for ids in per_thread {
+        for ids in &per_thread {
             for pair in ids.windows(2) {
                 self.check(pair[0].id < pair[1].id, || {
                     format!(
@@ -361,7 +394,7 @@ fn grant_withdrawn_and_replaced() {
         // withdrawn grant's.
         let late_at_t0 = ids
             .iter()
-            .flatten()
+            .flat_map(|c| &c.ids)
             .find(|i| i.after_withdrawal && decode(i.id, &layout()).unwrap().timestamp_ms == T0);
         m.check(late_at_t0.is_none(), || {
             format!(
@@ -371,6 +404,7 @@ fn grant_withdrawn_and_replaced() {
             )
         });
         m.check_ids(&ids, &[first, next], None);
+        m.check_every_call_issued(&ids, 2);
     });
 }
 
@@ -405,6 +439,7 @@ fn node_change(next: Grant, tick_first: bool) {
     let ids = [a.join().unwrap(), b.join().unwrap()];
     driver.join().unwrap();
     m.check_ids(&ids, &[first, next], Some(1));
+    m.check_every_call_issued(&ids, 2);
 }
 
 /// Worker 2 comes with no floor: the next ID must still go to a tick after worker 1's last.
@@ -441,6 +476,7 @@ fn clock_word_advances() {
         let ids = [a.join().unwrap(), b.join().unwrap()];
         time.join().unwrap();
         m.check_ids(&ids, &[first, next], None);
+        m.check_every_call_issued(&ids, 2);
     });
 }
 
@@ -454,12 +490,14 @@ fn close_races_calls() {
         let m = Model::new(first);
         let a = m.issuer("A", 3);
         let b = m.issuer("B", 2);
-        let (generator, trace, withdrawn) = (
+        let (generator, trace, disturbed, withdrawn) = (
             Arc::clone(&m.generator),
             m.trace.clone(),
+            Arc::clone(&m.disturbed),
             Arc::clone(&m.withdrawn),
         );
         let closer = thread::spawn(move || {
+            disturbed.store(true, Release);
             generator.close();
             trace.note("closer: Generator::close returned".into());
             withdrawn.store(true, Release);
@@ -467,7 +505,7 @@ fn close_races_calls() {
         let ids = [a.join().unwrap(), b.join().unwrap()];
         closer.join().unwrap();
         let released_at = *m.side.released_at.get().expect("released");
-        for issued in ids.iter().flatten() {
+        for issued in ids.iter().flat_map(|c| &c.ids) {
             let ms = decode(issued.id, &layout()).unwrap().timestamp_ms;
             m.check(ms <= released_at, || {
                 format!(
@@ -478,5 +516,20 @@ fn close_races_calls() {
             });
         }
         m.check_ids(&ids, &[first], Some(1));
+        // Up to the close, every call issues (the grant covers them all); from its start a
+        // call may get an ID or `lease_lost`, whichever the schedule gives: only that is
+        // left open.
+        for (code, after_close_began) in ids.iter().flat_map(|c| &c.errors) {
+            m.check(*after_close_began && *code == ErrorCode::LeaseLost, || {
+                format!(
+                    "a call failed with {code} {} the close began",
+                    if *after_close_began {
+                        "after"
+                    } else {
+                        "before"
+                    }
+                )
+            });
+        }
     });
 }

@@ -139,14 +139,17 @@ fn a_forked_child_leases_anew() {
     });
 }
 
-/// Issue 37: a claim takes the free row a start waits least for. Row 0 is left free with its
-/// mark ahead (a predecessor's look-ahead), row 1 with its mark passed: a new holder takes
-/// row 1 and starts at once. The next takes row 0, the only free row with a mark (a missing
-/// one waits the fresh-record wait, longer than any mark within the claim's bound of it), and
-/// its floor is that mark, which the keeper starts after: a mark ahead is waited for, never
-/// skipped.
+/// Issue 37: a claim takes the free row a start waits least for, as the database's clock
+/// reads when it claims. Row 0 is left free with its mark a year ahead (ahead of that clock on
+/// any machine: the claim's `server_ms` shows it), row 1 with its mark passed: a new holder
+/// takes row 1, the next a row never used (the fresh-record wait is shorter than a year), and
+/// row 0 goes only to a claim with no other row to take, with its mark as the floor: a mark
+/// ahead is waited for, never skipped. A mark ahead by less than the fresh-record wait beats a
+/// row never used, however late the claim comes (its wait only shrinks).
 #[test]
 fn a_claim_takes_the_free_row_whose_mark_has_passed_before_one_ahead() {
+    use flakery::lease::keeper::FRESH_RECORD_WAIT_MS;
+    const YEAR_MS: i64 = 365 * 24 * 3600 * 1000;
     each_kind(|kind| {
         let url = shared(kind).database_url();
         let namespace = format!("oldest-mark-{}", kind.arg());
@@ -158,17 +161,13 @@ fn a_claim_takes_the_free_row_whose_mark_has_passed_before_one_ahead() {
         );
         assert_eq!((zero.index, one.index), (0, 1), "{kind:?}");
         let now = SystemClock.now_ms();
-        let (ahead, passed) = (now + 3000, now - 1000);
+        let (ahead, passed) = (now + YEAR_MS, now - 1000);
         first.release(zero, Some(ahead), soon(5000));
         second.release(one, Some(passed), soon(5000));
 
         let mut recycled = coordinator(&url, &namespace, 10_000);
         let claim = recycled.claim(4, soon(5000)).unwrap();
-        // Read after the claim: a mark later than this was ahead while it chose.
-        if SystemClock.now_ms() >= ahead {
-            eprintln!("NOT CHECKED ({kind:?}): the claim ended after row 0's mark passed");
-            return;
-        }
+        assert!(claim.server_ms.unwrap() < ahead, "{kind:?}: {claim:?}");
         assert_eq!(
             (claim.index, claim.floor_ms),
             (1, Some(passed)),
@@ -178,8 +177,30 @@ fn a_claim_takes_the_free_row_whose_mark_has_passed_before_one_ahead() {
         let claim = next.claim(4, soon(5000)).unwrap();
         assert_eq!(
             (claim.index, claim.floor_ms),
+            (2, None),
+            "{kind:?}: a row never used, before a mark a year ahead"
+        );
+        let mut last = coordinator(&url, &namespace, 10_000);
+        let claim = last.claim(3, soon(5000)).unwrap();
+        assert_eq!(
+            (claim.index, claim.floor_ms),
             (0, Some(ahead)),
-            "{kind:?}: the row whose mark is ahead, with that mark as its floor"
+            "{kind:?}: the only free row, with its mark as the floor"
+        );
+
+        let namespace = format!("near-mark-{}", kind.arg());
+        let mut first = coordinator(&url, &namespace, 10_000);
+        let mut holder = coordinator(&url, &namespace, 10_000);
+        let zero = first.claim(4, soon(5000)).unwrap();
+        assert_eq!(holder.claim(4, soon(5000)).unwrap().index, 1, "{kind:?}");
+        let near = SystemClock.now_ms() + FRESH_RECORD_WAIT_MS - 500;
+        first.release(zero, Some(near), soon(5000));
+        let mut next = coordinator(&url, &namespace, 10_000);
+        let claim = next.claim(4, soon(5000)).unwrap();
+        assert_eq!(
+            (claim.index, claim.floor_ms),
+            (0, Some(near)),
+            "{kind:?}: the row whose mark is ahead by less than the fresh-record wait"
         );
     });
 }

@@ -188,6 +188,17 @@ pub fn log_lines() -> &'static Mutex<Vec<String>> {
     })
 }
 
+/// What a test reads at the instant of each log line, on the thread that logs, before that
+/// thread goes on (a lease's state, say): appended to the line.
+type LineNote = Box<dyn Fn() -> String + Send + Sync>;
+
+static LINE_NOTE: Mutex<Option<LineNote>> = Mutex::new(None);
+
+/// Appends `note()` to each log line from now on (`None`: no note).
+pub fn note_each_line(note: Option<LineNote>) {
+    *LINE_NOTE.lock().unwrap_or_else(|e| e.into_inner()) = note;
+}
+
 /// A subscriber that keeps each event's level and fields as one line.
 struct Recorder(&'static Mutex<Vec<String>>);
 
@@ -211,6 +222,9 @@ impl tracing::Subscriber for Recorder {
     fn event(&self, event: &tracing::Event<'_>) {
         let mut text = Text(event.metadata().level().to_string());
         event.record(&mut text);
+        if let Some(note) = LINE_NOTE.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            text.0.push_str(&note());
+        }
         self.0
             .lock()
             .unwrap_or_else(|e| e.into_inner())

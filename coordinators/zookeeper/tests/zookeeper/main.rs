@@ -51,6 +51,22 @@ fn time_of(id: i64, layout: &Layout) -> i64 {
 /// against a hang, never a measure (no test here asserts how long anything took).
 const SAFETY_NET: Duration = Duration::from_secs(120);
 
+/// What `found` gives once it gives something, looked for every 10 ms: waiting on state, not
+/// on time; fails with `what` past the safety net after `since`.
+fn wait_for<T>(
+    since: Instant,
+    what: impl Fn() -> String,
+    mut found: impl FnMut() -> Option<T>,
+) -> T {
+    loop {
+        if let Some(it) = found() {
+            return it;
+        }
+        assert!(since.elapsed() < SAFETY_NET, "{}", what());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn assert_distinct(ids: &[i64], what: &str) {
     let mut sorted = ids.to_vec();
     sorted.sort_unstable();

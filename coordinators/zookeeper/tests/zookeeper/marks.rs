@@ -238,14 +238,19 @@ fn many_processes_issuing_while_znodes_are_deleted_and_lowered_issue_no_duplicat
     assert!(ids > 1000, "only {ids} IDs were issued");
 }
 
-/// Issue 37: a claim takes the free node ID a start waits least for. Index 0's mark is ahead
-/// (a predecessor's look-ahead), index 1's has passed, index 2 has none: the first claim takes
-/// 1 (no wait), the next 0 (its mark ahead, less than the fresh-record wait of 2), with that
-/// mark as its floor: its first ID comes after it (an order of events: the ID's time against
-/// the mark), never skipping it.
+/// Issue 37: a claim tries the free node ID a start waits least for first. Index 0's mark is
+/// a year ahead (ahead of the clock on any machine when the claim orders the free IDs, and
+/// past the keeper's bound: a claim that tried it would write it and give it back, skipped),
+/// index 1's has passed, index 2's is ahead by less than the fresh-record wait, index 3 has
+/// none. The first claim takes 1 without touching 0 (its version unchanged); the next takes
+/// 2 (its wait, however late the claim comes, shorter than 3's) with that mark as its floor:
+/// its first ID comes after it (an order of events: the ID's time against the mark), never
+/// skipping it.
 #[test]
 fn a_claim_takes_the_free_node_id_whose_mark_has_passed_before_one_ahead() {
+    use flakery::lease::keeper::FRESH_RECORD_WAIT_MS;
     use flakery::{Clock, SystemClock};
+    const YEAR_MS: i64 = 365 * 24 * 3600 * 1000;
     let _serial = serial();
     let Some(server) = Server::start() else {
         return;
@@ -253,32 +258,34 @@ fn a_claim_takes_the_free_node_id_whose_mark_has_passed_before_one_ahead() {
     let layout = Layout::parse("time:41,worker:2,sequence:12;epoch=0").unwrap();
     let zk = server.client();
     let now = SystemClock.now_ms();
-    // Ahead by less than the fresh-record wait (3.5 s), so that index 0 is the second
-    // claim's choice over index 2, which has no mark.
-    let (ahead, passed) = (now + 3000, now - 120_000);
-    let marks = [(0, ahead), (1, passed)].map(|(i, mark)| (i, mark.to_string().into_bytes()));
+    let (far, passed, near) = (
+        now + YEAR_MS,
+        now - 120_000,
+        now + FRESH_RECORD_WAIT_MS - 500,
+    );
+    let marks = [(0, far), (1, passed), (2, near)].map(|(i, m)| (i, m.to_string().into_bytes()));
     write_marks(&zk, "oldest", &marks);
+    let far_mark = "/flakery/oldest/hwm/0";
+    let version = |path: &str| zk.exists(path, false).unwrap().expect(path).version;
+    let untouched = version(far_mark);
     let first = ZooKeeperLease::acquire(&server.connect, "oldest", 4000, &layout).unwrap();
-    // Read after the claim: a mark later than this was ahead while it chose.
-    if SystemClock.now_ms() < ahead {
-        assert_eq!(
-            (first.index(), first.floor_ms()),
-            (Some(1), Some(passed)),
-            "took the node ID whose mark is still ahead"
-        );
-    } else {
-        eprintln!("NOT CHECKED: the claim ended after index 0's mark passed (a stalled machine)");
-    }
+    assert_eq!(
+        (first.index(), first.floor_ms()),
+        (Some(1), Some(passed)),
+        "took a node ID whose mark is still ahead"
+    );
+    assert_eq!(
+        version(far_mark),
+        untouched,
+        "the claim tried index 0, whose mark is ahead, before index 1, whose mark has passed"
+    );
     let second = ZooKeeperLease::acquire(&server.connect, "oldest", 4000, &layout).unwrap();
-    let other = if first.index() == Some(1) { 0 } else { 1 };
-    assert_eq!(second.index(), Some(other));
-    if other == 0 {
-        assert_eq!(
-            second.floor_ms(),
-            Some(ahead),
-            "the mark ahead is its floor"
-        );
-    }
+    assert_eq!(
+        (second.index(), second.floor_ms()),
+        (Some(2), Some(near)),
+        "the mark ahead by less than the fresh-record wait, as the floor"
+    );
+    assert_eq!(version(far_mark), untouched, "index 0 tried before index 2");
     let generator = Generator::builder()
         .lease(Box::new(second))
         .layout(layout.clone())
@@ -286,8 +293,8 @@ fn a_claim_takes_the_free_node_id_whose_mark_has_passed_before_one_ahead() {
         .unwrap();
     let id = generator.next_id().unwrap();
     assert!(
-        other == 1 || time_of(id, &layout) > ahead,
-        "an ID at {} ms, not past the mark {ahead}",
+        time_of(id, &layout) > near,
+        "an ID at {} ms, not past the mark {near}",
         time_of(id, &layout)
     );
     generator.close();

@@ -150,9 +150,25 @@ impl HostLease {
     /// only keeps that index from others longer, never lets two share one. It holds at most
     /// one index besides the one it looks at (the best with a mark ahead, so far).
     pub fn acquire_in(dir: &Path, scope: &Scope, layout: &Layout) -> Result<HostLease> {
+        let now_ms = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
+        HostLease::acquire_as_of(dir, scope, layout, now_ms)
+    }
+
+    /// `acquire_in` with the host's clock reading `now_ms`: which index a claim takes, checked
+    /// on a fixed clock by this crate's tests (core/tests/host_lease.rs).
+    #[cfg(feature = "test-hooks")]
+    pub fn acquire_at(
+        dir: &Path,
+        scope: &Scope,
+        layout: &Layout,
+        now_ms: i64,
+    ) -> Result<HostLease> {
+        HostLease::acquire_as_of(dir, scope, layout, now_ms)
+    }
+
+    fn acquire_as_of(dir: &Path, scope: &Scope, layout: &Layout, now_ms: i64) -> Result<HostLease> {
         fork::install();
         let open = SecureDir::open(dir, 0o1777).map_err(|why| lease_dir_error(dir, &why))?;
-        let now_ms = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
         let count = layout.capacity().node_ids;
         let (mut admitted, mut held, mut foreign) = (0u64, 0u64, Vec::new());
         let mut unusable = Vec::new();
