@@ -18,11 +18,26 @@ import zkserver  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+# Every server this test starts inherits the mark; servers of tests running beside it (other
+# areas start ZooKeeper too) do not have it, and are not this test's to count.
+MARK = f"FLAKERY_ZK_SELFTEST={os.getpid()}"
+os.environ["FLAKERY_ZK_SELFTEST"] = str(os.getpid())
+
+
+def marked(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return MARK.encode() in f.read().split(b"\0")
+    except OSError:
+        return False
+
+
 def java_pids() -> "set[int]":
+    """The ZooKeeper processes alive that this test started."""
     out = set()
     for d in os.listdir("/proc"):
         if d.isdigit() and zkserver.MAIN_CLASS in zkserver._cmdline(int(d)):
-            if not zkserver._is_gone(int(d)):
+            if not zkserver._is_gone(int(d)) and marked(int(d)):
                 out.add(int(d))
     return out
 
