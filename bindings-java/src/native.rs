@@ -96,6 +96,34 @@ pub extern "system" fn Java_dev_flakery_Native_benchmarkBaselineConstant(
     42
 }
 
+/// A benchmark's measure, not an API: `n` IDs by the steps of Java's `nextId` (the hot path
+/// the FFM downcall runs, else the whole call) in a loop in native code, so that bench/java
+/// can set the core's own cost per ID beside the cost of one call from Java. Answers the last
+/// ID, or -1.
+#[no_mangle]
+pub extern "system" fn Java_dev_flakery_Native_benchmarkCoreLoop(
+    _: JNIEnv,
+    _: JClass,
+    handle: jlong,
+    n: jint,
+) -> jlong {
+    // SAFETY: a generator's handle (handles.rs).
+    let generator = unsafe { handles::get::<Generator>(handle) };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut last = -1;
+        for _ in 0..n {
+            // As Java's path: the hot path, else the whole call (which also takes the clock
+            // thread's new reading; without it every later hot-path call would fail).
+            let id = generator
+                .try_next_id_fast()
+                .or_else(|| generator.next_id().ok());
+            last = std::hint::black_box(id.unwrap_or(-1));
+        }
+        last
+    }))
+    .unwrap_or(-1)
+}
+
 /// `n` IDs of the generator behind `handle`, or of the process-wide generator for 0.
 #[no_mangle]
 pub extern "system" fn Java_dev_flakery_Native_nextIds(
