@@ -23,7 +23,10 @@ BATCH_N = 1_000_000
 JNI_FLOOR = "a bare JNI call of nextId's shape returning a constant (jniBaseline)"
 PATH_FLOOR = ("a bare call of nextId's shape by nextId's own path (an FFM downcall on Java 22 and later, "
               "JNI before) returning a constant (activePathBaseline)")
-FLOORS = {"call_floor": JNI_FLOOR, "path_floor": PATH_FLOOR}
+CAS_FLOOR = "one compare-and-set of a counter in Java (casFloor), the one atomic step of nextId's hot path"
+CORE_LOOP = ("the core's own cost per ID, nextId's steps in a loop in native code with no call from Java "
+             "(flakeryCoreInNativeLoop)")
+FLOORS = {"call_floor": JNI_FLOOR, "path_floor": PATH_FLOOR, "cas_floor": CAS_FLOOR, "core_loop": CORE_LOOP}
 
 # key: (name, Maven groupId:artifactId or None for the JDK's own, flakery?, configuration)
 GENERATORS = {
@@ -54,6 +57,8 @@ BENCHMARKS = {
     "IdBenchmarks.uuidRandom": ("uuid4", "per_call"),
     "IdBenchmarks.jniBaseline": (None, "call_floor"),
     "IdBenchmarks.activePathBaseline": (None, "path_floor"),
+    "IdBenchmarks.casFloor": (None, "cas_floor"),
+    "IdBenchmarks.flakeryCoreInNativeLoop": (None, "core_loop"),
 }
 NS_PER_UNIT = {"ns/op": 1.0, "us/op": 1e3, "ms/op": 1e6, "s/op": 1e9}
 
@@ -172,6 +177,12 @@ def java_table(java: dict[str, Any]) -> list[str]:
     if path is not None:
         lines.append(f"\n{java['path_floor']['what'][0].upper()}{java['path_floor']['what'][1:]} costs {fmt_ns(path)} ns"
                      + (f": flakery's call is {bpc - path:.1f} ns above it." if bpc is not None else "."))
+    # What of flakery's call above the bare call is the core's own work, which no path removes.
+    for key in ("core_loop", "cas_floor"):
+        v = get(java, key, "ns")
+        if v is not None:
+            what = java[key]["what"]
+            lines.append(f"\n{what[0].upper()}{what[1:]}: {fmt_ns(v)} ns in the same run.")
     lines.append("")
     return lines
 

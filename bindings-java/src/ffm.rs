@@ -24,6 +24,8 @@ const NO_ID: jlong = -1;
 /// (caught here: nothing unwinds into Java, and the JNI call then reports it).
 #[no_mangle]
 pub extern "C" fn flakery_java_next_id_fast(handle: jlong) -> jlong {
+    // Also the first step of JNI's `nextId` (native.rs), which calls this function (one
+    // body, so that the panic guard's closure is inlined here, and this into both).
     // SAFETY: a generator's handle, kept valid by its Java owner across the call (handles.rs).
     let generator = unsafe { handles::get::<Generator>(handle) };
     catch_unwind(AssertUnwindSafe(|| generator.try_next_id_fast()))

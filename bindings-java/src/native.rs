@@ -76,10 +76,26 @@ pub extern "system" fn Java_dev_flakery_Native_generatorClose(
 
 #[no_mangle]
 pub extern "system" fn Java_dev_flakery_Native_nextId(
-    mut env: JNIEnv,
+    env: JNIEnv,
     _: JClass,
     handle: jlong,
 ) -> jlong {
+    // The hot path first, as FFM's downcall runs it, in a function of its own size: the whole
+    // `next_id` answers a `Result` as large as the core's `Error` through memory, and in the
+    // same function its register saves and stack frame were paid on every call (about 1 ns of
+    // Java 17's 13.7: bench/java).
+    let id = crate::ffm::flakery_java_next_id_fast(handle);
+    if id >= 0 {
+        return id;
+    }
+    next_id_slow(env, handle)
+}
+
+/// `nextId` when the hot path has no ID: the core's whole `next_id`, which waits, or throws
+/// its error; one path for JNI and FFM alike.
+#[cold]
+#[inline(never)]
+fn next_id_slow(mut env: JNIEnv, handle: jlong) -> jlong {
     // SAFETY: a generator's handle (handles.rs).
     unsafe { with(&mut env, handle, 0, |_, g: &Generator| Ok(g.next_id()?)) }
 }
@@ -94,6 +110,34 @@ pub extern "system" fn Java_dev_flakery_Native_benchmarkBaselineConstant(
     _handle: jlong,
 ) -> jlong {
     42
+}
+
+/// A benchmark's measure, not an API: `n` IDs by the steps of Java's `nextId` (the hot path
+/// the FFM downcall runs, else the whole call) in a loop in native code, so that bench/java
+/// can set the core's own cost per ID beside the cost of one call from Java. Answers the last
+/// ID, or -1.
+#[no_mangle]
+pub extern "system" fn Java_dev_flakery_Native_benchmarkCoreLoop(
+    _: JNIEnv,
+    _: JClass,
+    handle: jlong,
+    n: jint,
+) -> jlong {
+    // SAFETY: a generator's handle (handles.rs).
+    let generator = unsafe { handles::get::<Generator>(handle) };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut last = -1;
+        for _ in 0..n {
+            // As Java's path: the hot path, else the whole call (which also takes the clock
+            // thread's new reading; without it every later hot-path call would fail).
+            let id = generator
+                .try_next_id_fast()
+                .or_else(|| generator.next_id().ok());
+            last = std::hint::black_box(id.unwrap_or(-1));
+        }
+        last
+    }))
+    .unwrap_or(-1)
 }
 
 /// `n` IDs of the generator behind `handle`, or of the process-wide generator for 0.

@@ -33,6 +33,9 @@ final class Native {
     /** A benchmark's baseline (bench/java): a bare JNI call of nextId's shape that returns 42. */
     static native long benchmarkBaselineConstant(long generator);
 
+    /** A benchmark's measure (bench/java): {@code n} IDs by nextId's steps in native code. */
+    static native long benchmarkCoreLoop(long generator, int n);
+
     /** {@code generator} 0: the process-wide generator. */
     static native long[] nextIds(long generator, int n);
 

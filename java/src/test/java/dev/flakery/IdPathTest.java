@@ -99,6 +99,69 @@ class IdPathTest {
         assertEquals("lease_lost", e.code());
     }
 
+    /**
+     * {@code close()} racing {@code nextId()} on other threads, round after round: a call
+     * returns an ID or throws {@code lease_lost}, never anything else (no -1 of the downcall let
+     * through, no crash: close releases the lease and the Cleaner alone frees the native
+     * generator, once it is unreachable); no ID after a {@code lease_lost}, each thread's IDs
+     * increase, and a call begun after {@code close()} returned throws.
+     */
+    @Test
+    void closeRacingNextIdIsLeaseLostNeverAnIdAfterIt() throws InterruptedException {
+        int threads = 3;
+        for (int round = 0; round < 50; round++) {
+            Generator generator = wide();
+            CountDownLatch running = new CountDownLatch(threads);
+            CountDownLatch closed = new CountDownLatch(1);
+            List<Thread> callers = new ArrayList<>();
+            List<Throwable> failures = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                Thread thread = new Thread(() -> {
+                    try {
+                        running.countDown();
+                        long previous = -1;
+                        boolean lost = false;
+                        // Until close() has returned (the count only stops a broken close).
+                        for (int i = 0; i < 100_000_000 && closed.getCount() > 0; i++) {
+                            try {
+                                long id = generator.nextId();
+                                if (lost || id <= previous) {
+                                    throw new AssertionError("ID " + id + " after " + (lost ? "lease_lost" : previous));
+                                }
+                                previous = id;
+                            } catch (FlakeryException e) {
+                                if (!e.code().equals("lease_lost")) {
+                                    throw e;
+                                }
+                                lost = true;
+                            }
+                        }
+                        closed.await();
+                        FlakeryException e = assertThrows(FlakeryException.class, generator::nextId);
+                        assertEquals("lease_lost", e.code());
+                    } catch (Throwable e) {
+                        synchronized (failures) {
+                            failures.add(e);
+                        }
+                    }
+                });
+                thread.start();
+                callers.add(thread);
+            }
+            running.await();
+            // Vary where in the callers' loops the close lands.
+            for (int spin = 0; spin < round * 40; spin++) {
+                Thread.onSpinWait();
+            }
+            generator.close();
+            closed.countDown();
+            for (Thread thread : callers) {
+                thread.join();
+            }
+            assertEquals(List.of(), failures, "round " + round);
+        }
+    }
+
     @Test
     void theBaselineAnswers42() {
         assertEquals(42, IdPath.ACTIVE.baseline(0));

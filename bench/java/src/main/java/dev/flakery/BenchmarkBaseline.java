@@ -29,6 +29,22 @@ public final class BenchmarkBaseline {
         return IdPath.ACTIVE.baseline(handle);
     }
 
+    /**
+     * {@code n} IDs by {@code nextId}'s steps in a loop in native code (one JNI call for all):
+     * the core's own cost per ID in the library Java loads.
+     *
+     * @param generator the generator
+     * @param n how many calls
+     * @return the last ID, or -1
+     */
+    public static long coreLoop(Generator generator, int n) {
+        try {
+            return Native.benchmarkCoreLoop(generator.handle, n);
+        } finally {
+            java.lang.ref.Reference.reachabilityFence(generator);
+        }
+    }
+
     /** @return {@code "ffm"} or {@code "jni"}: the path {@code nextId} takes in this JVM */
     public static String activePathName() {
         return IdPath.ACTIVE.name();

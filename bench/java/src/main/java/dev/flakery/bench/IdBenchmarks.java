@@ -8,12 +8,14 @@ import dev.flakery.Generator;
 import dev.flakery.SequencePolicy;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import me.ahoo.cosid.snowflake.MillisecondSnowflakeId;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
@@ -37,6 +39,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
 public class IdBenchmarks {
+    private static final int CORE_LOOP = 1_000;
+
     private Generator twitter;
     private Generator wide;
     private Generator borrowing;
@@ -45,6 +49,7 @@ public class IdBenchmarks {
     private TsidFactory tsid;
     private TsidFactory tsidWide;
     private TimeBasedEpochGenerator uuidV7;
+    private final AtomicLong counter = new AtomicLong();
 
     /** Makes each generator once. */
     @Setup
@@ -108,6 +113,28 @@ public class IdBenchmarks {
     @Benchmark
     public long activePathBaseline() {
         return BenchmarkBaseline.activePath(1);
+    }
+
+    /**
+     * @return 1,000 IDs of the 21-bit generator by nextId's steps (the hot path, else the whole
+     *     call) in a loop in native code (one JNI call): the core's own cost per ID, no call
+     *     from Java in it
+     */
+    @Benchmark
+    @OperationsPerInvocation(CORE_LOOP)
+    public long flakeryCoreInNativeLoop() {
+        return BenchmarkBaseline.coreLoop(wide, CORE_LOOP);
+    }
+
+    /**
+     * @return one compare-and-set of a counter in Java, the one atomic step the core's hot path
+     *     takes (and any generator that is safe across threads without a lock): the part of
+     *     nextId's cost above a bare call that no binding can remove
+     */
+    @Benchmark
+    public long casFloor() {
+        long next = counter.get() + 1;
+        return counter.compareAndSet(next - 1, next) ? next : -1;
     }
 
     /** @return a CosId MillisecondSnowflakeId (41/10/12 bits) */
