@@ -5,6 +5,9 @@
 //! Built from the core's `Value` rather than parsed from its JSON: `JSON.parse` would round an
 //! integer past 2^53 without a word, where this gives it as a `bigint`.
 
+// napi-rs registers the module hook only outside `cfg(test)` (as in fast.rs).
+#![cfg_attr(test, allow(dead_code))]
+
 use std::ptr;
 
 use flakery::doctor::{Request, Value};
