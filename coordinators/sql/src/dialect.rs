@@ -10,6 +10,16 @@ pub(crate) struct Candidate {
     pub mark: Vec<u8>,
 }
 
+/// A row of the lease table as a census reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LeaseRow {
+    pub index: i64,
+    pub holder: Option<i64>,
+    pub holder_name: String,
+    pub expires_ms: i64,
+    pub mark: Vec<u8>,
+}
+
 pub(crate) trait Dialect: Send {
     /// Creates the lease table if it is missing.
     fn ensure_lease_table(&mut self) -> Result<(), String>;
@@ -100,6 +110,18 @@ pub(crate) trait Dialect: Send {
         holder: i64,
         mark: Option<&str>,
     ) -> Result<(), String>;
+
+    /// Whether the lease table exists (a census reads: it never creates it).
+    fn lease_table_exists(&mut self) -> Result<bool, String>;
+
+    /// Up to `limit` rows of `namespace` from `from` to below `to`, lowest index first.
+    fn census_rows(
+        &mut self,
+        namespace: &str,
+        from: i64,
+        to: i64,
+        limit: i64,
+    ) -> Result<Vec<LeaseRow>, String>;
 
     /// Creates uid-generator's `WORKER_NODE` table if it is missing.
     fn ensure_worker_node_table(&mut self) -> Result<(), String>;

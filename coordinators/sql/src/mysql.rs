@@ -9,7 +9,7 @@ use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;
 use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts, Value};
 
-use super::dialect::{Candidate, Dialect};
+use super::dialect::{Candidate, Dialect, LeaseRow};
 use super::statements::Statements;
 use super::tls::{Roots, TlsMode, TlsRequest};
 use super::LEASE_TABLE as T;
@@ -106,15 +106,7 @@ impl Dialect for MySql {
         // Looked up first: CREATE TABLE IF NOT EXISTS takes the table's metadata lock even
         // when the table exists, waiting for every open transaction on it and making every
         // later one wait behind it, so that many starts at once queue on one another.
-        let found: Option<u8> = self
-            .0
-            .exec_first(
-                "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() \
-                 AND table_name = ?",
-                (T,),
-            )
-            .map_err(text)?;
-        if found.is_some() {
+        if self.lease_table_exists()? {
             return Ok(());
         }
         self.0
@@ -174,6 +166,43 @@ impl Dialect for MySql {
             .map_err(text)?;
         rows.into_iter()
             .map(|row| converted(row).map(|(index, mark)| Candidate { index, mark }))
+            .collect()
+    }
+
+    fn lease_table_exists(&mut self) -> Result<bool, String> {
+        let found: Option<u8> = self
+            .0
+            .exec_first(
+                "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() \
+                 AND table_name = ?",
+                (T,),
+            )
+            .map_err(text)?;
+        Ok(found.is_some())
+    }
+
+    fn census_rows(
+        &mut self,
+        namespace: &str,
+        from: i64,
+        to: i64,
+        limit: i64,
+    ) -> Result<Vec<LeaseRow>, String> {
+        type Row = (i64, Option<i64>, Vec<u8>, i64, Vec<u8>);
+        let rows = self
+            .0
+            .exec_opt::<Row, _, _>(&SQL.census, (namespace, from, to, limit))
+            .map_err(text)?;
+        rows.into_iter()
+            .map(|row| {
+                converted(row).map(|(index, holder, name, expires_ms, mark)| LeaseRow {
+                    index,
+                    holder,
+                    holder_name: String::from_utf8_lossy(&name).into_owned(),
+                    expires_ms,
+                    mark,
+                })
+            })
             .collect()
     }
 

@@ -9,7 +9,7 @@ use postgres::config::SslMode;
 use postgres::{Client, Config};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::dialect::{Candidate, Dialect};
+use super::dialect::{Candidate, Dialect, LeaseRow};
 use super::statements::Statements;
 use super::tls::TlsMode;
 use super::LEASE_TABLE as T;
@@ -133,6 +133,38 @@ impl Dialect for Postgres {
                 Ok(Candidate {
                     index: row.try_get(0).map_err(describe)?,
                     mark: row.try_get::<_, String>(1).map_err(describe)?.into_bytes(),
+                })
+            })
+            .collect()
+    }
+
+    fn lease_table_exists(&mut self) -> Result<bool, String> {
+        let row = self
+            .0
+            .query_one("SELECT to_regclass($1) IS NOT NULL", &[&T])
+            .map_err(describe)?;
+        row.try_get(0).map_err(describe)
+    }
+
+    fn census_rows(
+        &mut self,
+        namespace: &str,
+        from: i64,
+        to: i64,
+        limit: i64,
+    ) -> Result<Vec<LeaseRow>, String> {
+        let rows = self
+            .0
+            .query(&SQL.census, &[&namespace, &from, &to, &limit])
+            .map_err(describe)?;
+        rows.iter()
+            .map(|row| {
+                Ok(LeaseRow {
+                    index: row.try_get(0).map_err(describe)?,
+                    holder: row.try_get(1).map_err(describe)?,
+                    holder_name: row.try_get(2).map_err(describe)?,
+                    expires_ms: row.try_get(3).map_err(describe)?,
+                    mark: row.try_get::<_, String>(4).map_err(describe)?.into_bytes(),
                 })
             })
             .collect()

@@ -21,6 +21,9 @@ pub(crate) struct Statements {
     pub write_mark: String,
     /// mark (or NULL: kept), namespace, index, holder
     pub release: String,
+    /// namespace, from, to, limit: every row, as `doctor` counts them (the texts cut short,
+    /// so that a row edited by hand costs no more than one written by flakery)
+    pub census: String,
 }
 
 impl Statements {
@@ -68,6 +71,11 @@ impl Statements {
             release: sql(format!(
                 "UPDATE {T} SET holder = NULL, holder_name = '', expires_ms = 0, \
                  mark = COALESCE(?, mark) WHERE namespace = ? AND node_index = ? AND holder = ?"
+            )),
+            census: sql(format!(
+                "SELECT node_index, holder, LEFT(holder_name, 64), expires_ms, LEFT(mark, 65) \
+                 FROM {T} WHERE namespace = ? AND node_index >= ? AND node_index < ? \
+                 ORDER BY node_index LIMIT ?"
             )),
         }
     }
