@@ -209,6 +209,17 @@ mod tests {
         assert!(on.contains("\"client_certificate\":true"), "{on}");
         assert!(on.contains("ca="), "{on}");
         assert!(!on.contains("/ca.pem") && !on.contains("u:p"), "{on}");
+        // As the section reports it (port 1 is closed: nothing is counted).
+        let plan = CoordinatorPlan {
+            kind: CoordinatorKind::ZooKeeper {
+                connect: "u:p@127.0.0.1:1?secure=true&ca=/ca.pem".into(),
+            },
+            namespace: "default".into(),
+            session_timeout_ms: 10_000,
+        };
+        let v = section(&plan, &Layout::twitter(), &mut Vec::new());
+        let tls = v.get("tls").unwrap().to_json();
+        assert!(tls.contains("\"secure\":true"), "{tls}");
         let off = zookeeper_tls("a:1?secure=false").to_json();
         assert!(off.starts_with("\"off"), "{off}");
         assert!(zookeeper_tls("a:1").to_json().starts_with("\"off"));
