@@ -188,3 +188,29 @@ fn rows_edited_by_hand_count_as_held_and_are_named() {
         only.close();
     });
 }
+
+/// A census the database refuses (a wrong password) is a finding that names the failure,
+/// never the password.
+#[test]
+fn a_census_refused_is_a_finding_without_the_password() {
+    each_kind(|kind| {
+        let server = shared(kind);
+        let wrong = server.url.replacen(&server.password, "Wr0ng-pw-4711", 1);
+        assert_ne!(wrong, server.url);
+        let (json, code) = doctor(&options(&wrong, "census-refused", 4000));
+        let text = json.to_string();
+        assert!(!text.contains("Wr0ng-pw-4711"), "{kind:?}: {text}");
+        let ids = json["node"]["coordinator"]["node_ids"].as_str().unwrap();
+        assert!(
+            ids.starts_with("not counted: coordinator_unavailable"),
+            "{json:#}"
+        );
+        assert!(
+            texts(&json, "warning")
+                .iter()
+                .any(|w| w.contains("could not be counted")),
+            "{json:#}"
+        );
+        assert_eq!(code, 1, "{kind:?}: {json:#}");
+    });
+}
