@@ -118,6 +118,7 @@ impl Dialect for MySql {
                      holder_name VARCHAR(255)   NOT NULL DEFAULT '',
                      expires_ms  BIGINT         NOT NULL DEFAULT 0,
                      mark        VARBINARY(255) NOT NULL DEFAULT '',
+                     claimed_ms  BIGINT         NOT NULL DEFAULT 0,
                      PRIMARY KEY (namespace, node_index)
                  ) ENGINE = InnoDB"
             ))
@@ -181,29 +182,68 @@ impl Dialect for MySql {
         Ok(found.is_some())
     }
 
+    fn has_claim_time(&mut self) -> Result<bool, String> {
+        let found: Option<u8> = self
+            .0
+            .exec_first(
+                "SELECT 1 FROM information_schema.columns WHERE table_schema = DATABASE() \
+                 AND table_name = ? AND column_name = 'claimed_ms'",
+                (T,),
+            )
+            .map_err(text)?;
+        Ok(found.is_some())
+    }
+
+    fn note_claimed(&mut self, namespace: &str, index: i64, claimed_ms: i64) -> Result<(), String> {
+        if self.has_claim_time()? {
+            self.exec(
+                &SQL.claimed,
+                vec![claimed_ms.into(), namespace.into(), index.into()],
+            )?;
+        }
+        Ok(())
+    }
+
     fn census_rows(
         &mut self,
         namespace: &str,
         from: i64,
         to: i64,
         limit: i64,
+        claimed: bool,
     ) -> Result<Vec<LeaseRow>, String> {
         type Row = (i64, Option<i64>, Vec<u8>, i64, Vec<u8>);
-        let rows = self
-            .0
-            .exec_opt::<Row, _, _>(&SQL.census, (namespace, from, to, limit))
-            .map_err(text)?;
-        rows.into_iter()
-            .map(|row| {
-                converted(row).map(|(index, holder, name, expires_ms, mark)| LeaseRow {
-                    index,
-                    holder,
-                    holder_name: String::from_utf8_lossy(&name).into_owned(),
-                    expires_ms,
-                    mark,
+        let row_of = |(index, holder, name, expires_ms, mark): Row, claimed_ms| LeaseRow {
+            index,
+            holder,
+            holder_name: String::from_utf8_lossy(&name).into_owned(),
+            expires_ms,
+            mark,
+            claimed_ms,
+        };
+        let params = (namespace, from, to, limit);
+        if claimed {
+            type Timed = (i64, Option<i64>, Vec<u8>, i64, Vec<u8>, i64);
+            let rows = self
+                .0
+                .exec_opt::<Timed, _, _>(&SQL.census_claimed, params)
+                .map_err(text)?;
+            rows.into_iter()
+                .map(|row| {
+                    converted(row).map(|(a, b, c, d, e, claimed_ms)| {
+                        row_of((a, b, c, d, e), Some(claimed_ms))
+                    })
                 })
-            })
-            .collect()
+                .collect()
+        } else {
+            let rows = self
+                .0
+                .exec_opt::<Row, _, _>(&SQL.census, params)
+                .map_err(text)?;
+            rows.into_iter()
+                .map(|row| converted(row).map(|row| row_of(row, None)))
+                .collect()
+        }
     }
 
     fn lowest_missing(&mut self, namespace: &str, from: i64) -> Result<i64, String> {

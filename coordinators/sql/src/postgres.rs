@@ -84,6 +84,7 @@ impl Dialect for Postgres {
                      holder_name VARCHAR(255) NOT NULL DEFAULT '',
                      expires_ms  BIGINT       NOT NULL DEFAULT 0,
                      mark        TEXT         NOT NULL DEFAULT '',
+                     claimed_ms  BIGINT       NOT NULL DEFAULT 0,
                      PRIMARY KEY (namespace, node_index));
                  COMMIT"
             ))
@@ -146,16 +147,42 @@ impl Dialect for Postgres {
         row.try_get(0).map_err(describe)
     }
 
+    fn has_claim_time(&mut self) -> Result<bool, String> {
+        let row = self
+            .0
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE \
+                 table_schema = current_schema() AND table_name = $1 \
+                 AND column_name = 'claimed_ms')",
+                &[&T],
+            )
+            .map_err(describe)?;
+        row.try_get(0).map_err(describe)
+    }
+
+    fn note_claimed(&mut self, namespace: &str, index: i64, claimed_ms: i64) -> Result<(), String> {
+        if self.has_claim_time()? {
+            self.exec(&SQL.claimed, &[&claimed_ms, &namespace, &index])?;
+        }
+        Ok(())
+    }
+
     fn census_rows(
         &mut self,
         namespace: &str,
         from: i64,
         to: i64,
         limit: i64,
+        claimed: bool,
     ) -> Result<Vec<LeaseRow>, String> {
+        let sql = if claimed {
+            &SQL.census_claimed
+        } else {
+            &SQL.census
+        };
         let rows = self
             .0
-            .query(&SQL.census, &[&namespace, &from, &to, &limit])
+            .query(sql, &[&namespace, &from, &to, &limit])
             .map_err(describe)?;
         rows.iter()
             .map(|row| {
@@ -165,6 +192,11 @@ impl Dialect for Postgres {
                     holder_name: row.try_get(2).map_err(describe)?,
                     expires_ms: row.try_get(3).map_err(describe)?,
                     mark: row.try_get::<_, String>(4).map_err(describe)?.into_bytes(),
+                    claimed_ms: if claimed {
+                        Some(row.try_get(5).map_err(describe)?)
+                    } else {
+                        None
+                    },
                 })
             })
             .collect()
