@@ -8,7 +8,8 @@ use std::time::Duration;
 use flakery::doctor::budget::{first_ms_at_or_above, js_safe_note};
 use flakery::doctor::census::Census;
 use flakery::doctor::clock::KernelClock;
-use flakery::{Layout, Options};
+use flakery::lease::connector::census_coordinator;
+use flakery::{Layout, Options, Plan};
 use prometheus::{Gauge, IntGauge, Registry};
 
 /// How often a coordinator's free node IDs are counted: each count opens a session (or a
@@ -65,6 +66,21 @@ impl Budgets {
         self.above_2_53_at.set(
             first_ms_at_or_above(layout, fields, 53).map_or(f64::INFINITY, |ms| ms as f64 / 1000.0),
         );
+    }
+
+    /// For a coordinator's lease (as `options` and the environment plan it, which the
+    /// generator read too): the count of its namespace's free node IDs, started.
+    pub fn count_for(&self, registry: &Registry, options: &Options) -> Result<(), String> {
+        let layout = options
+            .resolved_layout()
+            .map_err(|e| e.message().to_string())?;
+        let env = flakery::Environment::capture();
+        if let Ok(Plan::Coordinator(plan)) = flakery::lease::resolve::plan(options, &layout, &env) {
+            self.count_free_node_ids(registry, move || {
+                census_coordinator(&plan, &layout, CENSUS_TIMEOUT)
+            })?;
+        }
+        Ok(())
     }
 
     /// Registers the free node IDs gauge and counts them with `census` now and every
@@ -169,6 +185,42 @@ mod tests {
             taken_last_hour: Ok(0),
             basis: String::new(),
         }
+    }
+
+    /// The 2^53 date is of the IDs the server makes: its constant fields as `--field` set
+    /// them, not each field's default (a high constant bit puts every ID past 2^53).
+    #[test]
+    fn the_layout_gauges_read_the_configured_fields() {
+        let layout = Layout::parse("top:2=0,time:40,worker:10,sequence:12;epoch=0").unwrap();
+        let gauge = |fields: &[(String, u64)]| {
+            let metrics = crate::metrics::Metrics::new().unwrap();
+            metrics
+                .configure(&Options {
+                    layout: Some(layout.clone()),
+                    worker_id: Some(1),
+                    fields: fields.to_vec(),
+                    ..Options::default()
+                })
+                .unwrap();
+            metrics.show_layout_time_left(&layout);
+            let text = metrics.render().unwrap();
+            text.lines()
+                .find_map(|l| l.strip_prefix("flakery_layout_above_2_53_timestamp_seconds "))
+                .unwrap()
+                .parse::<f64>()
+                .unwrap()
+        };
+        let set = [("top".to_string(), 1)];
+        let want = |fields: &[(String, u64)]| {
+            flakery::doctor::budget::first_ms_at_or_above(&layout, fields, 53).unwrap() as f64
+                / 1000.0
+        };
+        assert_eq!(gauge(&set), want(&set));
+        assert_eq!(gauge(&[]), want(&[]));
+        assert!(
+            gauge(&set) < gauge(&[]),
+            "top=1 passes 2^53 from the epoch on"
+        );
     }
 
     /// Only a coordinator's server has the gauge; a count that fails shows -1, the next that

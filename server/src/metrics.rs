@@ -1,7 +1,6 @@
 //! The Prometheus metrics `/metrics` exposes, in a registry of the server's own.
 
-use flakery::lease::connector::census_coordinator;
-use flakery::{Layout, LeaseState, LeaseStatus, LossReason, Options, Plan};
+use flakery::{Layout, LeaseState, LeaseStatus, LossReason, Options};
 use prometheus::{
     Encoder, Gauge, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
     IntGaugeVec, Opts, Registry, TextEncoder,
@@ -289,16 +288,7 @@ impl Metrics {
     /// here, on a thread of its own). Called once, at start.
     pub fn configure(&self, options: &Options) -> Result<(), String> {
         let _ = self.fields.set(options.fields.clone());
-        let layout = options
-            .resolved_layout()
-            .map_err(|e| e.message().to_string())?;
-        let env = flakery::Environment::capture();
-        if let Ok(Plan::Coordinator(plan)) = flakery::lease::resolve::plan(options, &layout, &env) {
-            self.budgets.count_free_node_ids(&self.registry, move || {
-                census_coordinator(&plan, &layout, crate::budgets::CENSUS_TIMEOUT)
-            })?;
-        }
-        Ok(())
+        self.budgets.count_for(&self.registry, options)
     }
 
     /// The route `path` is answered by, as declared in `serve::app` (gRPC by method), with
@@ -410,42 +400,6 @@ mod tests {
         text.lines()
             .find_map(|line| line.strip_prefix(&series))
             .map(str::to_string)
-    }
-
-    /// The 2^53 date is of the IDs the server makes: its constant fields as `--field` set
-    /// them, not each field's default (a high constant bit puts every ID past 2^53).
-    #[test]
-    fn the_layout_gauges_read_the_configured_fields() {
-        let layout = Layout::parse("top:2=0,time:40,worker:10,sequence:12;epoch=0").unwrap();
-        let gauge = |fields: &[(String, u64)]| {
-            let metrics = Metrics::new().unwrap();
-            metrics
-                .configure(&Options {
-                    layout: Some(layout.clone()),
-                    worker_id: Some(1),
-                    fields: fields.to_vec(),
-                    ..Options::default()
-                })
-                .unwrap();
-            metrics.show_layout_time_left(&layout);
-            let text = metrics.render().unwrap();
-            text.lines()
-                .find_map(|l| l.strip_prefix("flakery_layout_above_2_53_timestamp_seconds "))
-                .unwrap()
-                .parse::<f64>()
-                .unwrap()
-        };
-        let set = [("top".to_string(), 1)];
-        let want = |fields: &[(String, u64)]| {
-            flakery::doctor::budget::first_ms_at_or_above(&layout, fields, 53).unwrap() as f64
-                / 1000.0
-        };
-        assert_eq!(gauge(&set), want(&set));
-        assert_eq!(gauge(&[]), want(&[]));
-        assert!(
-            gauge(&set) < gauge(&[]),
-            "top=1 passes 2^53 from the epoch on"
-        );
     }
 
     /// Every route and status of `ROUTES` is listed at 0 before any request; a request is
