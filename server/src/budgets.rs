@@ -50,7 +50,7 @@ impl Budgets {
             node_ids_free: IntGauge::new(
                 "flakery_node_ids_free",
                 "Node IDs of the coordinator's namespace no holder has (counted every minute; \
-                 -1 when the last count failed)",
+                 -1 before the first count and when the last count failed)",
             )?,
         };
         registry.register(Box::new(budgets.clock_synchronised.clone()))?;
@@ -92,6 +92,8 @@ impl Budgets {
         registry: &Registry,
         census: impl Fn() -> flakery::Result<Census> + Send + 'static,
     ) -> Result<(), String> {
+        // Not counted yet: -1 (never 0, which would read as none free) until the first count.
+        self.node_ids_free.set(-1);
         registry
             .register(Box::new(self.node_ids_free.clone()))
             .map_err(|e| e.to_string())?;
@@ -237,6 +239,10 @@ mod tests {
                 Ok(census(4, 3))
             })
             .unwrap();
+        // The census waits for this test to take its call: nothing is counted yet.
+        assert!(rendered(&registry)
+            .lines()
+            .any(|l| l == "flakery_node_ids_free -1"));
         // The first count has been asked for; it is shown before the thread sleeps. (The
         // thread sends once more a minute later, to a receiver by then gone: it ends.)
         rx.recv().unwrap();
