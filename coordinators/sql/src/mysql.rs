@@ -24,7 +24,9 @@ static SQL: LazyLock<Statements> = LazyLock::new(|| Statements::new(NOW, false))
 /// MySQL's error for a duplicate key.
 const ER_DUP_ENTRY: u16 = 1062;
 
-pub(crate) struct MySql(Conn);
+/// The connection, and whether its table has `claimed_ms` (asked once a connection: a claim
+/// should not query the catalog each time).
+pub(crate) struct MySql(Conn, Option<bool>);
 
 /// Connects to `url` with the TLS its `ssl-mode` and `ssl-ca` ask for, giving up on the TCP
 /// connection after `timeout`. Affected-row counts are rows matched (`CLIENT_FOUND_ROWS`),
@@ -47,7 +49,7 @@ pub(crate) fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Di
         .additional_capabilities(CapabilityFlags::CLIENT_FOUND_ROWS)
         .init(vec!["SET time_zone = '+00:00'"]);
     let conn = Conn::new(builder).map_err(|e| super::tls::with_hint(e.to_string()))?;
-    Ok(Box::new(MySql(conn)))
+    Ok(Box::new(MySql(conn, None)))
 }
 
 /// The mysql crate's TLS options for `ssl-mode`, `ssl-ca`, `ssl-cert` and `ssl-key`: any
@@ -183,6 +185,9 @@ impl Dialect for MySql {
     }
 
     fn has_claim_time(&mut self) -> Result<bool, String> {
+        if let Some(known) = self.1 {
+            return Ok(known);
+        }
         let found: Option<u8> = self
             .0
             .exec_first(
@@ -191,6 +196,7 @@ impl Dialect for MySql {
                 (T,),
             )
             .map_err(text)?;
+        self.1 = Some(found.is_some());
         Ok(found.is_some())
     }
 

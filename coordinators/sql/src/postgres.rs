@@ -26,7 +26,9 @@ static SQL: LazyLock<Statements> = LazyLock::new(|| Statements::new(NOW, true));
 /// lock on this key ("flakery" in ASCII).
 const CREATE_LOCK: i64 = 0x0066_6c61_6b65_7279;
 
-pub(crate) struct Postgres(Client);
+/// The connection, and whether its table has `claimed_ms` (asked once a connection: a claim
+/// should not query the catalog each time).
+pub(crate) struct Postgres(Client, Option<bool>);
 
 /// Connects to `url` with the TLS its `sslmode` and `sslrootcert` ask for (see
 /// `tls_config`), giving up on the TCP connection after `timeout`.
@@ -50,7 +52,7 @@ pub(crate) fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Di
     let client = config
         .connect(connector)
         .map_err(|e| super::tls::with_hint(describe(e)))?;
-    Ok(Box::new(Postgres(client)))
+    Ok(Box::new(Postgres(client, None)))
 }
 
 fn describe(err: postgres::Error) -> String {
@@ -148,6 +150,9 @@ impl Dialect for Postgres {
     }
 
     fn has_claim_time(&mut self) -> Result<bool, String> {
+        if let Some(known) = self.1 {
+            return Ok(known);
+        }
         let row = self
             .0
             .query_one(
@@ -157,7 +162,9 @@ impl Dialect for Postgres {
                 &[&T],
             )
             .map_err(describe)?;
-        row.try_get(0).map_err(describe)
+        let known = row.try_get(0).map_err(describe)?;
+        self.1 = Some(known);
+        Ok(known)
     }
 
     fn note_claimed(&mut self, namespace: &str, index: i64, claimed_ms: i64) -> Result<(), String> {
