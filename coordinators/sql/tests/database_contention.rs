@@ -261,17 +261,21 @@ fn a_mark_far_ahead_is_skipped_and_named_when_no_node_id_is_left() {
         let url = server.database_url();
         let namespace = format!("far-ahead-{}", kind.arg());
         let now = SystemClock.now_ms();
-        let limit = now + MAX_MARK_AHEAD_MS;
-        let ahead = now + 120_000;
+        // The limit the claims are given: the keeper's (its clock plus MAX_MARK_AHEAD_MS) and
+        // a minute more, row 1's mark just within it, so that row 1's wait stays longer than a
+        // fresh record's while the claims below run (with the keeper's own limit that spare
+        // was 1.5 s, which the db area's claims under load used up).
+        let limit = now + MAX_MARK_AHEAD_MS + 60_000;
+        let within = limit - 1000;
+        let ahead = limit + 120_000;
         let mut first = db_harness::coordinator(&url, &namespace, 10_000);
         let mut second = db_harness::coordinator(&url, &namespace, 10_000);
-        // Two rows, free, one with a mark two minutes ahead, one just within the bound.
+        // Two rows, free, one with a mark two minutes past the limit, one just within it.
         assert_eq!(first.claim(4, db_harness::soon(5000)).unwrap().index, 0);
         assert_eq!(second.claim(4, db_harness::soon(5000)).unwrap().index, 1);
         server.sql(&format!(
             "UPDATE flakery_node_leases SET holder = NULL, expires_ms = 0, mark = CASE \
-             node_index WHEN 0 THEN '{ahead}' ELSE '{}' END WHERE namespace = '{namespace}'",
-            limit - 1000
+             node_index WHEN 0 THEN '{ahead}' ELSE '{within}' END WHERE namespace = '{namespace}'"
         ));
         // Rows 2 and 3 have no record yet: a fresh record's wait (FRESH_RECORD_WAIT_MS) is
         // shorter than row 1's mark ahead, so they are taken first (a claim takes the free
@@ -290,7 +294,7 @@ fn a_mark_far_ahead_is_skipped_and_named_when_no_node_id_is_left() {
             .claim_within(4, limit, db_harness::soon(5000))
             .unwrap();
         assert_eq!(claim.index, 1, "{kind:?}: the mark far ahead is skipped");
-        assert_eq!(claim.floor_ms, Some(limit - 1000));
+        assert_eq!(claim.floor_ms, Some(within));
         let err = db_harness::coordinator(&url, &namespace, 10_000)
             .claim_within(4, limit, db_harness::soon(5000))
             .unwrap_err();
