@@ -33,7 +33,8 @@ const MAX_TERM_MS: i64 = 3_600_000;
 const NO_CLAIM_TIME: &str = "the lease table has no claimed_ms column (made by a flakery that \
                              kept no claim times; the expiry is rewritten by each renewal): \
                              ALTER TABLE flakery_node_leases ADD COLUMN claimed_ms BIGINT NOT \
-                             NULL DEFAULT 0 adds it, and claims are timed from then on";
+                             NULL DEFAULT 0 adds it, and the claims of connections opened \
+                             after are timed";
 
 const HOUR_MS: i64 = 3_600_000;
 
