@@ -211,8 +211,9 @@ fn run_inner(mut args: ServeArgs) -> Result<(), String> {
     warn_if_running_out(&options, args.exhaustion_warning_days)?;
     budgets::note_if_above_2_53(&options)?;
     // The identity first, before any port is open: a server that cannot issue never listens.
-    let generator = Generator::new(options).map_err(|e| shown(&e))?;
+    let generator = Generator::new(options.clone()).map_err(|e| shown(&e))?;
     let metrics = metrics::Metrics::new().map_err(|e| format!("metrics: {e}"))?;
+    metrics.configure(&options)?;
     let ids = ids::Ids::new(generator, metrics, constants);
     // One ID before reporting ready: a lease whose mark is ahead of this clock is held but
     // cannot issue, and must not be reported ready (the ID is a gap, which costs nothing).

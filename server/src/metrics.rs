@@ -1,6 +1,6 @@
 //! The Prometheus metrics `/metrics` exposes, in a registry of the server's own.
 
-use flakery::{Layout, LeaseState, LeaseStatus, LossReason};
+use flakery::{Layout, LeaseState, LeaseStatus, LossReason, Options};
 use prometheus::{
     Encoder, Gauge, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
     IntGaugeVec, Opts, Registry, TextEncoder,
@@ -114,6 +114,9 @@ pub struct Metrics {
     pub unavailable: IntCounterVec,
     pub layout_time_left: Gauge,
     budgets: crate::budgets::Budgets,
+    /// The constant fields as configured (`--field`), set by `configure`: the layout's
+    /// gauges read them, not each field's default.
+    fields: std::sync::OnceLock<Vec<(String, u64)>>,
 }
 
 impl Metrics {
@@ -276,7 +279,16 @@ impl Metrics {
             unavailable,
             layout_time_left,
             budgets,
+            fields: std::sync::OnceLock::new(),
         })
+    }
+
+    /// What the gauges need of the server's options: the constant fields as configured,
+    /// and, for a coordinator's lease, the count of its namespace's free node IDs (started
+    /// here, on a thread of its own). Called once, at start.
+    pub fn configure(&self, options: &Options) -> Result<(), String> {
+        let _ = self.fields.set(options.fields.clone());
+        self.budgets.count_for(&self.registry, options)
     }
 
     /// The route `path` is answered by, as declared in `serve::app` (gRPC by method), with
@@ -355,7 +367,8 @@ impl Metrics {
 
     pub fn show_layout_time_left(&self, layout: &Layout) {
         self.layout_time_left.set(layout_time_left_seconds(layout));
-        self.budgets.show(layout, &[]);
+        let fields = self.fields.get().map_or(&[][..], Vec::as_slice);
+        self.budgets.show(layout, fields);
     }
 
     /// The Prometheus text exposition of every metric.

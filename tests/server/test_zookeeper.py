@@ -344,3 +344,36 @@ def test_sighup_while_the_identity_is_taken_is_not_fatal(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_free_node_ids_are_a_gauge_for_a_coordinator_only(zk, start_server):
+    """flakery_node_ids_free counts the namespace off the request path (docs/server.md): four
+    node IDs, one held by another client's ephemeral znode, one by the server itself."""
+    namespace = "server-census"
+    client = KazooClient(hosts=zk.connect)
+    client.start(timeout=10)
+    try:
+        client.create(f"/flakery/{namespace}/nodes/2", b"another holder", ephemeral=True,
+                      makepath=True)
+        s = start_server("--layout", "time:41,worker:2,sequence:12;epoch=0",
+                         env={"FLAKERY_ZOOKEEPER": zk.connect, "FLAKERY_NAMESPACE": namespace,
+                              "FLAKERY_SESSION_TIMEOUT_MS": str(SESSION_MS)})
+        assert s.get("/v1/id")[0] == 200
+
+        def free():
+            _, _, body = s.get("/metrics")
+            for family in text_string_to_metric_families(body.decode()):
+                if family.name == "flakery_node_ids_free":
+                    return family.samples[0].value
+            return None
+
+        # The first count runs at start, on its own thread (-1 until it is done): wait for it,
+        # bounded.
+        wait_for("the first count", lambda: free() not in (None, -1), 60)
+        assert free() == 2
+    finally:
+        client.stop()
+        client.close()
+    fixed = start_server("--worker-id", "1")
+    _, _, body = fixed.get("/metrics")
+    assert b"flakery_node_ids_free" not in body

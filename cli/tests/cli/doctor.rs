@@ -333,17 +333,29 @@ fn the_kernels_unsynchronised_clock_is_a_warning() {
 }
 
 /// A coordinator is probed without a lease: a loopback listener standing in for ZooKeeper
-/// accepts the connection (all well); closed, the generator would be refused (exit 2).
-/// Credentials are reported as on, never shown.
+/// accepts the connection, but never answers the census (a warning, exit 1: its node IDs
+/// could not be counted); closed, the generator would be refused (exit 2). Credentials are
+/// reported as on, never shown. (Counts against real servers: the coordinators' census tests.)
 #[test]
 fn a_coordinator_is_probed_not_leased() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let connect = format!("app:s3cret@{}/ids", listener.local_addr().unwrap());
     let (code, report) = doctor(&["--check", "node"], &[("FLAKERY_ZOOKEEPER", &connect)]);
     let c = &report["node"]["coordinator"];
-    assert_eq!(code, 0, "{report}");
+    assert_eq!(code, 1, "{report}");
     assert_eq!(c["credentials"], true);
     assert_eq!(c["addresses"][0]["reachable"], true, "{report}");
+    assert!(
+        c["node_ids"]
+            .as_str()
+            .unwrap()
+            .starts_with("not counted: coordinator_unavailable"),
+        "{report}"
+    );
+    assert!(findings(&report, "warning")[0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("could not be counted"));
     assert!(!report.to_string().contains("s3cret"), "{report}");
     drop(listener);
     let (code, report) = doctor(&["--check", "node"], &[("FLAKERY_ZOOKEEPER", &connect)]);

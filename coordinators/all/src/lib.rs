@@ -10,6 +10,9 @@
 //! # Ok::<(), flakery::Error>(())
 //! ```
 
+use std::time::Duration;
+
+use flakery::doctor::census::Census;
 use flakery::error::{Error, Result};
 use flakery::{Connector, CoordinatorKind, CoordinatorPlan, DatabaseKind, Layout, NodeLease};
 
@@ -24,6 +27,19 @@ impl Connector for Coordinators {
             CoordinatorKind::Database { url, .. } => match url.kind() {
                 DatabaseKind::Postgres if cfg!(feature = "postgres") => open_sql(plan, layout),
                 DatabaseKind::MySql if cfg!(feature = "mysql") => open_sql(plan, layout),
+                _ => Err(left_out(&plan.kind)),
+            },
+        }
+    }
+
+    fn census(&self, plan: &CoordinatorPlan, layout: &Layout, timeout: Duration) -> Result<Census> {
+        match &plan.kind {
+            CoordinatorKind::ZooKeeper { .. } => census_zookeeper(plan, layout, timeout),
+            CoordinatorKind::Database { url, .. } => match url.kind() {
+                DatabaseKind::Postgres if cfg!(feature = "postgres") => {
+                    census_sql(plan, layout, timeout)
+                }
+                DatabaseKind::MySql if cfg!(feature = "mysql") => census_sql(plan, layout, timeout),
                 _ => Err(left_out(&plan.kind)),
             },
         }
@@ -44,6 +60,26 @@ fn open_zookeeper(plan: &CoordinatorPlan, layout: &Layout) -> Result<Box<dyn Nod
 
 #[cfg(not(feature = "zookeeper"))]
 fn open_zookeeper(plan: &CoordinatorPlan, _: &Layout) -> Result<Box<dyn NodeLease>> {
+    Err(left_out(&plan.kind))
+}
+
+#[cfg(feature = "zookeeper")]
+fn census_zookeeper(plan: &CoordinatorPlan, layout: &Layout, timeout: Duration) -> Result<Census> {
+    flakery_zookeeper::census(plan, layout, timeout)
+}
+
+#[cfg(not(feature = "zookeeper"))]
+fn census_zookeeper(plan: &CoordinatorPlan, _: &Layout, _: Duration) -> Result<Census> {
+    Err(left_out(&plan.kind))
+}
+
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+fn census_sql(plan: &CoordinatorPlan, layout: &Layout, timeout: Duration) -> Result<Census> {
+    flakery_sql::census(plan, layout, timeout)
+}
+
+#[cfg(not(any(feature = "postgres", feature = "mysql")))]
+fn census_sql(plan: &CoordinatorPlan, _: &Layout, _: Duration) -> Result<Census> {
     Err(left_out(&plan.kind))
 }
 

@@ -76,13 +76,15 @@ fn try_claim(db: &mut dyn Dialect, ask: &ClaimRequest) -> Result<Option<Claimed>
     let missing = db.lowest_missing(namespace, ask.from)?;
     let mut unreadable = Vec::new();
     let insert_missing = |db: &mut dyn Dialect| -> Result<Option<Claimed>, String> {
-        Ok(db
-            .insert_held(namespace, missing, holder, holder_name, expires_ms)?
-            .then_some(Claimed::Index {
-                index: missing,
-                floor_ms: None,
-                now_ms,
-            }))
+        if !db.insert_held(namespace, missing, holder, holder_name, expires_ms)? {
+            return Ok(None);
+        }
+        db.note_claimed(namespace, missing, now_ms)?;
+        Ok(Some(Claimed::Index {
+            index: missing,
+            floor_ms: None,
+            now_ms,
+        }))
     };
     // Ordered by the wait a start under each would have (the mark as listed; the one taken
     // is the mark as locked, whatever it has become): `None` is the missing index.
@@ -118,6 +120,7 @@ fn try_claim(db: &mut dyn Dialect, ask: &ClaimRequest) -> Result<Option<Claimed>
                     expires_ms,
                     &mark_text(floor_ms),
                 )?;
+                db.note_claimed(namespace, candidate.index, now_ms)?;
                 return Ok(Some(Claimed::Index {
                     index: candidate.index,
                     floor_ms,

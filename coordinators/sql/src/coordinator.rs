@@ -95,16 +95,8 @@ impl SqlCoordinator {
     /// Leases only worker IDs of datacenter `id` of `layout` (a datacenter the layout holds:
     /// `lease::resolve` checks it).
     pub fn within_datacenter(mut self, id: u64, layout: &Layout) -> SqlCoordinator {
-        let worker_bits = layout.worker().map_or(0, |slot| slot.bits);
-        let index = |datacenter: u64| {
-            i64::try_from(datacenter.checked_shl(worker_bits).unwrap_or(u64::MAX))
-                .unwrap_or(i64::MAX)
-        };
-        self.settings.datacenter = Some(Datacenter {
-            id,
-            from: index(id),
-            to: index(id.saturating_add(1)),
-        });
+        let (from, to) = datacenter_range(id, layout);
+        self.settings.datacenter = Some(Datacenter { id, from, to });
         self
     }
 
@@ -178,6 +170,15 @@ impl SqlCoordinator {
             self.describe()
         ))
     }
+}
+
+/// The node indexes of datacenter `id`'s workers in `layout`: `from` to below `to`.
+pub(super) fn datacenter_range(id: u64, layout: &Layout) -> (i64, i64) {
+    let worker_bits = layout.worker().map_or(0, |slot| slot.bits);
+    let index = |datacenter: u64| {
+        i64::try_from(datacenter.checked_shl(worker_bits).unwrap_or(u64::MAX)).unwrap_or(i64::MAX)
+    };
+    (index(id), index(id.saturating_add(1)))
 }
 
 fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Dialect>, String> {

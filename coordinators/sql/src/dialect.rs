@@ -10,6 +10,19 @@ pub(crate) struct Candidate {
     pub mark: Vec<u8>,
 }
 
+/// A row of the lease table as a census reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LeaseRow {
+    pub index: i64,
+    pub holder: Option<i64>,
+    pub holder_name: String,
+    pub expires_ms: i64,
+    pub mark: Vec<u8>,
+    /// When it was last claimed (the database's clock, Unix ms; 0 before the column was
+    /// added); `None`: the table has no `claimed_ms` column (made by an older flakery).
+    pub claimed_ms: Option<i64>,
+}
+
 pub(crate) trait Dialect: Send {
     /// Creates the lease table if it is missing.
     fn ensure_lease_table(&mut self) -> Result<(), String>;
@@ -100,6 +113,27 @@ pub(crate) trait Dialect: Send {
         holder: i64,
         mark: Option<&str>,
     ) -> Result<(), String>;
+
+    /// Whether the lease table exists (a census reads: it never creates it).
+    fn lease_table_exists(&mut self) -> Result<bool, String>;
+
+    /// Whether the lease table has the `claimed_ms` column: a table made before it was added
+    /// is used as it is (never altered: the role may not own it), without claim times.
+    fn has_claim_time(&mut self) -> Result<bool, String>;
+
+    /// Writes the claim time of a row just taken, when the table has the column.
+    fn note_claimed(&mut self, namespace: &str, index: i64, claimed_ms: i64) -> Result<(), String>;
+
+    /// Up to `limit` rows of `namespace` from `from` to below `to`, lowest index first, with
+    /// their claim times when `claimed` (the table has the column).
+    fn census_rows(
+        &mut self,
+        namespace: &str,
+        from: i64,
+        to: i64,
+        limit: i64,
+        claimed: bool,
+    ) -> Result<Vec<LeaseRow>, String>;
 
     /// Creates uid-generator's `WORKER_NODE` table if it is missing.
     fn ensure_worker_node_table(&mut self) -> Result<(), String>;

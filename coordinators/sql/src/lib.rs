@@ -8,6 +8,7 @@
 //!   (a paused server accepts TCP connections and never answers).
 //! - `dialect`: the statements a lease needs, which `postgres` and `mysql` write in their SQL
 //!   (`statements`: those they write alike).
+//! - `census`: a namespace's node IDs counted for `flakery doctor`, without a lease.
 //! - `claim`: the transaction that claims a node index.
 //! - `coordinator`: the lease protocol on a dialect (the `Coordinator` the keeper drives).
 //! - `baidu`: uid-generator's `WORKER_NODE` table and its disposable worker IDs.
@@ -19,6 +20,8 @@
 
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod baidu;
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+mod census;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod claim;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
@@ -44,7 +47,7 @@ pub use baidu::BaiduWorkerNode;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 pub use coordinator::SqlCoordinator;
 pub use flakery::{DatabaseKind, DatabaseMode, DatabaseUrl};
-pub use open::{install, open, SqlConnector};
+pub use open::{census, install, open, SqlConnector};
 
 /// The table of leased node IDs; its DDL for each database is in docs/databases.md.
 pub const LEASE_TABLE: &str = "flakery_node_leases";

@@ -9,7 +9,7 @@ use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;
 use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts, Value};
 
-use super::dialect::{Candidate, Dialect};
+use super::dialect::{Candidate, Dialect, LeaseRow};
 use super::statements::Statements;
 use super::tls::{Roots, TlsMode, TlsRequest};
 use super::LEASE_TABLE as T;
@@ -24,7 +24,9 @@ static SQL: LazyLock<Statements> = LazyLock::new(|| Statements::new(NOW, false))
 /// MySQL's error for a duplicate key.
 const ER_DUP_ENTRY: u16 = 1062;
 
-pub(crate) struct MySql(Conn);
+/// The connection, and whether its table has `claimed_ms` (asked once a connection: a claim
+/// should not query the catalog each time).
+pub(crate) struct MySql(Conn, Option<bool>);
 
 /// Connects to `url` with the TLS its `ssl-mode` and `ssl-ca` ask for, giving up on the TCP
 /// connection after `timeout`. Affected-row counts are rows matched (`CLIENT_FOUND_ROWS`),
@@ -47,7 +49,7 @@ pub(crate) fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Di
         .additional_capabilities(CapabilityFlags::CLIENT_FOUND_ROWS)
         .init(vec!["SET time_zone = '+00:00'"]);
     let conn = Conn::new(builder).map_err(|e| super::tls::with_hint(e.to_string()))?;
-    Ok(Box::new(MySql(conn)))
+    Ok(Box::new(MySql(conn, None)))
 }
 
 /// The mysql crate's TLS options for `ssl-mode`, `ssl-ca`, `ssl-cert` and `ssl-key`: any
@@ -106,15 +108,7 @@ impl Dialect for MySql {
         // Looked up first: CREATE TABLE IF NOT EXISTS takes the table's metadata lock even
         // when the table exists, waiting for every open transaction on it and making every
         // later one wait behind it, so that many starts at once queue on one another.
-        let found: Option<u8> = self
-            .0
-            .exec_first(
-                "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() \
-                 AND table_name = ?",
-                (T,),
-            )
-            .map_err(text)?;
-        if found.is_some() {
+        if self.lease_table_exists()? {
             return Ok(());
         }
         self.0
@@ -126,6 +120,7 @@ impl Dialect for MySql {
                      holder_name VARCHAR(255)   NOT NULL DEFAULT '',
                      expires_ms  BIGINT         NOT NULL DEFAULT 0,
                      mark        VARBINARY(255) NOT NULL DEFAULT '',
+                     claimed_ms  BIGINT         NOT NULL DEFAULT 0,
                      PRIMARY KEY (namespace, node_index)
                  ) ENGINE = InnoDB"
             ))
@@ -175,6 +170,86 @@ impl Dialect for MySql {
         rows.into_iter()
             .map(|row| converted(row).map(|(index, mark)| Candidate { index, mark }))
             .collect()
+    }
+
+    fn lease_table_exists(&mut self) -> Result<bool, String> {
+        let found: Option<u8> = self
+            .0
+            .exec_first(
+                "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() \
+                 AND table_name = ?",
+                (T,),
+            )
+            .map_err(text)?;
+        Ok(found.is_some())
+    }
+
+    fn has_claim_time(&mut self) -> Result<bool, String> {
+        if let Some(known) = self.1 {
+            return Ok(known);
+        }
+        let found: Option<u8> = self
+            .0
+            .exec_first(
+                "SELECT 1 FROM information_schema.columns WHERE table_schema = DATABASE() \
+                 AND table_name = ? AND column_name = 'claimed_ms'",
+                (T,),
+            )
+            .map_err(text)?;
+        self.1 = Some(found.is_some());
+        Ok(found.is_some())
+    }
+
+    fn note_claimed(&mut self, namespace: &str, index: i64, claimed_ms: i64) -> Result<(), String> {
+        if self.has_claim_time()? {
+            self.exec(
+                &SQL.claimed,
+                vec![claimed_ms.into(), namespace.into(), index.into()],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn census_rows(
+        &mut self,
+        namespace: &str,
+        from: i64,
+        to: i64,
+        limit: i64,
+        claimed: bool,
+    ) -> Result<Vec<LeaseRow>, String> {
+        type Row = (i64, Option<i64>, Vec<u8>, i64, Vec<u8>);
+        let row_of = |(index, holder, name, expires_ms, mark): Row, claimed_ms| LeaseRow {
+            index,
+            holder,
+            holder_name: String::from_utf8_lossy(&name).into_owned(),
+            expires_ms,
+            mark,
+            claimed_ms,
+        };
+        let params = (namespace, from, to, limit);
+        if claimed {
+            type Timed = (i64, Option<i64>, Vec<u8>, i64, Vec<u8>, i64);
+            let rows = self
+                .0
+                .exec_opt::<Timed, _, _>(&SQL.census_claimed, params)
+                .map_err(text)?;
+            rows.into_iter()
+                .map(|row| {
+                    converted(row).map(|(a, b, c, d, e, claimed_ms)| {
+                        row_of((a, b, c, d, e), Some(claimed_ms))
+                    })
+                })
+                .collect()
+        } else {
+            let rows = self
+                .0
+                .exec_opt::<Row, _, _>(&SQL.census, params)
+                .map_err(text)?;
+            rows.into_iter()
+                .map(|row| converted(row).map(|row| row_of(row, None)))
+                .collect()
+        }
     }
 
     fn lowest_missing(&mut self, namespace: &str, from: i64) -> Result<i64, String> {

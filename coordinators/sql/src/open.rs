@@ -3,6 +3,9 @@
 //! Which source gives the node ID, and the checks of the options, are the core's
 //! (`flakery::lease::resolve::plan`).
 
+use std::time::Duration;
+
+use flakery::doctor::census::Census;
 use flakery::error::Result;
 use flakery::{Connector, CoordinatorKind, CoordinatorPlan, Layout, NodeLease};
 
@@ -31,6 +34,21 @@ impl Connector for SqlConnector {
     fn open(&self, plan: &CoordinatorPlan, layout: &Layout) -> Result<Box<dyn NodeLease>> {
         open(plan, layout)
     }
+
+    fn census(&self, plan: &CoordinatorPlan, layout: &Layout, timeout: Duration) -> Result<Census> {
+        census(plan, layout, timeout)
+    }
+}
+
+/// The node IDs of a database plan's namespace, counted without a lease (`flakery doctor`).
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+pub fn census(plan: &CoordinatorPlan, layout: &Layout, timeout: Duration) -> Result<Census> {
+    super::census::census(plan, layout, timeout)
+}
+
+#[cfg(not(any(feature = "postgres", feature = "mysql")))]
+pub fn census(plan: &CoordinatorPlan, _: &Layout, _: Duration) -> Result<Census> {
+    Err(flakery::lease::connector::not_installed(&plan.kind))
 }
 
 /// Installs `SqlConnector` as the process's connector, unless one is installed already

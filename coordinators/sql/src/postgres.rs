@@ -9,7 +9,7 @@ use postgres::config::SslMode;
 use postgres::{Client, Config};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::dialect::{Candidate, Dialect};
+use super::dialect::{Candidate, Dialect, LeaseRow};
 use super::statements::Statements;
 use super::tls::TlsMode;
 use super::LEASE_TABLE as T;
@@ -26,7 +26,9 @@ static SQL: LazyLock<Statements> = LazyLock::new(|| Statements::new(NOW, true));
 /// lock on this key ("flakery" in ASCII).
 const CREATE_LOCK: i64 = 0x0066_6c61_6b65_7279;
 
-pub(crate) struct Postgres(Client);
+/// The connection, and whether its table has `claimed_ms` (asked once a connection: a claim
+/// should not query the catalog each time).
+pub(crate) struct Postgres(Client, Option<bool>);
 
 /// Connects to `url` with the TLS its `sslmode` and `sslrootcert` ask for (see
 /// `tls_config`), giving up on the TCP connection after `timeout`.
@@ -50,7 +52,7 @@ pub(crate) fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Di
     let client = config
         .connect(connector)
         .map_err(|e| super::tls::with_hint(describe(e)))?;
-    Ok(Box::new(Postgres(client)))
+    Ok(Box::new(Postgres(client, None)))
 }
 
 fn describe(err: postgres::Error) -> String {
@@ -84,6 +86,7 @@ impl Dialect for Postgres {
                      holder_name VARCHAR(255) NOT NULL DEFAULT '',
                      expires_ms  BIGINT       NOT NULL DEFAULT 0,
                      mark        TEXT         NOT NULL DEFAULT '',
+                     claimed_ms  BIGINT       NOT NULL DEFAULT 0,
                      PRIMARY KEY (namespace, node_index));
                  COMMIT"
             ))
@@ -133,6 +136,74 @@ impl Dialect for Postgres {
                 Ok(Candidate {
                     index: row.try_get(0).map_err(describe)?,
                     mark: row.try_get::<_, String>(1).map_err(describe)?.into_bytes(),
+                })
+            })
+            .collect()
+    }
+
+    fn lease_table_exists(&mut self) -> Result<bool, String> {
+        let row = self
+            .0
+            .query_one("SELECT to_regclass($1) IS NOT NULL", &[&T])
+            .map_err(describe)?;
+        row.try_get(0).map_err(describe)
+    }
+
+    fn has_claim_time(&mut self) -> Result<bool, String> {
+        if let Some(known) = self.1 {
+            return Ok(known);
+        }
+        let row = self
+            .0
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE \
+                 table_schema = current_schema() AND table_name = $1 \
+                 AND column_name = 'claimed_ms')",
+                &[&T],
+            )
+            .map_err(describe)?;
+        let known = row.try_get(0).map_err(describe)?;
+        self.1 = Some(known);
+        Ok(known)
+    }
+
+    fn note_claimed(&mut self, namespace: &str, index: i64, claimed_ms: i64) -> Result<(), String> {
+        if self.has_claim_time()? {
+            self.exec(&SQL.claimed, &[&claimed_ms, &namespace, &index])?;
+        }
+        Ok(())
+    }
+
+    fn census_rows(
+        &mut self,
+        namespace: &str,
+        from: i64,
+        to: i64,
+        limit: i64,
+        claimed: bool,
+    ) -> Result<Vec<LeaseRow>, String> {
+        let sql = if claimed {
+            &SQL.census_claimed
+        } else {
+            &SQL.census
+        };
+        let rows = self
+            .0
+            .query(sql, &[&namespace, &from, &to, &limit])
+            .map_err(describe)?;
+        rows.iter()
+            .map(|row| {
+                Ok(LeaseRow {
+                    index: row.try_get(0).map_err(describe)?,
+                    holder: row.try_get(1).map_err(describe)?,
+                    holder_name: row.try_get(2).map_err(describe)?,
+                    expires_ms: row.try_get(3).map_err(describe)?,
+                    mark: row.try_get::<_, String>(4).map_err(describe)?.into_bytes(),
+                    claimed_ms: if claimed {
+                        Some(row.try_get(5).map_err(describe)?)
+                    } else {
+                        None
+                    },
                 })
             })
             .collect()

@@ -21,6 +21,13 @@ pub(crate) struct Statements {
     pub write_mark: String,
     /// mark (or NULL: kept), namespace, index, holder
     pub release: String,
+    /// namespace, from, to, limit: every row, as `doctor` counts them (the texts cut short,
+    /// so that a row edited by hand costs no more than one written by flakery)
+    pub census: String,
+    /// The same with the claim time, for a table that has the column.
+    pub census_claimed: String,
+    /// claimed_ms, namespace, index: the claim time of a row just taken
+    pub claimed: String,
 }
 
 impl Statements {
@@ -68,6 +75,19 @@ impl Statements {
             release: sql(format!(
                 "UPDATE {T} SET holder = NULL, holder_name = '', expires_ms = 0, \
                  mark = COALESCE(?, mark) WHERE namespace = ? AND node_index = ? AND holder = ?"
+            )),
+            census: sql(format!(
+                "SELECT node_index, holder, LEFT(holder_name, 64), expires_ms, LEFT(mark, 65) \
+                 FROM {T} WHERE namespace = ? AND node_index >= ? AND node_index < ? \
+                 ORDER BY node_index LIMIT ?"
+            )),
+            census_claimed: sql(format!(
+                "SELECT node_index, holder, LEFT(holder_name, 64), expires_ms, LEFT(mark, 65), \
+                 claimed_ms FROM {T} WHERE namespace = ? AND node_index >= ? \
+                 AND node_index < ? ORDER BY node_index LIMIT ?"
+            )),
+            claimed: sql(format!(
+                "UPDATE {T} SET claimed_ms = ? WHERE namespace = ? AND node_index = ?"
             )),
         }
     }

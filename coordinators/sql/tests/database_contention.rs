@@ -265,6 +265,7 @@ fn a_mark_far_ahead_is_skipped_and_named_when_no_node_id_is_left() {
         let namespace = format!("far-ahead-{}", kind.arg());
         let now = SystemClock.now_ms();
         let limit = now + YEAR_MS;
+        let within = limit - 1000;
         let ahead = limit + 120_000;
         let mut first = db_harness::coordinator(&url, &namespace, 10_000);
         let mut second = db_harness::coordinator(&url, &namespace, 10_000);
@@ -273,8 +274,7 @@ fn a_mark_far_ahead_is_skipped_and_named_when_no_node_id_is_left() {
         assert_eq!(second.claim(4, db_harness::soon(5000)).unwrap().index, 1);
         server.sql(&format!(
             "UPDATE flakery_node_leases SET holder = NULL, expires_ms = 0, mark = CASE \
-             node_index WHEN 0 THEN '{ahead}' ELSE '{}' END WHERE namespace = '{namespace}'",
-            limit - 1000
+             node_index WHEN 0 THEN '{ahead}' ELSE '{within}' END WHERE namespace = '{namespace}'"
         ));
         // Rows 2 and 3 have no record yet: a fresh record's wait (FRESH_RECORD_WAIT_MS) is
         // shorter than row 1's mark ahead, so they are taken first (a claim takes the free
@@ -293,7 +293,7 @@ fn a_mark_far_ahead_is_skipped_and_named_when_no_node_id_is_left() {
             .claim_within(4, limit, db_harness::soon(5000))
             .unwrap();
         assert_eq!(claim.index, 1, "{kind:?}: the mark far ahead is skipped");
-        assert_eq!(claim.floor_ms, Some(limit - 1000));
+        assert_eq!(claim.floor_ms, Some(within));
         let err = db_harness::coordinator(&url, &namespace, 10_000)
             .claim_within(4, limit, db_harness::soon(5000))
             .unwrap_err();

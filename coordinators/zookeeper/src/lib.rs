@@ -21,6 +21,7 @@
 //! `zookeeper-client` crate's global async-io reactor hangs every new client in a forked
 //! child). A child never touches its parent's client.
 
+mod census;
 mod claim_order;
 mod connect;
 mod lease;
@@ -50,6 +51,7 @@ use proto::{CreateMode, Stat, ZkError};
 use settings::Settings;
 use transport::Client;
 
+pub use census::census;
 pub use lease::ZooKeeperLease;
 pub use settings::MIN_SESSION_TIMEOUT_MS;
 
@@ -73,6 +75,15 @@ pub struct ZooKeeperConnector;
 impl Connector for ZooKeeperConnector {
     fn open(&self, plan: &CoordinatorPlan, layout: &Layout) -> Result<Box<dyn NodeLease>> {
         open(plan, layout)
+    }
+
+    fn census(
+        &self,
+        plan: &CoordinatorPlan,
+        layout: &Layout,
+        timeout: Duration,
+    ) -> Result<flakery::doctor::census::Census> {
+        census(plan, layout, timeout)
     }
 }
 

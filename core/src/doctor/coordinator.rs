@@ -1,14 +1,16 @@
 //! A coordinator as the report sees it without taking a lease: its addresses, whether each
 //! accepts a TCP connection and how long that took, whether credentials and TLS are asked
-//! for. The coordinator's own state (node IDs held and free, the oldest holder, how fast they
-//! are taken) needs its client, which the core does not have: the report says so.
+//! for, and its namespace's node IDs (held and free, the oldest holder, how fast they are
+//! taken), counted by the installed connector with the coordinator's own client (`census`).
 
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
+use super::census;
 use super::value::{MapBuilder, Value};
 use super::{Finding, Level};
-use crate::lease::connector::{CoordinatorKind, CoordinatorPlan};
+use crate::layout::Layout;
+use crate::lease::connector::{census_coordinator, CoordinatorKind, CoordinatorPlan};
 use crate::options::DatabaseKind;
 
 /// How long one connection attempt may take.
@@ -16,10 +18,14 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// The most addresses tried (a connect string may list many).
 const MAX_ADDRESSES: usize = 16;
 
+/// How long counting a namespace's node IDs may take.
+const CENSUS_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The `host:port` addresses of a ZooKeeper connect string: the credentials before its last
-/// `@` and the chroot after the first `/` are not addresses.
+/// `@`, the query after `?` and the chroot after the first `/` are not addresses.
 pub fn zookeeper_addresses(connect: &str) -> Vec<String> {
     let hosts = connect.rsplit_once('@').map_or(connect, |(_, rest)| rest);
+    let hosts = hosts.split_once('?').map_or(hosts, |(hosts, _)| hosts);
     let hosts = hosts.split_once('/').map_or(hosts, |(hosts, _)| hosts);
     hosts
         .split(',')
@@ -71,13 +77,48 @@ fn probe(address: &str) -> Value {
     }
 }
 
-pub(super) fn section(plan: &CoordinatorPlan, findings: &mut Vec<Finding>) -> Value {
+/// The TLS a ZooKeeper connect string asks for: `?secure=true` (with `ca=`, `cert=`, `key=`
+/// files) is ZooKeeper's secureClientPort; the file names are shown, never their contents.
+fn zookeeper_tls(connect: &str) -> Value {
+    let query = connect
+        .rsplit_once('@')
+        .map_or(connect, |(_, rest)| rest)
+        .split_once('?')
+        .map_or("", |(_, query)| query);
+    let on = query.split('&').any(|pair| pair == "secure=true");
+    if !on {
+        return Value::from("off: plain TCP (add ?secure=true&ca=FILE for the secureClientPort)");
+    }
+    let given = |name: &str| {
+        query
+            .split('&')
+            .any(|pair| pair.split_once('=').is_some_and(|(n, _)| n == name))
+    };
+    MapBuilder::new()
+        .put("secure", true)
+        .put(
+            "ca",
+            if given("ca") {
+                "the file given (ca=)"
+            } else {
+                "the system's roots"
+            },
+        )
+        .put("client_certificate", given("cert") && given("key"))
+        .build()
+}
+
+pub(super) fn section(
+    plan: &CoordinatorPlan,
+    layout: &Layout,
+    findings: &mut Vec<Finding>,
+) -> Value {
     let (what, _) = plan.kind.describe();
     let (addresses, credentials, tls) = match &plan.kind {
         CoordinatorKind::ZooKeeper { connect } => (
             zookeeper_addresses(connect),
             connect.contains('@'),
-            Value::from("not supported by the ZooKeeper client"),
+            zookeeper_tls(connect),
         ),
         CoordinatorKind::Database { url, .. } => {
             let query = url.masked().split_once('?').map_or("", |(_, q)| q);
@@ -117,6 +158,15 @@ pub(super) fn section(plan: &CoordinatorPlan, findings: &mut Vec<Finding>) -> Va
             "start the coordinator, or check the address and the network between",
         ));
     }
+    // An unreachable coordinator is refused above: counting would only repeat it.
+    let node_ids = if reachable {
+        match census_coordinator(plan, layout, CENSUS_TIMEOUT) {
+            Ok(census) => census::section(&census, &what, findings),
+            Err(error) => census::failed(&error, &what, findings),
+        }
+    } else {
+        Value::from("not counted: the coordinator cannot be reached")
+    };
     MapBuilder::new()
         .put("coordinator", what)
         .put("namespace", plan.namespace.as_str())
@@ -124,11 +174,7 @@ pub(super) fn section(plan: &CoordinatorPlan, findings: &mut Vec<Finding>) -> Va
         .put("credentials", credentials)
         .put("tls", tls)
         .put("addresses", Value::List(probes))
-        .put(
-            "node_ids",
-            "not reported for this coordinator (held and free, the oldest holder, the rate \
-             they are taken): --lease takes one node ID and gives it back",
-        )
+        .put("node_ids", node_ids)
         .build()
 }
 
@@ -149,6 +195,34 @@ mod tests {
             "[::1]:5432"
         );
         assert_eq!(database_address("h:7", DatabaseKind::Postgres), "h:7");
+        assert_eq!(
+            zookeeper_addresses("u:p@a:1,b:2?secure=true&ca=/x"),
+            vec!["a:1".to_string(), "b:2".to_string()]
+        );
+    }
+
+    /// `?secure=true` is ZooKeeper's TLS (coordinators/zookeeper/src/tls.rs), not "none".
+    #[test]
+    fn zookeeper_tls_is_read_from_the_connect_string() {
+        let on = zookeeper_tls("u:p@a:1/c?secure=true&ca=/ca.pem&cert=/c.pem&key=/k.pem").to_json();
+        assert!(on.contains("\"secure\":true"), "{on}");
+        assert!(on.contains("\"client_certificate\":true"), "{on}");
+        assert!(on.contains("ca="), "{on}");
+        assert!(!on.contains("/ca.pem") && !on.contains("u:p"), "{on}");
+        // As the section reports it (port 1 is closed: nothing is counted).
+        let plan = CoordinatorPlan {
+            kind: CoordinatorKind::ZooKeeper {
+                connect: "u:p@127.0.0.1:1?secure=true&ca=/ca.pem".into(),
+            },
+            namespace: "default".into(),
+            session_timeout_ms: 10_000,
+        };
+        let v = section(&plan, &Layout::twitter(), &mut Vec::new());
+        let tls = v.get("tls").unwrap().to_json();
+        assert!(tls.contains("\"secure\":true"), "{tls}");
+        let off = zookeeper_tls("a:1?secure=false").to_json();
+        assert!(off.starts_with("\"off"), "{off}");
+        assert!(zookeeper_tls("a:1").to_json().starts_with("\"off"));
     }
 
     /// A loopback listener is reachable; the same port closed is not, and is refused. The
@@ -170,14 +244,20 @@ mod tests {
             session_timeout_ms: 10_000,
         };
         let mut findings = Vec::new();
-        let v = section(&plan(port), &mut findings);
-        assert!(findings.is_empty(), "{findings:?}");
+        let v = section(&plan(port), &Layout::twitter(), &mut findings);
+        // No connector in this program: the count is a finding, not a crash.
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert!(
+            findings[0].text.contains("could not be counted"),
+            "{findings:?}"
+        );
+        findings.clear();
         let json = v.to_json();
         assert!(json.contains("\"reachable\":true"), "{json}");
         assert!(json.contains("\"credentials\":true") && json.contains("sslmode=require"));
         assert!(!json.contains("hunter2"), "{json}");
         drop(listener);
-        let v = section(&plan(port), &mut findings);
+        let v = section(&plan(port), &Layout::twitter(), &mut findings);
         assert!(v.to_json().contains("\"reachable\":false"));
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].level, Level::Refused);

@@ -7,6 +7,7 @@
 //! ├── value.rs   the report as data, and its text and JSON renderings
 //! ├── budget.rs  the layout: its end, 2^53 and 2^63, IDs per second
 //! ├── clock.rs   adjtimex read-only, the time daemon, the step back tolerated
+//! ├── census.rs  a coordinator's node IDs held and free, counted by its own crate
 //! ├── shards.rs  id % N simulated at a rate, with and without random_sequence_start
 //! └── node.rs    which source gives the node ID and why; the host lease's directory
 //! ```
@@ -15,6 +16,7 @@
 //! renders the `Report`.
 
 pub mod budget;
+pub mod census;
 pub mod clock;
 pub mod coordinator;
 pub mod node;

@@ -83,9 +83,10 @@ pub(super) fn section(
                 "host_lease",
                 host_lease(dir.as_deref(), namespace, layout, reference_pid, findings),
             ),
-        Plan::Coordinator(c) => map
-            .put("source", "coordinator")
-            .put("coordinator", super::coordinator::section(c, findings)),
+        Plan::Coordinator(c) => map.put("source", "coordinator").put(
+            "coordinator",
+            super::coordinator::section(c, layout, findings),
+        ),
     };
     if take_lease {
         map = map.put("lease", lease_once(&plan, layout, findings));

@@ -8,6 +8,7 @@
 use std::fmt;
 use std::sync::OnceLock;
 
+use crate::doctor::census::Census;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::lease::node::NodeLease;
@@ -84,6 +85,22 @@ pub trait Connector: Send + Sync {
     /// The lease `plan` asks for, for generators of `layout`; it blocks until the first
     /// grant (or its refusal).
     fn open(&self, plan: &CoordinatorPlan, layout: &Layout) -> Result<Box<dyn NodeLease>>;
+
+    /// Counts the node IDs of `plan`'s namespace (held, free, the oldest holder, how fast
+    /// they are taken) without taking a lease, within `timeout` (`flakery doctor`). Default:
+    /// a connector that cannot count says so.
+    fn census(
+        &self,
+        plan: &CoordinatorPlan,
+        layout: &Layout,
+        timeout: std::time::Duration,
+    ) -> Result<Census> {
+        let _ = (layout, timeout);
+        let (what, _) = plan.kind.describe();
+        Err(Error::invalid_argument(format!(
+            "this program's connector cannot count the node IDs of {what}"
+        )))
+    }
 }
 
 static CONNECTOR: OnceLock<Box<dyn Connector>> = OnceLock::new();
@@ -108,6 +125,18 @@ pub(crate) fn open_coordinator(
 ) -> Result<Box<dyn NodeLease>> {
     match CONNECTOR.get() {
         Some(connector) => connector.open(plan, layout),
+        None => Err(not_installed(&plan.kind)),
+    }
+}
+
+/// `plan`'s namespace counted by the installed connector (see `Connector::census`).
+pub fn census_coordinator(
+    plan: &CoordinatorPlan,
+    layout: &Layout,
+    timeout: std::time::Duration,
+) -> Result<Census> {
+    match CONNECTOR.get() {
+        Some(connector) => connector.census(plan, layout, timeout),
         None => Err(not_installed(&plan.kind)),
     }
 }

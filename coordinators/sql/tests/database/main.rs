@@ -23,6 +23,7 @@ use db_harness::{
     SAFETY_NET,
 };
 
+mod census;
 mod claims;
 mod outages;
 mod records;

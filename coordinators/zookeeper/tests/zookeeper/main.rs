@@ -30,6 +30,7 @@ use common::ROLE;
 mod zk_harness;
 use zk_harness::{log_lines, serial, zkserver, Server};
 
+mod census;
 mod leasing;
 mod marks;
 mod outages;
