@@ -96,7 +96,8 @@ impl Transport {
                             "answered more than the {most} bytes that {count} IDs take"
                         ))
                     })?;
-                parse_ids(&body, count).map_err(Failure::bad_answer)
+                // The parser quotes the line it refused: a server's text, shown as any is.
+                parse_ids(&body, count).map_err(|e| Failure::bad_answer(self.shown(&e)))
             }
             other => Err(Failure::bad_answer(format!(
                 "answered {} where IDs as 8-byte words or text/plain lines were asked for",
@@ -152,16 +153,18 @@ impl Transport {
 
     /// A server's text as an error may show it: short, escaped, never holding the token.
     fn shown(&self, text: &str) -> String {
-        let mut text: String = text.chars().take(SHOWN_CHARS).collect();
-        if let Some(token) = self
+        // Replaced before the cut: a token across the cut would show its first part.
+        let text = match self
             .authorization
             .as_deref()
             .and_then(|a| a.strip_prefix("Bearer "))
         {
-            text = text.replace(token, "<token>");
-        }
+            Some(token) => text.replace(token, "<token>"),
+            None => text.to_string(),
+        };
         // Control characters escaped, so that a server cannot write to the caller's terminal.
         text.chars()
+            .take(SHOWN_CHARS)
             .map(|c| match c.is_control() {
                 true => c.escape_default().to_string(),
                 false => c.to_string(),
@@ -408,11 +411,53 @@ mod tests {
         }
     }
 
+    /// A text line that is no ID, holding the token (a server that echoes what it was sent):
+    /// the parser's message quotes the line, and is shown as any server text is.
+    #[test]
+    fn a_bad_id_line_never_shows_the_token() {
+        use std::io::{Read, Write};
+        let token = "bd24670f9ea97c5c3e5c29254055b60e";
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let server = format!("http://{}", listener.local_addr().unwrap());
+        let answering = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut request = [0u8; 4096];
+            let _ = conn.read(&mut request).unwrap();
+            let body = format!("{token}\n");
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            );
+            conn.write_all(head.as_bytes()).unwrap();
+            conn.write_all(body.as_bytes()).unwrap();
+        });
+        let transport = Transport::new(
+            Some(format!("Bearer {token}")),
+            Duration::from_secs(5),
+            None,
+        );
+        let failure = transport.fetch(&server, 2).unwrap_err();
+        answering.join().unwrap();
+        assert!(failure.reason.contains("<token>"), "{}", failure.reason);
+        assert!(!failure.reason.contains(&token[..8]), "{}", failure.reason);
+    }
+
     #[test]
     fn a_server_text_never_shows_the_token() {
         let transport = Transport::new(Some("Bearer s3cret".into()), Duration::from_secs(1), None);
         let shown = transport.shown("you sent s3cret\n");
         assert_eq!(shown, "you sent <token>\\n");
         assert!(transport.shown(&"x".repeat(1000)).len() <= SHOWN_CHARS);
+        // A token across the cut: not even its first part.
+        let token = "bd24670f9ea97c5c3e5c29254055b60e";
+        let transport = Transport::new(
+            Some(format!("Bearer {token}")),
+            Duration::from_secs(1),
+            None,
+        );
+        for before in [150, SHOWN_CHARS - 20, SHOWN_CHARS - 1] {
+            let shown = transport.shown(&format!("{}{token}", "x".repeat(before)));
+            assert!(!shown.contains(&token[..8]), "{before}: {shown}");
+        }
     }
 }
