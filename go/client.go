@@ -28,7 +28,8 @@ type ClientOptions struct {
 	Layout *string
 	// MaxAge: an ID held longer than this is dropped, never handed out (at least 1 ms).
 	MaxAge time.Duration
-	// Timeout: every call returns or fails within this (at least 1 ms).
+	// Timeout: every call returns or fails within this (at least 1 ms); a batch
+	// within this plus the time its count takes at the layout's rate.
 	Timeout time.Duration
 	// RequestTimeout: one request may take this long before the next server is asked
 	// (at least 1 ms; at most Timeout is used).

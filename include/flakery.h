@@ -313,7 +313,8 @@ typedef struct flakery_client_options {
      */
     uint64_t max_age_ms;
     /**
-     * Every call returns or fails within this (default 5000, at least 1).
+     * Every call returns or fails within this (default 5000, at least 1); a batch within
+     * this plus the time its count takes at the layout's rate.
      */
     uint64_t timeout_ms;
     /**

@@ -47,7 +47,8 @@ pub struct flakery_client_options {
     pub layout: *const c_char,
     /// An ID held longer than this is dropped, never handed out (default 10000, at least 1).
     pub max_age_ms: u64,
-    /// Every call returns or fails within this (default 5000, at least 1).
+    /// Every call returns or fails within this (default 5000, at least 1); a batch within
+    /// this plus the time its count takes at the layout's rate.
     pub timeout_ms: u64,
     /// One request to one server may take this long before the next is asked (default 1000,
     /// at least 1; at most `timeout_ms` is used).

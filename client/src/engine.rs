@@ -66,6 +66,19 @@ struct State {
     layout_checked: Vec<bool>,
 }
 
+/// The least time one server of a layout making `ids_per_second` takes to make `count` IDs.
+/// A batch larger than the servers can make within the timeout is no outage: its deadline
+/// gets this on top, so that it fails as unavailable (and goes to a fallback) only when the
+/// servers do not keep up with their own layout.
+fn making_ms(count: usize, ids_per_second: u64) -> u64 {
+    match count {
+        0 | 1 => 0,
+        n => (n as u64)
+            .saturating_mul(1000)
+            .div_ceil(ids_per_second.max(1)),
+    }
+}
+
 impl Engine {
     pub fn new(
         settings: Arc<Settings>,
@@ -121,7 +134,9 @@ impl Engine {
     /// Fills `out` from the stock, waiting for the refiller within the call's deadline.
     pub fn fill(self: &Arc<Self>, out: &mut [i64]) -> Result<()> {
         let started = self.clock.now_ms();
-        let deadline = started.saturating_add(self.settings.timeout_ms);
+        let making_ms = making_ms(out.len(), self.settings.ids_per_second);
+        let allowed_ms = self.settings.timeout_ms.saturating_add(making_ms);
+        let deadline = started.saturating_add(allowed_ms);
         let mut state = self.lock();
         let mut filled = 0;
         loop {
@@ -149,7 +164,15 @@ impl Engine {
                 return Err(self.failed(&state, "now (each is backing off after a failure)"));
             }
             if now >= deadline {
-                let why = format!("within {} ms", self.settings.timeout_ms);
+                let why = match making_ms {
+                    0 => format!("within {} ms", self.settings.timeout_ms),
+                    _ => format!(
+                        "within {allowed_ms} ms (the timeout, {} ms, and {making_ms} ms to make \
+                         {} IDs at the layout's rate)",
+                        self.settings.timeout_ms,
+                        out.len()
+                    ),
+                };
                 return Err(self.failed(&state, &why));
             }
             state.waiting += 1;
@@ -370,5 +393,23 @@ impl Engine {
             }
             self.arrived.notify_all();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::making_ms;
+
+    /// Found by review: 2^24 IDs of the twitter layout take at least 4,096 ms to make, most
+    /// of the default 5,000 ms timeout; 20,000,000 failed as servers_unavailable (and went to
+    /// a fallback) from a healthy server.
+    #[test]
+    fn a_batch_gets_the_time_its_count_takes_to_make() {
+        let twitter = flakery::Layout::twitter().capacity().ids_per_second;
+        assert_eq!(making_ms(1, twitter), 0, "one ID: the timeout alone");
+        assert_eq!(making_ms(1 << 24, twitter), 4096);
+        assert_eq!(making_ms(20_000_000, twitter), 4883);
+        assert_eq!(making_ms(2, 1000), 2);
+        assert_eq!(making_ms(usize::MAX, 1), u64::MAX, "saturates, never wraps short");
     }
 }

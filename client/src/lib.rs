@@ -286,7 +286,8 @@ impl Builder {
         self
     }
 
-    /// Every call returns or fails within this (default 5 s).
+    /// Every call returns or fails within this (default 5 s); a batch within this plus the
+    /// time its count takes at the layout's rate.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.options.timeout = timeout;
         self

@@ -50,7 +50,7 @@ pub const TIMEOUT: ClientOptionSpec = OptionSpec {
     range: "1 ms to 2^64-1 ms",
     default: Some("5000"),
     default_doc: "5000 ms",
-    doc: "every call returns or fails within this",
+    doc: "every call returns or fails within this (a batch: plus the time its count takes at the layout's rate)",
     ..option("timeout", "timeoutMs", "Timeout", ClientKind::Duration)
 };
 

@@ -221,7 +221,8 @@ public final class Client extends NativeHandle implements AutoCloseable {
         }
 
         /**
-         * Every call returns or fails within this (default 5000).
+         * Every call returns or fails within this (default 5000); a batch within this plus
+         * the time its count takes at the layout's rate.
          *
          * @param ms milliseconds, 1 or more
          * @return this builder
