@@ -30,19 +30,40 @@ pub struct ShardQuestion {
     pub fields: Vec<(String, u64)>,
 }
 
+/// `shards` and `rate` as a surface takes them in text (a flag's value): canonical decimal,
+/// the rate as `10` or `10/s`; checked as `ShardQuestion::check` checks them. An error is
+/// `about` the one at fault, so that each surface names it its own way (`--shards`).
+pub fn parse_shards_and_rate(shards: &str, rate: &str) -> Result<(u64, u64)> {
+    let shards = crate::decimal::parse_u64("shards", shards)
+        .and_then(check_shards)
+        .map_err(|e| e.about("shards"))?;
+    let rate = crate::decimal::parse_u64("rate", rate.strip_suffix("/s").unwrap_or(rate))
+        .and_then(check_rate)
+        .map_err(|e| e.about("rate"))?;
+    Ok((shards, rate))
+}
+
+fn check_shards(shards: u64) -> Result<u64> {
+    if shards == 0 || shards > MAX_SHARDS {
+        return Err(
+            Error::invalid_argument(format!("shards={shards} must be 1 to {MAX_SHARDS}"))
+                .about("shards"),
+        );
+    }
+    Ok(shards)
+}
+
+fn check_rate(rate: u64) -> Result<u64> {
+    if rate == 0 {
+        return Err(Error::invalid_argument("rate must be at least 1 ID a second").about("rate"));
+    }
+    Ok(rate)
+}
+
 impl ShardQuestion {
     pub fn check(&self) -> Result<()> {
-        if self.shards == 0 || self.shards > MAX_SHARDS {
-            return Err(Error::invalid_argument(format!(
-                "shards={} must be 1 to {MAX_SHARDS}",
-                self.shards
-            )));
-        }
-        if self.rate == 0 {
-            return Err(Error::invalid_argument(
-                "rate must be at least 1 ID a second",
-            ));
-        }
+        check_shards(self.shards)?;
+        check_rate(self.rate)?;
         Ok(())
     }
 
@@ -204,6 +225,34 @@ mod tests {
             node: NodeId::default(),
             fields: Vec::new(),
         }
+    }
+
+    /// The text of `--shards`/`--rate` is read and checked in the core: each error is about
+    /// the one at fault, which the CLI spells as its flag.
+    #[test]
+    fn shards_and_rate_are_read_and_checked_here() {
+        use crate::option_table::message_on;
+        use crate::Surface;
+        assert_eq!(parse_shards_and_rate("4", "10/s"), Ok((4, 10)));
+        assert_eq!(parse_shards_and_rate("65536", "10"), Ok((65536, 10)));
+        for (shards, rate, about, said) in [
+            ("0", "10", "shards", "--shards=0 must be 1 to 65536"),
+            ("65537", "10", "shards", "--shards=65537 must be 1 to 65536"),
+            ("-1", "10", "shards", "--shards=-1 "),
+            ("4x", "10", "shards", "--shards="),
+            ("4", "0/s", "rate", "--rate must be at least 1 ID a second"),
+            ("4", "10/m", "rate", "--rate="),
+            ("4", "", "rate", "--rate="),
+        ] {
+            let e = parse_shards_and_rate(shards, rate).unwrap_err();
+            assert_eq!(e.code(), crate::ErrorCode::InvalidArgument);
+            assert_eq!(e.option(), Some(about), "{e}");
+            let shown = message_on(&e, Surface::Cli);
+            assert!(shown.starts_with(said), "{shards} {rate}: {shown}");
+        }
+        // A question built in numbers is checked alike.
+        let e = question(0, 10).check().unwrap_err();
+        assert_eq!(e.option(), Some("shards"), "{e}");
     }
 
     #[test]
