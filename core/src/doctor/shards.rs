@@ -6,7 +6,7 @@
 use super::value::{MapBuilder, Value};
 use super::{Finding, Level};
 use crate::error::{Error, Result};
-use crate::layout::{FieldKind, Layout};
+use crate::layout::Layout;
 use crate::lease::node::NodeId;
 
 /// The most IDs simulated, whatever the rate: the window shrinks below a minute instead.
@@ -81,19 +81,9 @@ pub fn simulate(layout: &Layout, q: &ShardQuestion, random_key: u64) -> Result<V
     let node = crate::codec::node_bits(layout, q.node)?;
     let shift = layout.time().shift;
     let seq = layout.sequence();
-    let mut constants = 0u64;
-    for f in layout
-        .fields()
-        .iter()
-        .filter(|f| f.kind == FieldKind::Constant)
-    {
-        let value = q
-            .fields
-            .iter()
-            .find(|(name, _)| *name == f.name)
-            .map_or(f.default, |(_, v)| *v);
-        constants |= f.slot.put(value & f.slot.max());
-    }
+    // The generator's own reading of the fields: the last of a field given twice, a value too
+    // wide refused.
+    let constants = crate::codec::constant_bits(layout, &q.fields)?;
     let mut counts = vec![0u64; q.shards as usize];
     let mut state: Option<(u64, u64)> = None;
     for i in 0..q.count() {
@@ -253,6 +243,21 @@ mod tests {
         // A question built in numbers is checked alike.
         let e = question(0, 10).check().unwrap_err();
         assert_eq!(e.option(), Some("shards"), "{e}");
+    }
+
+    /// The constant fields are read as the generator reads them (codec::constant_bits).
+    #[test]
+    fn the_constant_fields_are_the_generators() {
+        let vesta = Layout::parse("vesta-min-granularity").unwrap();
+        let with = |fields: &[(&str, u64)]| ShardQuestion {
+            fields: fields.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+            ..question(7, 1000)
+        };
+        let last = simulate(&vesta, &with(&[("method", 1), ("method", 2)]), 0).unwrap();
+        assert_eq!(last, simulate(&vesta, &with(&[("method", 2)]), 0).unwrap());
+        assert_ne!(last, simulate(&vesta, &with(&[("method", 1)]), 0).unwrap());
+        let wide = simulate(&vesta, &with(&[("method", 1 << 20)]), 0).unwrap_err();
+        assert_eq!(wide.code(), crate::ErrorCode::InvalidArgument, "{wide}");
     }
 
     #[test]
