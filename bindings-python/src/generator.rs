@@ -4,15 +4,14 @@
 
 use std::sync::{Arc, OnceLock};
 
-use flakery::options::{DatabaseMode, DatabaseUrl};
-use flakery::{Generator, Layout, Options};
+use flakery::{Generator, Layout};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use crate::args;
 use crate::decoded::PyDecoded;
 use crate::errors::IntoPyResult;
 use crate::layout::PyLayout;
+use crate::options::GeneratorArgs;
 use crate::source;
 
 /// The process-wide generator (the core's), remembered here so that the module-level
@@ -122,38 +121,23 @@ impl PyGenerator {
         database_url: Option<&Bound<'_, PyAny>>,
         database_mode: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let mut options = Options::default();
-        if let Some(layout) = layout.filter(|l| !l.is_none()) {
-            options.layout = Some(Layout::clone(&*crate::layout::layout_arg(layout)?));
+        let options = GeneratorArgs {
+            layout,
+            datacenter_id,
+            worker_id,
+            sequence_policy,
+            max_borrow_ms,
+            backwards_tolerance_ms,
+            random_sequence_start,
+            fields,
+            zookeeper,
+            namespace,
+            session_timeout_ms,
+            lease_dir,
+            database_url,
+            database_mode,
         }
-        let datacenter =
-            args::opt_field_arg(datacenter_id, "datacenter_id", || options.resolved_layout())?;
-        let worker = args::opt_field_arg(worker_id, "worker_id", || options.resolved_layout())?;
-        options.datacenter_id = datacenter;
-        options.worker_id = worker;
-        if let Some(policy) = args::opt_string(sequence_policy, "sequence_policy")? {
-            options.sequence_policy = policy.parse().py()?;
-        }
-        if let Some(ms) = args::opt_u64_arg(max_borrow_ms, "max_borrow_ms")? {
-            options.max_borrow_ms = ms;
-        }
-        if let Some(ms) = args::opt_u64_arg(backwards_tolerance_ms, "backwards_tolerance_ms")? {
-            options.backwards_tolerance_ms = ms;
-        }
-        if let Some(on) = args::boolean(random_sequence_start, "random_sequence_start")? {
-            options.random_sequence_start = on;
-        }
-        options.fields = args::fields(fields)?;
-        options.zookeeper = args::opt_string(zookeeper, "zookeeper")?;
-        options.namespace = args::opt_string(namespace, "namespace")?;
-        options.session_timeout_ms = args::opt_u64_arg(session_timeout_ms, "session_timeout_ms")?;
-        options.lease_dir = args::opt_path(lease_dir, "lease_dir")?;
-        if let Some(url) = args::opt_string(database_url, "database_url")? {
-            options.database_url = Some(DatabaseUrl::parse(&url).py()?);
-        }
-        if let Some(mode) = args::opt_string(database_mode, "database_mode")? {
-            options.database_mode = Some(mode.parse::<DatabaseMode>().py()?);
-        }
+        .options()?;
         let generator = py.detach(|| Generator::new(options)).py()?;
         Ok(PyGenerator {
             layout: Arc::new(generator.layout().clone()),

@@ -13,6 +13,7 @@ mod errors;
 mod fast;
 mod generator;
 mod layout;
+mod options;
 mod source;
 mod text;
 mod time;

@@ -82,10 +82,8 @@ fn run(args: DoctorArgs) -> flakery::Result<(String, u8)> {
     if let Some(ms) = number("backwards_tolerance_ms", args.backwards_tolerance_ms)? {
         request.options.backwards_tolerance_ms = ms;
     }
-    if let (Some(shards), Some(rate)) = (args.shards, args.rate) {
-        let shards = flakery::decimal::parse_u64("--shards", &shards)?;
-        let rate = flakery::decimal::parse_u64("--rate", rate.strip_suffix("/s").unwrap_or(&rate))?;
-        request.shards = Some((shards, rate));
+    if let (Some(shards), Some(rate)) = (&args.shards, &args.rate) {
+        request.simulate_shards(shards, rate)?;
     }
     request.compare_layout = args
         .compare_layout

@@ -5,48 +5,86 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::{Arg, ArgAction, ArgMatches};
+use flakery::option_table::{self as table, ClientKind, ClientOptionSpec};
 use flakery::{IdFormat, Layout};
 use flakery_client::Client;
 
 use crate::Command;
 
-/// The TLS flags of `flakery next --server` (the client's table: `server_ca`, ...); each
-/// flag not given is read from its variable by the client.
-#[derive(clap::Args, Clone, Debug)]
+/// The TLS options of `flakery next --server`: their flags are made from the client's table
+/// (flag, help, default), not declared again here.
+const TLS_OPTIONS: [&ClientOptionSpec; 4] = [
+    &table::SERVER_CA,
+    &table::CLIENT_CERT,
+    &table::CLIENT_KEY,
+    &table::SEND_TOKEN_IN_CLEAR,
+];
+
+/// The TLS flags as given; each flag not given is read from its variable by the client.
+#[derive(Clone, Debug, Default)]
 pub struct TlsArgs {
-    /// The CAs (a PEM file) an https:// server's certificate must be signed by (default:
-    /// $FLAKERY_SERVER_CA, else the system's roots).
-    #[arg(
-        long = "server-ca",
-        id = "server_ca",
-        value_name = "PEM",
-        requires = "servers"
-    )]
     server_ca: Option<PathBuf>,
-    /// A certificate (PEM, with its chain) for servers that ask for one: mutual TLS
-    /// (default: $FLAKERY_CLIENT_CERT).
-    #[arg(
-        long = "client-cert",
-        id = "client_cert",
-        value_name = "PEM",
-        requires = "servers"
-    )]
     client_cert: Option<PathBuf>,
-    /// The PEM file of its private key (default: $FLAKERY_CLIENT_KEY).
-    #[arg(
-        long = "client-key",
-        id = "client_key",
-        value_name = "PEM",
-        requires = "servers"
-    )]
     client_key: Option<PathBuf>,
-    /// Send the token over http:// to a host that is not loopback (else refused).
-    #[arg(
-        long = "send-token-in-clear",
-        id = "send_token_in_clear",
-        requires = "servers"
-    )]
     send_token_in_clear: bool,
+}
+
+/// The flag of a row of the client's table, its id the option's Rust name.
+fn flag_of(option: &ClientOptionSpec) -> Arg {
+    let long = option
+        .cli
+        .expect("a TLS option of the table without a flag");
+    let doc = option.doc.replace('`', "");
+    let mut first = doc.chars();
+    let sentence: String = first
+        .next()
+        .into_iter()
+        .flat_map(char::to_uppercase)
+        .collect();
+    let arg = Arg::new(option.rust)
+        .long(long)
+        .requires("servers")
+        .help(format!(
+            "{sentence}{} (default: {})",
+            first.as_str(),
+            option.default_doc.replace('`', "")
+        ));
+    match option.kind {
+        ClientKind::Flag => arg.action(ArgAction::SetTrue),
+        _ => arg
+            .value_name("PEM")
+            .value_parser(clap::value_parser!(PathBuf)),
+    }
+}
+
+impl clap::Args for TlsArgs {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        TLS_OPTIONS
+            .into_iter()
+            .fold(command, |command, option| command.arg(flag_of(option)))
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        Self::augment_args(command)
+    }
+}
+
+impl clap::FromArgMatches for TlsArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let path = |option: &ClientOptionSpec| matches.get_one::<PathBuf>(option.rust).cloned();
+        Ok(TlsArgs {
+            server_ca: path(&table::SERVER_CA),
+            client_cert: path(&table::CLIENT_CERT),
+            client_key: path(&table::CLIENT_KEY),
+            send_token_in_clear: matches.get_flag(table::SEND_TOKEN_IN_CLEAR.rust),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
 }
 
 pub fn main(
@@ -124,4 +162,51 @@ fn run(
         left -= ids.len();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+
+    /// Each TLS flag is its table row (flag, help, default) and lands in its own option.
+    #[test]
+    fn the_tls_flags_are_the_tables_rows() {
+        let cli = crate::Cli::try_parse_from([
+            "flakery",
+            "next",
+            "--server",
+            "https://localhost:1",
+            "--server-ca",
+            "/ca.pem",
+            "--client-cert",
+            "/c.pem",
+            "--client-key",
+            "/k.pem",
+            "--send-token-in-clear",
+        ])
+        .unwrap();
+        let Command::Next { tls, .. } = cli.command else {
+            panic!("not next")
+        };
+        assert_eq!(tls.server_ca, Some(PathBuf::from("/ca.pem")));
+        assert_eq!(tls.client_cert, Some(PathBuf::from("/c.pem")));
+        assert_eq!(tls.client_key, Some(PathBuf::from("/k.pem")));
+        assert!(tls.send_token_in_clear);
+        let command = crate::Cli::command();
+        let next = command.find_subcommand("next").expect("next");
+        for option in TLS_OPTIONS {
+            let arg = next
+                .get_arguments()
+                .find(|arg| arg.get_id().as_str() == option.rust)
+                .expect("a flag");
+            assert_eq!(arg.get_long(), option.cli);
+            let help = arg.get_help().expect("help").to_string();
+            let default = option.default_doc.replace('`', "");
+            assert!(help.ends_with(&format!("(default: {default})")), "{help}");
+        }
+        // Without --server they mean nothing: refused, as clap's usage errors are.
+        let alone = crate::Cli::try_parse_from(["flakery", "next", "--client-key", "/k.pem"]);
+        assert!(alone.is_err());
+    }
 }

@@ -16,7 +16,6 @@ use std::sync::Arc;
 
 use flakery::option_table::{self as table, ClientOptionSpec};
 use flakery::{Error, Result};
-use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{AlertDescription, CertificateError, ClientConfig, RootCertStore};
 use ureq::{ReadWrite, TlsConnector};
@@ -62,48 +61,19 @@ fn path_or_env(given: &Option<PathBuf>, option: &ClientOptionSpec) -> Result<Opt
 
 /// The CAs of the file: the only ones trusted when it is given.
 fn roots_of_file(path: &Path) -> Result<RootCertStore> {
-    let shown = path.display();
-    let mut store = RootCertStore::empty();
-    let certs = CertificateDer::pem_file_iter(path)
-        .map_err(|e| invalid(&table::SERVER_CA, format!("cannot read {shown}: {e}")))?;
-    for cert in certs {
-        let cert = cert.map_err(|e| invalid(&table::SERVER_CA, format!("{shown}: {e}")))?;
-        store.add(cert).map_err(|e| {
-            invalid(
-                &table::SERVER_CA,
-                format!("{shown} holds a bad certificate: {e}"),
-            )
-        })?;
-    }
-    if store.is_empty() {
-        return Err(invalid(
-            &table::SERVER_CA,
-            format!("{shown} holds no PEM certificate"),
-        ));
-    }
-    Ok(store)
+    flakery_tls::roots_of_file(path).map_err(|e| invalid(&table::SERVER_CA, e.to_string()))
 }
 
 fn system_roots() -> Result<RootCertStore> {
-    let found = rustls_native_certs::load_native_certs();
-    let mut store = RootCertStore::empty();
-    store.add_parsable_certificates(found.certs);
-    if store.is_empty() {
-        return Err(invalid(
+    flakery_tls::system_roots().map_err(|e| {
+        invalid(
             &table::SERVER_CA,
             format!(
-                "an https:// server, but no CA certificate was found in the system's store{}: \
-                 give the servers' CA file ({})",
-                found
-                    .errors
-                    .first()
-                    .map(|e| format!(" ({e})"))
-                    .unwrap_or_default(),
+                "an https:// server, but {e}: give the servers' CA file ({})",
                 table::SERVER_CA.env.unwrap_or_default()
             ),
-        ));
-    }
-    Ok(store)
+        )
+    })
 }
 
 /// The certificate chain and key of mutual TLS; both or neither.
@@ -127,23 +97,11 @@ fn identity(
             ))
         }
     };
-    let shown = cert.display();
-    let chain = CertificateDer::pem_file_iter(&cert)
-        .and_then(|certs| certs.collect::<std::result::Result<Vec<_>, _>>())
-        .map_err(|e| invalid(&table::CLIENT_CERT, format!("cannot read {shown}: {e}")))?;
-    if chain.is_empty() {
-        return Err(invalid(
-            &table::CLIENT_CERT,
-            format!("{shown} holds no PEM certificate"),
-        ));
-    }
-    // The path only: what the file holds never goes into a message.
-    let key = PrivateKeyDer::from_pem_file(&key).map_err(|_| {
-        invalid(
-            &table::CLIENT_KEY,
-            format!("cannot read a PEM private key from {}", key.display()),
-        )
-    })?;
+    let chain =
+        flakery_tls::chain(&cert).map_err(|e| invalid(&table::CLIENT_CERT, e.to_string()))?;
+    // The path and io's reason only: what the file holds never goes into a message.
+    let key =
+        flakery_tls::private_key(&key).map_err(|e| invalid(&table::CLIENT_KEY, e.to_string()))?;
     Ok(Some((chain, key)))
 }
 
@@ -163,11 +121,8 @@ impl Connector {
             Some(path) => roots_of_file(path)?,
             None => system_roots()?,
         };
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let builder = ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| Error::invalid_argument(format!("TLS: {e}")))?
-            .with_root_certificates(roots);
+        let builder = flakery_tls::client_builder_with_roots(roots)
+            .map_err(|e| Error::invalid_argument(format!("TLS: {e}")))?;
         let mut config = match identity {
             Some((chain, key)) => builder.with_client_auth_cert(chain, key).map_err(|e| {
                 invalid(

@@ -7,10 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::pki_types::CertificateDer;
 use rustls::server::WebPkiClientVerifier;
-use rustls::{RootCertStore, ServerConfig};
+use rustls::ServerConfig;
 use tokio_rustls::TlsAcceptor;
 
 /// The files TLS is read from, as the flags name them.
@@ -70,10 +69,6 @@ impl Tls {
     }
 }
 
-fn provider() -> Arc<rustls::crypto::CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
-}
-
 /// The served certificate's dates (seconds since 1970), for the log.
 struct Dates {
     not_before: u64,
@@ -112,30 +107,21 @@ fn warn_if_out_of_date(cert: &Path, dates: &Option<Dates>) {
 }
 
 fn server_config(files: &TlsFiles) -> Result<(Arc<ServerConfig>, Option<Dates>), String> {
-    // The error names the file and, if it could not be read, why; never what the PEM parser
-    // says, which may quote a line of it.
-    let key = PrivateKeyDer::from_pem_file(&files.key).map_err(|e| match e {
-        rustls::pki_types::pem::Error::Io(e) => {
-            format!("--tls-key {}: cannot read it: {e}", files.key.display())
-        }
-        _ => format!(
-            "--tls-key {}: no private key could be read from it (PEM: PKCS#8, PKCS#1 or \
-             SEC1, unencrypted)",
-            files.key.display()
-        ),
-    })?;
-    let chain = read_chain(&files.cert, "--tls-cert")?;
+    let key = flakery_tls::private_key(&files.key).map_err(|e| format!("--tls-key {e}"))?;
+    let chain = flakery_tls::chain(&files.cert).map_err(|e| format!("--tls-cert {e}"))?;
     let dates = dates(&chain[0]);
-    let builder = ServerConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS: {e}"))?;
+    let builder = flakery_tls::server_builder().map_err(|e| format!("TLS: {e}"))?;
     let builder = match &files.client_ca {
         None => builder.with_no_client_auth(),
         Some(ca) => {
-            let roots = Arc::new(read_roots(ca)?);
-            let verifier = WebPkiClientVerifier::builder_with_provider(roots, provider())
-                .build()
-                .map_err(|e| format!("--tls-client-ca {}: {e}", ca.display()))?;
+            let roots =
+                flakery_tls::roots_of_file(ca).map_err(|e| format!("--tls-client-ca {e}"))?;
+            let verifier = WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                flakery_tls::provider(),
+            )
+            .build()
+            .map_err(|e| format!("--tls-client-ca {}: {e}", ca.display()))?;
             builder.with_client_cert_verifier(verifier)
         }
     };
@@ -149,28 +135,6 @@ fn server_config(files: &TlsFiles) -> Result<(Arc<ServerConfig>, Option<Dates>),
     // http/1.0: what `curl --http1.0` offers, alone; hyper serves it as HTTP/1.
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec(), b"http/1.0".to_vec()];
     Ok((Arc::new(config), dates))
-}
-
-/// A PEM file's certificates, in order (the leaf first, then the chain).
-fn read_chain(path: &Path, flag: &str) -> Result<Vec<CertificateDer<'static>>, String> {
-    let shown = path.display();
-    let chain = CertificateDer::pem_file_iter(path)
-        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| format!("{flag} {shown}: cannot read certificates (PEM): {e}"))?;
-    if chain.is_empty() {
-        return Err(format!("{flag} {shown}: holds no certificate (PEM)"));
-    }
-    Ok(chain)
-}
-
-fn read_roots(path: &Path) -> Result<RootCertStore, String> {
-    let mut roots = RootCertStore::empty();
-    for cert in read_chain(path, "--tls-client-ca")? {
-        roots
-            .add(cert)
-            .map_err(|e| format!("--tls-client-ca {}: {e}", path.display()))?;
-    }
-    Ok(roots)
 }
 
 /// What a reload compares to see whether a file changed: its identity and time after symlinks

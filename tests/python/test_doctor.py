@@ -26,3 +26,22 @@ def test_bad_options_raise_the_cores_errors():
     assert [f["topic"] for f in report["findings"] if f["level"] == "refused"] == ["node"]
     with pytest.raises(TypeError):
         flakery.doctor(no_such_option=1)
+
+
+def test_the_doctor_takes_every_keyword_of_generator_converted_alike(tmp_path):
+    """One conversion (bindings-python/src/options.rs): the doctor's keywords are Generator's,
+    an option it once ignored is reported, and a bad value is refused as Generator refuses it."""
+    import inspect
+
+    from flakery import _flakery
+
+    doctor = inspect.signature(_flakery._doctor_json).parameters
+    assert list(doctor) == list(inspect.signature(flakery.Generator).parameters)
+    report = flakery.doctor(worker_id=None, lease_dir=str(tmp_path))
+    assert f"host lease: in {tmp_path} (lease_dir or FLAKERY_LEASE_DIR)" in report["node"]["steps"]
+    for kwargs in ({"sequence_policy": "sometimes"}, {"database_mode": "both"}):
+        with pytest.raises(flakery.InvalidArgumentError) as by_generator:
+            flakery.Generator(worker_id=1, **kwargs)
+        with pytest.raises(flakery.InvalidArgumentError) as by_doctor:
+            flakery.doctor(**kwargs)
+        assert str(by_doctor.value) == str(by_generator.value)

@@ -14,7 +14,7 @@ See docs/python.md for configuration, errors and fork behaviour, docs/client.md 
 
 import json
 import os
-from typing import Dict, Optional, Union
+from typing import Any, Dict
 
 from ._errors import (
     BadAnswerError,
@@ -60,26 +60,12 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def doctor(
-    *,
-    layout: Optional[Union[str, Layout]] = None,
-    datacenter_id: Optional[int] = None,
-    worker_id: Optional[int] = None,
-    backwards_tolerance_ms: Optional[int] = None,
-    random_sequence_start: Optional[bool] = None,
-) -> Dict[str, object]:
-    """The budgets report of docs/doctor.md for these generator options (the rest from the
-    environment) as a dict: its "exit_code" is what `flakery doctor` would exit with (0 all
-    well, 1 warnings, 2 refused), its "findings" each with a fix. No node ID lease is taken."""
-    report: Dict[str, object] = json.loads(
-        _doctor_json(
-            layout=layout,
-            datacenter_id=datacenter_id,
-            worker_id=worker_id,
-            backwards_tolerance_ms=backwards_tolerance_ms,
-            random_sequence_start=random_sequence_start,
-        )
-    )
+def doctor(**options: Any) -> Dict[str, object]:
+    """The budgets report of docs/doctor.md for these generator options (Generator's keywords,
+    converted as it converts them; the rest from the environment) as a dict: its "exit_code"
+    is what `flakery doctor` would exit with (0 all well, 1 warnings, 2 refused), its
+    "findings" each with a fix. No node ID lease is taken."""
+    report: Dict[str, object] = json.loads(_doctor_json(**options))
     return report
 
 __all__ = [

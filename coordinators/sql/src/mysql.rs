@@ -42,7 +42,8 @@ pub(crate) fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Di
     if !tls.crate_parameters {
         builder = builder.ssl_opts(ssl_opts(&tls));
     }
-    ensure_tls_provider();
+    // The mysql crate asks rustls for the process's default provider.
+    flakery_tls::install_default_provider();
     let builder = builder
         .prefer_socket(prefer_socket)
         .tcp_connect_timeout(Some(timeout))
@@ -75,15 +76,6 @@ fn ssl_opts(tls: &TlsRequest) -> Option<SslOpts> {
         (TlsMode::VerifyFull, _) => Some(with_ca(SslOpts::default())),
     };
     opts.map(|opts| opts.with_client_identity(identity))
-}
-
-/// Makes ring the process's default rustls provider unless the program chose one: the
-/// mysql crate asks rustls for the default, which panics when the program's dependencies
-/// enable two providers and none was chosen.
-fn ensure_tls_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
 }
 
 fn text(e: mysql::Error) -> String {

@@ -1,6 +1,6 @@
-//! PostgreSQL's `sslmode` and `sslrootcert` as a rustls client configuration, with ring as
-//! the crypto provider (Rust and assembly: the shipped wheel, addon and C library need no
-//! OpenSSL). (The mysql crate builds its own configuration from its `SslOpts`.)
+//! PostgreSQL's `sslmode` and `sslrootcert` as a rustls client configuration, its files read
+//! and its provider (ring) made by flakery-tls, as every flakery TLS's. (The mysql crate
+//! builds its own configuration from its `SslOpts`.)
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,17 +8,12 @@ use std::sync::Arc;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
-use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, Error, RootCertStore, SignatureScheme,
 };
 
 use super::tls::{Roots, TlsMode, TlsRequest};
-
-fn provider() -> Arc<CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
-}
 
 /// libpq's default file `~/.postgresql/NAME`, when it exists.
 fn libpq_default(name: &str) -> Option<PathBuf> {
@@ -37,15 +32,9 @@ fn client_identity(
         (None, Some(cert)) => (cert, cert_sibling_key()),
         (None, None) => return Ok(None),
     };
-    let chain = CertificateDer::pem_file_iter(&cert)
-        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| format!("cannot read the client certificate {}: {e}", cert.display()))?;
-    if chain.is_empty() {
-        return Err(format!("{} holds no certificate", cert.display()));
-    }
-    // The error names the file only: a key's bytes never go into a message.
-    let key = PrivateKeyDer::from_pem_file(&key)
-        .map_err(|_| format!("cannot read a private key (PEM) from {}", key.display()))?;
+    let chain = flakery_tls::chain(&cert).map_err(|e| format!("sslcert {e}"))?;
+    // The file and io's reason only: a key's bytes never go into a message.
+    let key = flakery_tls::private_key(&key).map_err(|e| format!("sslkey {e}"))?;
     Ok(Some((chain, key)))
 }
 
@@ -54,38 +43,13 @@ fn cert_sibling_key() -> PathBuf {
     Path::new(&home).join(".postgresql/postgresql.key")
 }
 
+/// The CAs of `sslrootcert` (or of libpq's default for it, ~/.postgresql/root.crt).
 fn load_file(path: &Path) -> Result<RootCertStore, String> {
-    let shown = path.display();
-    let mut store = RootCertStore::empty();
-    let certs = CertificateDer::pem_file_iter(path)
-        .map_err(|e| format!("cannot read the CA file {shown}: {e}"))?;
-    for cert in certs {
-        let cert = cert.map_err(|e| format!("the CA file {shown} is not PEM: {e}"))?;
-        store
-            .add(cert)
-            .map_err(|e| format!("the CA file {shown} holds a bad certificate: {e}"))?;
-    }
-    if store.is_empty() {
-        return Err(format!("the CA file {shown} holds no certificate"));
-    }
-    Ok(store)
+    flakery_tls::roots_of_file(path).map_err(|e| format!("sslrootcert {e}"))
 }
 
 fn load_system() -> Result<RootCertStore, String> {
-    let found = rustls_native_certs::load_native_certs();
-    let mut store = RootCertStore::empty();
-    let (added, _ignored) = store.add_parsable_certificates(found.certs);
-    if added == 0 {
-        return Err(format!(
-            "sslrootcert=system, but no CA certificate was found in the system's store{}",
-            found
-                .errors
-                .first()
-                .map(|e| format!(" ({e})"))
-                .unwrap_or_default()
-        ));
-    }
-    Ok(store)
+    flakery_tls::system_roots().map_err(|e| format!("sslrootcert=system, but {e}"))
 }
 
 /// The client configuration for PostgreSQL's `sslmode` and `sslrootcert`, as libpq reads
@@ -99,10 +63,8 @@ pub(super) fn postgres_config(tls: &TlsRequest) -> Result<ClientConfig, String> 
             .transpose()?,
         Roots::Unnamed => None,
     };
-    let provider = provider();
-    let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS: {e}"))?;
+    let provider = flakery_tls::provider();
+    let builder = flakery_tls::client_builder().map_err(|e| format!("TLS: {e}"))?;
     let verifier: Arc<dyn ServerCertVerifier> = match (tls.mode, roots) {
         (TlsMode::VerifyCa | TlsMode::VerifyFull, None) => {
             return Err(
@@ -196,5 +158,40 @@ impl ServerCertVerifier for Relaxed {
         self.provider
             .signature_verification_algorithms
             .supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key file that is not there is said so (it once read "cannot read a private key
+    /// (PEM)", as if the file were there and broken).
+    #[test]
+    fn a_missing_key_file_says_why_it_cannot_be_read() {
+        let dir = std::env::temp_dir().join(format!("flakery-sql-nokey-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cert = dir.join("c.pem");
+        std::fs::write(
+            &cert,
+            "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        let missing = dir.join("missing.pem");
+        let tls = TlsRequest {
+            mode: TlsMode::Prefer,
+            roots: Roots::Unnamed,
+            crate_parameters: false,
+            client_cert: Some((cert, missing.clone())),
+        };
+        let error = postgres_config(&tls).err().unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            error.starts_with(&format!(
+                "sslkey {}: cannot read it: No such file",
+                missing.display()
+            )),
+            "{error}"
+        );
     }
 }

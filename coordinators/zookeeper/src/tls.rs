@@ -7,14 +7,13 @@
 //! used by the next session without a restart; they are read once when the lease is made
 //! too, so a wrong path fails the start with `invalid_argument`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use flakery::error::{Error, Result};
 use flakery::options::percent_decoded;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-use rustls::{AlertDescription, CertificateError, ClientConfig, RootCertStore};
+use rustls::pki_types::ServerName;
+use rustls::{AlertDescription, CertificateError, ClientConfig};
 
 /// The TLS of a connect string with `secure=true`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,30 +81,17 @@ impl Tls {
     /// bytes.
     pub(crate) fn config(&self) -> std::result::Result<Arc<ClientConfig>, String> {
         let roots = match &self.ca {
-            Some(path) => roots_of(path)?,
-            None => system_roots()?,
+            Some(path) => flakery_tls::roots_of_file(path).map_err(|e| format!("ca={e}"))?,
+            None => flakery_tls::system_roots().map_err(|e| {
+                format!("secure=true without ca=FILE trusts the system's CAs, and {e}: give ca=FILE (PEM)")
+            })?,
         };
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let builder = ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| format!("TLS: {e}"))?
-            .with_root_certificates(roots);
+        let builder =
+            flakery_tls::client_builder_with_roots(roots).map_err(|e| format!("TLS: {e}"))?;
         let config = match &self.identity {
             Some((cert, key)) => {
-                let chain = CertificateDer::pem_file_iter(cert)
-                    .and_then(|certs| certs.collect::<std::result::Result<Vec<_>, _>>())
-                    .map_err(|e| format!("cannot read the certificate {}: {e}", cert.display()))?;
-                if chain.is_empty() {
-                    return Err(format!("{} holds no certificate", cert.display()));
-                }
-                // Why the file could not be read, but never what the PEM parser says, which
-                // may quote a line of it.
-                let key = PrivateKeyDer::from_pem_file(key).map_err(|e| match e {
-                    rustls::pki_types::pem::Error::Io(e) => {
-                        format!("cannot read the private key {}: {e}", key.display())
-                    }
-                    _ => format!("cannot read a private key (PEM) from {}", key.display()),
-                })?;
+                let chain = flakery_tls::chain(cert).map_err(|e| format!("cert={e}"))?;
+                let key = flakery_tls::private_key(key).map_err(|e| format!("key={e}"))?;
                 builder.with_client_auth_cert(chain, key).map_err(|e| {
                     format!(
                         "the certificate {} and the key do not go together: {e}",
@@ -117,37 +103,6 @@ impl Tls {
         };
         Ok(Arc::new(config))
     }
-}
-
-fn roots_of(path: &Path) -> std::result::Result<RootCertStore, String> {
-    let shown = path.display();
-    let mut roots = RootCertStore::empty();
-    for cert in CertificateDer::pem_file_iter(path)
-        .map_err(|e| format!("cannot read the CA file {shown}: {e}"))?
-    {
-        let cert = cert.map_err(|e| format!("the CA file {shown} is not PEM: {e}"))?;
-        roots
-            .add(cert)
-            .map_err(|e| format!("the CA file {shown} holds a bad certificate: {e}"))?;
-    }
-    if roots.is_empty() {
-        return Err(format!("the CA file {shown} holds no certificate"));
-    }
-    Ok(roots)
-}
-
-fn system_roots() -> std::result::Result<RootCertStore, String> {
-    let found = rustls_native_certs::load_native_certs();
-    let mut roots = RootCertStore::empty();
-    roots.add_parsable_certificates(found.certs);
-    if roots.is_empty() {
-        return Err(
-            "secure=true without ca=FILE trusts the system's CAs, and none was found: give \
-             ca=FILE (PEM)"
-                .into(),
-        );
-    }
-    Ok(roots)
 }
 
 /// The name the server's certificate must be for: the host of `host:port` as written in the
@@ -254,7 +209,7 @@ mod tests {
         let error = tls.config().err().unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(
-            error.contains("missing.pem: No such file or directory"),
+            error.contains("key=") && error.contains("missing.pem: cannot read it: No such file"),
             "{error}"
         );
     }

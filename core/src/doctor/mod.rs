@@ -146,6 +146,13 @@ pub struct Request {
 }
 
 impl Request {
+    /// Simulate `id % shards` at `rate` IDs a second, both as text (`--shards 4 --rate 10/s`):
+    /// read and checked here, so that every surface refuses a bad one alike.
+    pub fn simulate_shards(&mut self, shards: &str, rate: &str) -> Result<()> {
+        self.shards = Some(shards::parse_shards_and_rate(shards, rate)?);
+        Ok(())
+    }
+
     /// A request for `options` in this process's environment, now.
     pub fn for_options(options: Options) -> Result<Request> {
         Ok(Request {

@@ -6,7 +6,7 @@
 use super::value::{MapBuilder, Value};
 use super::{Finding, Level};
 use crate::error::{Error, Result};
-use crate::layout::{FieldKind, Layout};
+use crate::layout::Layout;
 use crate::lease::node::NodeId;
 
 /// The most IDs simulated, whatever the rate: the window shrinks below a minute instead.
@@ -30,19 +30,40 @@ pub struct ShardQuestion {
     pub fields: Vec<(String, u64)>,
 }
 
+/// `shards` and `rate` as a surface takes them in text (a flag's value): canonical decimal,
+/// the rate as `10` or `10/s`; checked as `ShardQuestion::check` checks them. An error is
+/// `about` the one at fault, so that each surface names it its own way (`--shards`).
+pub fn parse_shards_and_rate(shards: &str, rate: &str) -> Result<(u64, u64)> {
+    let shards = crate::decimal::parse_u64("shards", shards)
+        .and_then(check_shards)
+        .map_err(|e| e.about("shards"))?;
+    let rate = crate::decimal::parse_u64("rate", rate.strip_suffix("/s").unwrap_or(rate))
+        .and_then(check_rate)
+        .map_err(|e| e.about("rate"))?;
+    Ok((shards, rate))
+}
+
+fn check_shards(shards: u64) -> Result<u64> {
+    if shards == 0 || shards > MAX_SHARDS {
+        return Err(
+            Error::invalid_argument(format!("shards={shards} must be 1 to {MAX_SHARDS}"))
+                .about("shards"),
+        );
+    }
+    Ok(shards)
+}
+
+fn check_rate(rate: u64) -> Result<u64> {
+    if rate == 0 {
+        return Err(Error::invalid_argument("rate must be at least 1 ID a second").about("rate"));
+    }
+    Ok(rate)
+}
+
 impl ShardQuestion {
     pub fn check(&self) -> Result<()> {
-        if self.shards == 0 || self.shards > MAX_SHARDS {
-            return Err(Error::invalid_argument(format!(
-                "shards={} must be 1 to {MAX_SHARDS}",
-                self.shards
-            )));
-        }
-        if self.rate == 0 {
-            return Err(Error::invalid_argument(
-                "rate must be at least 1 ID a second",
-            ));
-        }
+        check_shards(self.shards)?;
+        check_rate(self.rate)?;
         Ok(())
     }
 
@@ -60,19 +81,9 @@ pub fn simulate(layout: &Layout, q: &ShardQuestion, random_key: u64) -> Result<V
     let node = crate::codec::node_bits(layout, q.node)?;
     let shift = layout.time().shift;
     let seq = layout.sequence();
-    let mut constants = 0u64;
-    for f in layout
-        .fields()
-        .iter()
-        .filter(|f| f.kind == FieldKind::Constant)
-    {
-        let value = q
-            .fields
-            .iter()
-            .find(|(name, _)| *name == f.name)
-            .map_or(f.default, |(_, v)| *v);
-        constants |= f.slot.put(value & f.slot.max());
-    }
+    // The generator's own reading of the fields: the last of a field given twice, a value too
+    // wide refused.
+    let constants = crate::codec::constant_bits(layout, &q.fields)?;
     let mut counts = vec![0u64; q.shards as usize];
     let mut state: Option<(u64, u64)> = None;
     for i in 0..q.count() {
@@ -204,6 +215,49 @@ mod tests {
             node: NodeId::default(),
             fields: Vec::new(),
         }
+    }
+
+    /// The text of `--shards`/`--rate` is read and checked in the core: each error is about
+    /// the one at fault, which the CLI spells as its flag.
+    #[test]
+    fn shards_and_rate_are_read_and_checked_here() {
+        use crate::option_table::message_on;
+        use crate::Surface;
+        assert_eq!(parse_shards_and_rate("4", "10/s"), Ok((4, 10)));
+        assert_eq!(parse_shards_and_rate("65536", "10"), Ok((65536, 10)));
+        for (shards, rate, about, said) in [
+            ("0", "10", "shards", "--shards=0 must be 1 to 65536"),
+            ("65537", "10", "shards", "--shards=65537 must be 1 to 65536"),
+            ("-1", "10", "shards", "--shards=-1 "),
+            ("4x", "10", "shards", "--shards="),
+            ("4", "0/s", "rate", "--rate must be at least 1 ID a second"),
+            ("4", "10/m", "rate", "--rate="),
+            ("4", "", "rate", "--rate="),
+        ] {
+            let e = parse_shards_and_rate(shards, rate).unwrap_err();
+            assert_eq!(e.code(), crate::ErrorCode::InvalidArgument);
+            assert_eq!(e.option(), Some(about), "{e}");
+            let shown = message_on(&e, Surface::Cli);
+            assert!(shown.starts_with(said), "{shards} {rate}: {shown}");
+        }
+        // A question built in numbers is checked alike.
+        let e = question(0, 10).check().unwrap_err();
+        assert_eq!(e.option(), Some("shards"), "{e}");
+    }
+
+    /// The constant fields are read as the generator reads them (codec::constant_bits).
+    #[test]
+    fn the_constant_fields_are_the_generators() {
+        let vesta = Layout::parse("vesta-min-granularity").unwrap();
+        let with = |fields: &[(&str, u64)]| ShardQuestion {
+            fields: fields.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+            ..question(7, 1000)
+        };
+        let last = simulate(&vesta, &with(&[("method", 1), ("method", 2)]), 0).unwrap();
+        assert_eq!(last, simulate(&vesta, &with(&[("method", 2)]), 0).unwrap());
+        assert_ne!(last, simulate(&vesta, &with(&[("method", 1)]), 0).unwrap());
+        let wide = simulate(&vesta, &with(&[("method", 1 << 20)]), 0).unwrap_err();
+        assert_eq!(wide.code(), crate::ErrorCode::InvalidArgument, "{wide}");
     }
 
     #[test]

@@ -124,10 +124,9 @@ fn plan_noting(
     env: &Environment,
     note: &mut dyn FnMut(String),
 ) -> Result<Plan> {
-    // Refused whether or not a coordinator reads it, as every other option out of range is.
-    if let Some(ms) = options.session_timeout_ms {
-        crate::option_table::SESSION_TIMEOUT_MS.optional_millis(Surface::Rust, ms)?;
-    }
+    // Refused whether or not a coordinator reads it, as every other option out of range is;
+    // checked here once, and handed to the coordinator's plan.
+    let session_timeout_ms = explicit_session_timeout_ms(options)?;
     let explicit = node_config(
         options.datacenter_id,
         options.worker_id,
@@ -164,7 +163,8 @@ fn plan_noting(
                         )));
                     }
                 }
-                return coordinator_plan(options, env, CoordinatorKind::ZooKeeper { connect });
+                let kind = CoordinatorKind::ZooKeeper { connect };
+                return coordinator_plan(options, env, session_timeout_ms, kind);
             }
             note("ZooKeeper: not configured (zookeeper, FLAKERY_ZOOKEEPER)".into());
             if let Some(url) = database_url_in(options, env)? {
@@ -180,7 +180,7 @@ fn plan_noting(
                         .map(|id| check_datacenter(layout, id, &explicit))
                         .transpose()?,
                 };
-                return database_plan(options, env, url, datacenter);
+                return database_plan(options, env, session_timeout_ms, url, datacenter);
             }
             note("database: not configured (database_url, FLAKERY_DATABASE_URL)".into());
             let config = node_config_in(env)?;
@@ -232,7 +232,7 @@ fn plan_noting(
             if let NodeConfig::Datacenter(_) = explicit {
                 // The worker is leased under it from the database, as it would be on this host.
                 if let Some(url) = database_url_in(options, env)? {
-                    return database_plan(options, env, url, Some(id));
+                    return database_plan(options, env, session_timeout_ms, url, Some(id));
                 }
             }
             Some(id)
@@ -258,17 +258,24 @@ fn plan_noting(
     })
 }
 
-fn coordinator_plan(options: &Options, env: &Environment, kind: CoordinatorKind) -> Result<Plan> {
+/// `session_timeout_ms`: the explicit value, already checked (`explicit_session_timeout_ms`).
+fn coordinator_plan(
+    options: &Options,
+    env: &Environment,
+    session_timeout_ms: Option<u64>,
+    kind: CoordinatorKind,
+) -> Result<Plan> {
     Ok(Plan::Coordinator(CoordinatorPlan {
         kind,
         namespace: namespace_in(options, env)?,
-        session_timeout_ms: session_timeout_ms_in(options, env)?,
+        session_timeout_ms: session_timeout_ms_in(session_timeout_ms, env)?,
     }))
 }
 
 fn database_plan(
     options: &Options,
     env: &Environment,
+    session_timeout_ms: Option<u64>,
     url: DatabaseUrl,
     datacenter_id: Option<u64>,
 ) -> Result<Plan> {
@@ -283,6 +290,7 @@ fn database_plan(
     coordinator_plan(
         options,
         env,
+        session_timeout_ms,
         CoordinatorKind::Database {
             url,
             mode,
@@ -354,13 +362,22 @@ fn zookeeper_in(options: &Options, env: &Environment) -> Result<Option<String>> 
     }
 }
 
-/// `session_timeout_ms`, else `FLAKERY_SESSION_TIMEOUT_MS`, else 10000.
-fn session_timeout_ms_in(options: &Options, env: &Environment) -> Result<u64> {
-    let option = &crate::option_table::SESSION_TIMEOUT_MS;
-    match options.session_timeout_ms {
-        Some(ms) => option.optional_millis(Surface::Rust, ms),
+/// The `session_timeout_ms` option, in its range.
+fn explicit_session_timeout_ms(options: &Options) -> Result<Option<u64>> {
+    options
+        .session_timeout_ms
+        .map(|ms| crate::option_table::SESSION_TIMEOUT_MS.optional_millis(Surface::Rust, ms))
+        .transpose()
+}
+
+/// `explicit` (the option, checked), else `FLAKERY_SESSION_TIMEOUT_MS`, else 10000.
+fn session_timeout_ms_in(explicit: Option<u64>, env: &Environment) -> Result<u64> {
+    match explicit {
+        Some(ms) => Ok(ms),
         None => match env.u64("FLAKERY_SESSION_TIMEOUT_MS")? {
-            Some(ms) => option.optional_millis(Surface::Environment, ms),
+            Some(ms) => {
+                crate::option_table::SESSION_TIMEOUT_MS.optional_millis(Surface::Environment, ms)
+            }
             None => Ok(DEFAULT_SESSION_TIMEOUT_MS),
         },
     }
@@ -441,7 +458,10 @@ pub fn resolved_zookeeper(options: &Options) -> Result<Option<String>> {
 
 /// `session_timeout_ms`, else `FLAKERY_SESSION_TIMEOUT_MS`, else 10000.
 pub fn resolved_session_timeout_ms(options: &Options) -> Result<u64> {
-    session_timeout_ms_in(options, &Environment::capture())
+    session_timeout_ms_in(
+        explicit_session_timeout_ms(options)?,
+        &Environment::capture(),
+    )
 }
 
 /// `namespace`, else `FLAKERY_NAMESPACE`, else `default`; a single path segment.

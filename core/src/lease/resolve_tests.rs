@@ -160,6 +160,16 @@ fn a_session_timeout_of_0_is_refused() {
         err.message(),
         "FLAKERY_SESSION_TIMEOUT_MS must be at least 1, not 0"
     );
+    let zero = Options {
+        session_timeout_ms: Some(0),
+        ..zookeeper.clone()
+    };
+    let err = plan_in(&zero, &[("FLAKERY_SESSION_TIMEOUT_MS", "5")])
+        .err()
+        .unwrap();
+    assert_eq!(err.option(), Some("session_timeout_ms"), "{err}");
+    let err = resolved_session_timeout_ms(&zero).err().unwrap();
+    assert_eq!(err.option(), Some("session_timeout_ms"), "{err}");
     let one = Options {
         session_timeout_ms: Some(1),
         ..zookeeper

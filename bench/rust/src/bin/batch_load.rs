@@ -15,11 +15,11 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::pki_types::ServerName;
 
 struct Args {
     address: String,
@@ -31,17 +31,9 @@ struct Args {
 }
 
 fn tls_config(ca: &str) -> Result<Arc<rustls::ClientConfig>, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in CertificateDer::pem_file_iter(ca).map_err(|e| format!("{ca}: {e}"))? {
-        roots
-            .add(cert.map_err(|e| format!("{ca}: {e}"))?)
-            .map_err(|e| format!("{ca}: {e}"))?;
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
+    let roots = flakery_tls::roots_of_file(Path::new(ca)).map_err(|e| e.to_string())?;
+    let config = flakery_tls::client_builder_with_roots(roots)
         .map_err(|e| e.to_string())?
-        .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(Arc::new(config))
 }
