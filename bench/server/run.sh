@@ -17,6 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/lib.sh
+source bench/server/nginx.sh
 root="$PWD"
 out="${1:?usage: bench/server/run.sh OUT.json [--smoke]}"
 smoke=0
@@ -79,27 +80,7 @@ curl -sf --cacert "$work/certs/ca.pem" "$tls_url/v1/id" >/dev/null
 
 # nginx: the same body (same length), application/json, keep-alive, no logging.
 nport="$(free_port)"
-mkdir -p "$work/nginx/logs"
-cat >"$work/nginx/nginx.conf" <<CONF
-worker_processes $(nproc);
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/logs/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
-  client_body_temp_path $work/nginx/body;
-  proxy_temp_path $work/nginx/proxy;
-  server {
-    listen 127.0.0.1:$nport;
-    location = /v1/id { default_type application/json; return 200 '$body'; }
-  }
-}
-CONF
-nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" &
-nginx_pid=$!
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$nport/v1/id" >/dev/null 2>&1 && break; sleep 0.1; done
+start_nginx "$work/nginx" "$nport" "$body"
 [ "$(curl -sf "http://127.0.0.1:$nport/v1/id" | wc -c)" = "${#body}" ] || { echo "FAIL: nginx body differs in size" >&2; exit 1; }
 
 run_wrk() { # NAME URL CONNECTIONS
@@ -192,13 +173,22 @@ result = {
             "single_id_ratio_to_plain": flakery_tls["requests_per_s"] / flakery["requests_per_s"],
             "batch_ratio_to_plain": batch_tls["ids_per_s"] / batch["ids_per_s"]},
 }
-json.dump(result, open(out, "w"), indent=1)
 s, b, st = result["single_id"], result["batch_route"], result["stream_ids"]
 t = result["tls"]
 def ms_text(ms):
     return "n/a" if ms is None else f"{round(ms, 3):g} ms"
+# Issue 37's goal for single IDs, judged from this run's figures.
+f, n = s["flakery"], s["nginx"]
+rate_met = s["ratio_to_nginx"] >= 0.85
+p99_met = None if f["p99_ms"] is None or n["p99_ms"] is None else f["p99_ms"] <= n["p99_ms"]
+result["single_id"]["goal"] = {"rate_met": rate_met, "p99_met": p99_met}
+def yes_no(met):
+    return "n/a" if met is None else ("met" if met else "not met")
+goal_text = (f"Goal (at least 85% of nginx's requests/s, and a p99 no worse than nginx's, in "
+             f"the same run): requests/s {yes_no(rate_met)} ({s['ratio_to_nginx']:.0%}), p99 "
+             f"{yes_no(p99_met)} ({ms_text(f['p99_ms'])} against {ms_text(n['p99_ms'])}).")
+json.dump(result, open(out, "w"), indent=1)
 if smoke != "1":
-    f, n = s["flakery"], s["nginx"]
     md = f"""# `flakery serve` under load
 
 Run of {os.popen("date -u +%Y-%m-%dT%H:%M:%SZ").read().strip()} on {os.cpu_count()} cores, load average
@@ -212,6 +202,8 @@ size ({result["body_bytes"]} bytes, `application/json`) in the same run. Produce
 |---|--:|--:|--:|--:|
 | flakery `GET /v1/id` | {f["requests_per_s"]:,.0f} | {ms_text(f["p50_ms"])} | {ms_text(f["p99_ms"])} | {s["ratio_to_nginx"]:.0%} |
 | nginx, static body | {n["requests_per_s"]:,.0f} | {ms_text(n["p50_ms"])} | {ms_text(n["p99_ms"])} | 100% |
+
+{goal_text}
 
 | | IDs/s | of the layout's ceiling (4,096,000/s, twitter, wait) |
 |---|--:|--:|
@@ -246,6 +238,7 @@ the single-ID load, {rss["batch_load"]/1024:.1f} MiB after the batch load, peak
 print(f"  single ID: flakery {s['flakery']['requests_per_s']:,.0f} req/s (p50 {s['flakery']['p50_ms']} ms, p99 {s['flakery']['p99_ms']} ms), "
       f"nginx {s['nginx']['requests_per_s']:,.0f} req/s: {s['ratio_to_nginx']:.0%} of nginx; "
       f"{s['ratio_to_vesta_rest_10590']:.1f}x Vesta REST, {s['ratio_to_leaf_50000']:.2f}x Leaf")
+print(f"  {goal_text}")
 print(f"  batch route {b['ids_per_s']:,.0f} IDs/s ({b['ratio_to_ceiling']:.0%} of 4,096,000); "
       f"StreamIds {st['ids_per_s']:,.0f} IDs/s ({st['ratio_to_ceiling']:.0%}); RSS peak {rss['peak']/1024:.1f} MiB")
 print(f"  over TLS: single ID {t['single_id']['requests_per_s']:,.0f} req/s ({t['single_id_ratio_to_plain']:.2f}x plain), "

@@ -12,6 +12,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
@@ -192,10 +193,6 @@ struct Kind {
     /// Leaf's `/decodeSnowflakeId` joins a repeated parameter's values as Spring does
     /// (docs/server.md#leaf); every other route refuses a repeated parameter.
     joins_repeated: bool,
-    /// `GET /v1/id`, answered by its handler directly: the router's dispatch (the path looked
-    /// up, its parameters and matched path put in the request, the route's boxed service
-    /// cloned) cost about a fifth of such a request's instructions.
-    one_id: bool,
 }
 
 /// A gRPC client reads its status from trailers-only responses, not from the HTTP status.
@@ -222,12 +219,16 @@ fn refuse(grpc: bool, error: ApiError) -> Response {
     }
 }
 
-/// The router behind the guard (`serve::app`).
+/// The router behind the guard (`serve::app`); `for_connection` gives each connection its
+/// own, which knows the connection's account of unsent answers (`budget`).
 #[derive(Clone)]
 pub struct Guarded {
     guard: Arc<Guard>,
     routes: Router,
     body_limit: DefaultBodyLimit,
+    conn: Option<Arc<Conn>>,
+    /// Set by the connection's first request: until then the connection is on its deadline.
+    asked: Option<Arc<AtomicBool>>,
 }
 
 impl Guarded {
@@ -236,8 +237,25 @@ impl Guarded {
             guard,
             routes,
             body_limit: DefaultBodyLimit::max(max_body_bytes),
+            conn: None,
+            asked: None,
         }
     }
+
+    pub fn for_connection(&self, conn: Arc<Conn>, asked: Arc<AtomicBool>) -> Self {
+        Guarded {
+            conn: Some(conn),
+            asked: Some(asked),
+            ..self.clone()
+        }
+    }
+}
+
+/// `GET /v1/id`, answered past the router: its dispatch (the path looked up, its parameters
+/// and matched path put in the request, the route's boxed service cloned) cost about a fifth
+/// of such a request's instructions, and its future, moved at each await, the memcpy of it.
+fn is_one_id(request: &axum::http::Request<impl Sized>) -> bool {
+    request.method() == Method::GET && request.uri().path() == "/v1/id"
 }
 
 impl<B> tower::Service<axum::http::Request<B>> for Guarded
@@ -255,33 +273,60 @@ where
     }
 
     fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
+        if let Some(asked) = &self.asked {
+            asked.store(true, Ordering::Relaxed);
+        }
         let guard = Arc::clone(&self.guard);
+        let conn = self.conn.clone();
+        let mut request = request.map(Body::new);
+        if is_one_id(&request) {
+            let ids = Arc::clone(&guard.ids);
+            return Box::pin(async move {
+                let one_id = |request| async move {
+                    crate::http::next_id(State(ids), request)
+                        .await
+                        .into_response()
+                };
+                Ok(guard.guard(request, conn, one_id).await)
+            });
+        }
+        // The routes read it from here (`Extension<Arc<Conn>>`): the batch routes reserve
+        // their bytes before they make their IDs.
+        if let Some(conn) = &conn {
+            request.extensions_mut().insert(Arc::clone(conn));
+        }
         let routes = self.body_limit.layer(self.routes.clone());
-        let request = request.map(Body::new);
-        Box::pin(async move { Ok(guard.guard(request, routes).await) })
+        Box::pin(async move {
+            let routed = |request| async move {
+                match routes.oneshot(request).await {
+                    Ok(response) => response,
+                    Err(never) => match never {},
+                }
+            };
+            Ok(guard.guard(request, conn, routed).await)
+        })
     }
 }
 
 impl Guard {
-    async fn guard<S>(&self, request: Request, routes: S) -> Response
+    async fn guard<F, R>(&self, request: Request, conn: Option<Arc<Conn>>, route: R) -> Response
     where
-        S: tower::Service<Request, Response = Response, Error = Infallible>,
+        R: FnOnce(Request) -> F,
+        F: Future<Output = Response>,
     {
         let started = Instant::now();
         let metrics = &self.ids.metrics;
         // The route's series are found once, here: no label is hashed or copied per request.
-        let route = metrics.route(request.uri().path());
+        let route_series = metrics.route(request.uri().path());
         // HTTP/2 has no such header (hyper would strip it): its connections are ended by GOAWAY.
         let http1 = request.version() <= axum::http::Version::HTTP_11;
         let kind = Kind {
             grpc: is_grpc(&request),
             health: is_health_check(request.uri().path()),
-            compat: is_compat_route(route.label()),
-            joins_repeated: route.label() == "/decodeSnowflakeId",
-            one_id: request.method() == Method::GET && route.label() == "/v1/id",
+            compat: is_compat_route(route_series.label()),
+            joins_repeated: route_series.label() == "/decodeSnowflakeId",
         };
-        let conn = request.extensions().get::<Arc<Conn>>().cloned();
-        let mut response = answer(self, kind, request, routes).await;
+        let mut response = answer(self, kind, request, route).await;
         if !kind.grpc {
             response = shaped(response, kind.compat).await;
         }
@@ -294,14 +339,19 @@ impl Guard {
         if http1 && self.ids.readiness.is_draining() {
             crate::drain::close(&mut response);
         }
-        metrics.answered(&route, response.status(), started.elapsed().as_secs_f64());
+        metrics.answered(
+            &route_series,
+            response.status(),
+            started.elapsed().as_secs_f64(),
+        );
         response
     }
 }
 
-async fn answer<S>(guard: &Guard, kind: Kind, request: Request, routes: S) -> Response
+async fn answer<F, R>(guard: &Guard, kind: Kind, request: Request, route: R) -> Response
 where
-    S: tower::Service<Request, Response = Response, Error = Infallible>,
+    R: FnOnce(Request) -> F,
+    F: Future<Output = Response>,
 {
     if let Err(error) = head_within_bounds(&request) {
         return refuse(kind.grpc, error);
@@ -322,18 +372,9 @@ where
             ApiError::overloaded("too many requests in flight: retry shortly"),
         );
     };
-    let ids = Arc::clone(&guard.ids);
-    let routed = async move {
-        if kind.one_id {
-            return crate::http::next_id(State(ids), request)
-                .await
-                .into_response();
-        }
-        match routes.oneshot(request).await {
-            Ok(response) => response,
-            Err(never) => match never {},
-        }
-    };
+    // Pinned here, the timeout takes a reference: the route's future is not moved again.
+    let routed = route(request);
+    tokio::pin!(routed);
     match tokio::time::timeout(guard.request_timeout, routed).await {
         Ok(response) => response,
         Err(_) => refuse(

@@ -10,6 +10,7 @@ mod drain;
 mod error;
 mod grpc;
 mod guard;
+mod header_timer;
 mod http;
 mod ids;
 mod leaf;

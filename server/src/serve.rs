@@ -4,7 +4,7 @@
 //! then stop accepting, let in-flight requests finish, and return.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,6 +20,7 @@ use tokio::sync::Semaphore;
 use crate::budget::Budget;
 use crate::config::ServeArgs;
 use crate::guard::{Guard, Guarded};
+use crate::header_timer::HeaderTimer;
 use crate::ids::{Ids, PROBE_EVERY};
 use crate::stopping::{Background, Ticks};
 use crate::tls::Tls;
@@ -147,6 +148,7 @@ pub async fn serve(
         ids: Arc::clone(&ids),
         budget: Budget::new(args.max_unsent_bytes),
         first_byte_timeout: args.header_timeout(),
+        header_timeout: args.header_timeout(),
         tls,
     };
     let signal_name = accept.until(&listener, shutdown_signal()).await;
@@ -187,11 +189,12 @@ pub async fn serve(
 
 fn connection_builder(args: &ServeArgs) -> auto::Builder<TokioExecutor> {
     let mut builder = auto::Builder::new(TokioExecutor::new());
+    // The HTTP/1 timer is each connection's own (`serve_connection`).
     builder
         .http1()
-        .timer(TokioTimer::new())
         .header_read_timeout(args.header_timeout())
-        .max_buf_size(HEAD_BUFFER_BYTES);
+        .max_buf_size(HEAD_BUFFER_BYTES)
+        .writev(false);
     builder
         .http2()
         .timer(TokioTimer::new())
@@ -212,6 +215,7 @@ struct Accept {
     ids: Arc<Ids>,
     budget: Arc<Budget>,
     first_byte_timeout: Duration,
+    header_timeout: Duration,
     tls: Option<Arc<Tls>>,
 }
 
@@ -250,16 +254,11 @@ impl Accept {
         let conn = self.budget.connection();
         // Set by the first request: until then the connection is on its deadline.
         let asked = Arc::new(AtomicBool::new(false));
-        let asked_in_service = Arc::clone(&asked);
-        let service = TowerToHyperService::new(tower::ServiceExt::map_request(
-            self.app.clone(),
-            move |mut request: axum::http::Request<hyper::body::Incoming>| {
-                asked_in_service.store(true, Ordering::Relaxed);
-                request.extensions_mut().insert(Arc::clone(&conn));
-                request
-            },
-        ));
-        let builder = Arc::clone(&self.builder);
+        let service = TowerToHyperService::new(self.app.for_connection(conn, Arc::clone(&asked)));
+        // HTTP/1's header-read timeout on a timer of this connection's own (`header_timer`).
+        let header_timer = HeaderTimer::default();
+        let mut builder = (*self.builder).clone();
+        builder.http1().timer(header_timer.clone());
         let watcher = self.graceful.watcher();
         let ids = Arc::clone(&self.ids);
         // One deadline from the accept to the first request, the TLS handshake included: a
@@ -269,14 +268,15 @@ impl Accept {
         let deadline = tokio::time::Instant::now() + self.first_byte_timeout;
         // The configuration of this moment: a reload after the accept does not touch it.
         let acceptor = self.tls.as_ref().map(|tls| tls.acceptor());
-        tokio::spawn(async move {
-            ids.metrics.connections_open.inc();
+        let connection = tokio::spawn(async move {
+            // Dropped when the connection ends, or is cut off (`header_timer::watch`).
+            let _open = Open::new(ids, permit);
             if sent_something(&stream, deadline).await {
                 match acceptor {
                     None => {
                         let connection =
                             builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                        until_asked(watcher.watch(connection.into_owned()), &asked, deadline).await;
+                        let _ = watcher.watch(connection.into_owned()).await;
                     }
                     Some(acceptor) => {
                         if let Ok(Ok(stream)) =
@@ -284,28 +284,44 @@ impl Accept {
                         {
                             let connection = builder
                                 .serve_connection_with_upgrades(TokioIo::new(stream), service);
-                            until_asked(watcher.watch(connection.into_owned()), &asked, deadline)
-                                .await;
+                            let _ = watcher.watch(connection.into_owned()).await;
                         }
                     }
                 }
             }
-            ids.metrics.connections_open.dec();
-            drop(permit);
         });
+        // Its deadlines on a task of their own: raced in the connection's task, their timers
+        // were polled at each of its wake-ups, every request.
+        tokio::spawn(crate::header_timer::watch(
+            header_timer,
+            connection.abort_handle(),
+            asked,
+            deadline,
+            self.header_timeout,
+        ));
     }
 }
 
-/// Serves a connection, but drops it at `deadline` if no request has come by then.
-async fn until_asked(served: impl Future, asked: &AtomicBool, deadline: tokio::time::Instant) {
-    tokio::pin!(served);
-    tokio::select! {
-        _ = &mut served => {}
-        _ = tokio::time::sleep_until(deadline) => {
-            if asked.load(Ordering::Relaxed) {
-                served.await;
-            }
+/// A connection's slot and its place in `flakery_connections_open`, for as long as its task
+/// lives, however it ends.
+struct Open {
+    ids: Arc<Ids>,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl Open {
+    fn new(ids: Arc<Ids>, permit: tokio::sync::OwnedSemaphorePermit) -> Open {
+        ids.metrics.connections_open.inc();
+        Open {
+            ids,
+            _permit: permit,
         }
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.ids.metrics.connections_open.dec();
     }
 }
 

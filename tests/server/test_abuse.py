@@ -81,6 +81,55 @@ def test_slowloris_is_dropped_and_others_are_served(start_server):
     assert closed_after is not None, "the slowloris was never dropped"
 
 
+def read_answer(sock):
+    """One HTTP/1.1 answer with a Content-Length, read whole."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        assert chunk, "closed before the answer's head"
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length:")))
+    while len(body) < length:
+        chunk = sock.recv(4096)
+        assert chunk, "closed before the answer's body"
+        body += chunk
+    return head, body
+
+
+def test_header_timeout_holds_after_the_first_answer(start_server):
+    # A kept-alive connection's later heads are timed too (server/src/header_timer.rs): one
+    # sent slowly after a first answer is dropped while it is still being sent, and one never
+    # begun is closed, as the first request's.
+    s = start_server("--worker-id", "5", "--header-timeout-s", str(HEADER_TIMEOUT_S))
+    slow = socket.create_connection(("127.0.0.1", s.port), timeout=60)
+    idle = socket.create_connection(("127.0.0.1", s.port), timeout=60)
+    try:
+        for sock in (slow, idle):
+            sock.sendall(b"GET /v1/id HTTP/1.1\r\nHost: x\r\n\r\n")
+            head, body = read_answer(sock)
+            assert head.startswith(b"HTTP/1.1 200") and b'"id"' in body
+        slow.sendall(b"GET /v1/id HTTP/1.1\r\n")
+        closed = False
+        for i in range(30):
+            try:
+                slow.sendall(b"X-Slow-%d: y\r\n" % i)
+            except OSError:
+                closed = True
+                break
+            time.sleep(0.5)
+        assert closed, "a slow second head was never dropped"
+        # The idle one was closed meanwhile (a 60 s socket guard, not a bound).
+        try:
+            assert idle.recv(1) == b"", "an idle kept-alive connection answered unasked"
+        except ConnectionResetError:
+            pass
+    finally:
+        slow.close()
+        idle.close()
+
+
 def test_connection_flood_keeps_serving_with_bounded_memory(start_server):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
