@@ -1,6 +1,8 @@
 //! N calls of one kind, for callgrind: run it with two counts and divide the difference of
 //! the instructions by the difference of the counts (the start-up, the fake server and the
-//! first block cancel out). bench/client/profile.sh does that for each kind.
+//! first block cancel out). bench/client/profile.sh does that for each kind, counting only
+//! inside the kind's function for `stock` and `embedded` (never inlined, for callgrind's
+//! `--toggle-collect`: the refill's reads vary from run to run).
 //!
 //! - `stock`: a client's `next_id` served from its stock (prefetch off, N within one block);
 //! - `embedded`: an embedded generator's `next_id` (borrow policy, as client/benches/steady.rs);
@@ -37,6 +39,7 @@ fn main() {
     }
 }
 
+#[inline(never)]
 fn stock(calls: u64) {
     let (url, _fake) = fake::fake_server();
     let client = fake::client_of_stock(&url);
@@ -52,6 +55,7 @@ fn stock(calls: u64) {
     }
 }
 
+#[inline(never)]
 fn embedded(calls: u64) {
     let generator = fake::embedded_generator();
     for _ in 0..calls {
@@ -59,6 +63,7 @@ fn embedded(calls: u64) {
     }
 }
 
+#[inline(never)]
 fn sustained(calls: u64) {
     let (url, _fake) = fake::fake_server();
     let client = fake::sustained_client(&url);
