@@ -36,13 +36,16 @@ impl Sizing {
 
     /// With prefetch, the IDs held below which the next block is asked for, given how long
     /// the last block took to come: half a block, so that it arrives before the stock runs out
-    /// when a block lasts longer than two round trips; a whole block when it does not (the
-    /// size at its largest, or a server slow to make it: a block of a server at its 4,096 IDs
-    /// a millisecond takes longer to make than one thread takes to use it), so that the refill
-    /// has a whole block's time, not half of it.
+    /// when a block lasts longer than two round trips; a whole block when the size is at its
+    /// largest and a block lasts no longer than that (a caller on one thread uses a block of
+    /// 100,000 faster than a server at its 4,096 IDs a millisecond makes it), so that the
+    /// refill has a whole block's time, not half of it. Below the largest size the next block
+    /// doubles instead: holding more ahead then would only hold more IDs at a failover.
     pub fn low_watermark(&self, round_trip_ms: u64) -> usize {
         match self.lasted_ms {
-            Some(lasted) if round_trip_ms.saturating_mul(2) >= lasted => self.size,
+            Some(lasted) if self.size == self.max && round_trip_ms.saturating_mul(2) >= lasted => {
+                self.size
+            }
             _ => self.size / 2,
         }
     }
@@ -102,9 +105,17 @@ mod tests {
     }
 
     /// Half a block ahead while a block outlasts two round trips; a whole block once it does
-    /// not, and half again when it does.
+    /// not, and half again when it does; only at the largest size.
     #[test]
     fn the_next_block_is_asked_for_a_whole_block_ahead_when_one_lasts_two_round_trips() {
+        let mut growing = Sizing::new(16, 100, 1000);
+        growing.ask(0);
+        growing.ask(1);
+        assert_eq!(
+            growing.low_watermark(5),
+            16,
+            "below the largest size: it doubles"
+        );
         let mut sizing = Sizing::new(100, 100, 1000);
         sizing.ask(0);
         assert_eq!(
