@@ -81,4 +81,6 @@ PY
 # The JMH converter of bench/report.py: the smoke run leaves Java out (bench/run.sh), so its
 # parsing is checked on a sample of JMH's JSON.
 tally "bench/report.py's JMH converter" python3 bench/reporting/test_jmh.py
+# The client's page: its prose worded from its own run's figures (bench/client/run.py `prose`).
+tally "bench/client/run.py's prose" python3 bench/client/test_run.py
 finish "bench smoke"

@@ -4,6 +4,7 @@ nothing here asserts a speed.
 
     python3 bench/client/run.py --flakery BIN --drain BIN --out OUT.json [--md OUT.md]
         [--page PAGE] [--criterion LOG ...] [--smoke]
+    python3 bench/client/run.py --render OUT.json [--md OUT.md] [--page PAGE]
 
 - per call: the figures of `cargo bench -p flakery-client --bench steady` (criterion), read
   from its logs (--criterion, one per run; the best of the runs is kept): a client's
@@ -15,8 +16,10 @@ nothing here asserts a speed.
   servers and the clients used in the window is recorded beside it (the share of the
   machine's cores they had).
 
-Writes OUT.json and the markdown tables to OUT.md; with --page, the block between
-`<!-- bench:client -->` and `<!-- /bench:client -->` in PAGE. Standard library only.
+Writes OUT.json and the markdown (the tables and the prose around them, worded from this
+run's figures: `prose`) to OUT.md; with --page, the block between `<!-- bench:client -->` and
+`<!-- /bench:client -->` in PAGE. --render writes them again from a run's OUT.json, measuring
+nothing (the prose worded anew from that run's figures). Standard library only.
 """
 
 from __future__ import annotations
@@ -35,8 +38,10 @@ import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from reporting.page import write_block  # noqa: E402  (bench/reporting)
 
-GOAL_PER_CALL = 2.0  # the issue's goal: within 2x of the embedded call
-GOAL_SHARE = 0.90  # the issue's goal: >= 90% of the servers' combined ceiling
+GOAL_PER_CALL = 1.5  # issue 37: from the stock within 1.5x of the embedded call
+GOAL_SUSTAINED = 3.0  # issue 37: sustained with prefetch within 3x of the embedded call
+GOAL_SHARE = 0.95  # issue 37: three servers and eight clients at 95% of their ceiling
+GOAL_ROW = (3, 8)  # the row (servers, clients) GOAL_SHARE is for
 EMBEDDED = "flakery::Generator::next_id (embedded, borrow)"
 FROM_STOCK = "flakery_client::Client::next_id (from the stock)"
 SUSTAINED = "flakery_client::Client::next_id (sustained, prefetch)"
@@ -188,7 +193,8 @@ def markdown(result: dict) -> str:
         lines.append(f"One thread's call, ns (criterion, median; best of {per_call['runs']} "
                      "runs of `cargo bench -p flakery-client --bench steady`):")
         lines.append("")
-        lines.append("| call | ns per call | against the embedded call (goal: within 2x) |")
+        lines.append(f"| call | ns per call | against the embedded call (goals: from the stock "
+                     f"within {GOAL_PER_CALL:g}x, sustained within {GOAL_SUSTAINED:g}x) |")
         lines.append("|---|---|---|")
         embedded = per_call[EMBEDDED]
         for name, label in [(EMBEDDED, "`Generator::next_id`, embedded (borrow policy: the "
@@ -199,16 +205,16 @@ def markdown(result: dict) -> str:
                              "on the same cores)")]:
             if name in per_call:
                 ratio = per_call[name] / embedded
-                mark = "" if name == EMBEDDED else (
-                    f"{ratio:.2f}x ({'met' if ratio <= GOAL_PER_CALL else 'not met'})"
-                    if name == FROM_STOCK else f"{ratio:.1f}x")
+                goal = {FROM_STOCK: GOAL_PER_CALL, SUSTAINED: GOAL_SUSTAINED}.get(name)
+                mark = "" if goal is None else f"{ratio:.2f}x ({met(ratio <= goal)})"
                 lines.append(f"| {label} | {per_call[name]:.1f} | {mark} |")
         lines.append("")
     lines.append(f"IDs a second that N client processes (one thread each, `next_id` in a loop) "
                  f"sustain against local servers, {result['seconds']:g} s each, best of "
                  f"{result['rounds']} rounds; the ceiling is servers x "
                  f"{fmt_int(result['ceiling_per_server'])} IDs/s (the layout's "
-                 f"sequence space per tick); goal >= 90% of it. CPU: the cores' seconds a "
+                 f"sequence space per tick); goal: {GOAL_ROW[0]} servers and {GOAL_ROW[1]} "
+                 f"clients at {GOAL_SHARE * 100:.0f}% of it or more. CPU: the cores' seconds a "
                  "second the servers and the clients used in the window (the machine has "
                  f"{result['cores']}):")
     lines.append("")
@@ -216,16 +222,118 @@ def markdown(result: dict) -> str:
     lines.append("|---|---|---|---|---|")
     for row in result["throughput"]:
         lines.append(f"| {row['servers']} | {row['clients']} | {fmt_int(row['ids_per_s'])} | "
-                     f"{row['share'] * 100:.0f}% of {fmt_int(row['ceiling'])} | "
+                     f"{share(row)} of {fmt_int(row['ceiling'])} | "
                      f"{row['server_cpu_per_s']:.2f} + {row['client_cpu_per_s']:.2f} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + prose(result)
+
+
+def met(ok: bool) -> str:
+    return "met" if ok else "not met"
+
+
+def share(row: dict) -> str:
+    """One decimal: a share just under the goal must not print as the goal."""
+    return f"{row['share'] * 100:.1f}%"
+
+
+def millions(x: float) -> str:
+    return f"{x / 1e6:.1f} million"
+
+
+def prose(result: dict) -> str:
+    """What the tables show, worded from their figures: each sentence that states a figure or
+    a goal's outcome is made from this run's, so the text cannot drift from the table."""
+    out = ["What this run shows:", ""]
+    per_call = result.get("per_call") or {}
+    embedded, stock = per_call.get(EMBEDDED), per_call.get(FROM_STOCK)
+    if embedded and stock:
+        ratio = stock / embedded
+        text = (f"- **Per call.** From the stock, {stock:.1f} ns against the embedded "
+                f"generator's {embedded:.1f} ns: {ratio:.2f}x, the goal of {GOAL_PER_CALL:g}x "
+                f"{met(ratio <= GOAL_PER_CALL)}. The call is a read of a thread-local (the block "
+                "the thread holds), a coarse clock read (the vDSO's `clock_gettime`, called "
+                "directly: a block older than `max_age` is never handed out) and one atomic add "
+                "on the block's cursor, one comparison after it: no lock ([the client's "
+                "performance](client.md#performance)).")
+        sustained = per_call.get(SUSTAINED)
+        if sustained:
+            ratio = sustained / embedded
+            text += (f" Sustained on one thread with prefetch, {sustained:.1f} ns an ID "
+                     f"({ratio:.2f}x, the goal of {GOAL_SUSTAINED:g}x {met(ratio <= GOAL_SUSTAINED)}):"
+                     " the refills (the server making and writing the IDs as 8-byte words, the "
+                     "client's thread reading them) run on the machine's other cores, and the "
+                     "call waits whenever they fall behind.")
+        out.append(text)
+    rows = {(r["servers"], r["clients"]): r for r in result["throughput"]}
+    one = sorted((r for r in result["throughput"] if r["servers"] == 1),
+                 key=lambda r: r["clients"])
+    if one:
+        first, most = one[0], one[-1]
+        text = (f"- **One server.** {first['clients']} client process{'es' if first['clients'] > 1 else ''} "
+                f"took {millions(first['ids_per_s'])} IDs a second, {share(first)} of the "
+                "ceiling: a process has one request in flight (one refiller thread, the next "
+                "block asked for a whole block ahead when blocks go this fast), so its rate is "
+                "a block per round trip at most.")
+        if most is not first:
+            text += (f" {most['clients']} processes took {share(most)}: more processes keep "
+                     "the server's generator busy up to its ceiling.")
+        over = [r for r in result["throughput"] if r["share"] > 1.0]
+        if over:
+            named = ", ".join(f"{share(r)} with {r['servers']} x {r['clients']}" for r in over)
+            text += (f" Figures over 100% ({named}) are the window's edges: the blocks the "
+                     "clients held when it began, and windows that do not quite overlap (each "
+                     "process counts its own).")
+        out.append(text)
+    three = sorted((r for r in result["throughput"] if r["servers"] == 3),
+                   key=lambda r: r["clients"])
+    if three:
+        most = three[-1]
+        cpu = most["server_cpu_per_s"] + most["client_cpu_per_s"]
+        text = (f"- **Three servers.** The ceiling is three node IDs' worth, "
+                f"{millions(most['ceiling'])} a second; {most['clients']} processes took "
+                f"{share(most)} of it")
+        goal = rows.get(GOAL_ROW)
+        if goal is not None:
+            text += (f" (the goal of {GOAL_SHARE * 100:.0f}% with {GOAL_ROW[1]} clients "
+                     f"{met(goal['share'] >= GOAL_SHARE)})")
+        text += (f", while flakery's processes used {cpu:.2f} of the machine's "
+                 f"{result['cores']} cores (servers {most['server_cpu_per_s']:.2f}, clients "
+                 f"{most['client_cpu_per_s']:.2f}) at a load average of "
+                 f"{result['load_after'][0]:.1f}.")
+        if cpu >= 0.8 * result["cores"]:
+            text += (" The cores were the limit: servers and clients share them (with whatever "
+                     "else runs), so with servers on hosts of their own the same share takes "
+                     "fewer processes.")
+        elif most["share"] < GOAL_SHARE:
+            text += (" The cores were not all used: each process waits on its one request in "
+                     "flight (`drain` takes IDs faster than one server makes them).")
+        out.append(text)
+    per_server = result.get("ceiling_per_server")
+    if per_server and stock:
+        servers_for_10m = -(-10_000_000 // int(per_server))
+        out += ["", (
+            "**Against tinyid's \"over 10 million IDs a second from one client's cache\".** "
+            "tinyid's Java client hands out plain integers from a segment of a database counter "
+            "held in memory: an atomic increment per call, with no time or node field, so "
+            "nothing but the segment refills bounds its rate; the figure is a thread calling as "
+            f"fast as it can. In the same terms flakery's call from its stock, {stock:.1f} ns, is "
+            f"{1e3 / stock:.0f} million a second on one thread. But a flakery ID carries time and "
+            f"a node ID: one node ID makes at most {millions(per_server)} IDs a second in this "
+            "run's layout (its sequence space per tick), and a server is one node ID. So a client "
+            f"drawing from one server cannot sustain more than {millions(per_server)} a second "
+            f"however fast its call is; 10 million needs at least {servers_for_10m} servers "
+            f"({millions(servers_for_10m * per_server)}), or a layout with more sequence bits and "
+            "fewer node or time bits: the price of IDs that decode to a time and a node and need "
+            "no database on the path.")]
+    return "\n".join(out) + "\n"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--flakery", required=True)
-    parser.add_argument("--drain", required=True)
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--render")
+    parser.add_argument("--flakery")
+    parser.add_argument("--drain")
+    parser.add_argument("--out")
     parser.add_argument("--md")
     parser.add_argument("--page")
     parser.add_argument("--criterion", action="append", default=[])
@@ -234,6 +342,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--clients", default="1,2,4,8")
     args = parser.parse_args()
+    if args.render:
+        with open(args.render) as f:
+            write(json.load(f), args.md, args.page)
+        return 0
+    if not (args.flakery and args.drain and args.out):
+        parser.error("--flakery, --drain and --out are needed to measure")
     if args.smoke:
         args.seconds, args.rounds, args.clients = 0.3, 1, "1,2"
     clients = [int(n) for n in args.clients.split(",")]
@@ -289,13 +403,17 @@ def main() -> int:
 
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
-    table = markdown(result)
-    if args.md:
-        with open(args.md, "w") as f:
-            f.write("# The client of flakery serve\n\n" + table)
-    if args.page:
-        write_block(args.page, "client", table, "the client's figures")
+    write(result, args.md, args.page)
     return 0
+
+
+def write(result: dict, md: "str | None", page: "str | None") -> None:
+    table = markdown(result)
+    if md:
+        with open(md, "w") as f:
+            f.write("# The client of flakery serve\n\n" + table)
+    if page:
+        write_block(page, "client", table, "the client's figures")
 
 
 if __name__ == "__main__":

@@ -62,6 +62,8 @@ struct State {
     woken: bool,
     /// Times a caller woke the refiller (for `Stats`).
     wakes: u64,
+    /// How long the last block took to come, from its request to its answer read.
+    round_trip_ms: u64,
     refiller: bool,
     layout_checked: Vec<bool>,
 }
@@ -112,6 +114,7 @@ impl Engine {
                 used: false,
                 woken: false,
                 wakes: 0,
+                round_trip_ms: 0,
                 refiller: false,
                 layout_checked: vec![false; servers],
             }),
@@ -244,13 +247,11 @@ impl Engine {
         self.want_more(&mut state, 0);
     }
 
-    /// Below it, the next block is asked for: half the current size, so it arrives before the
-    /// stock runs out when a block lasts longer than a round trip.
+    /// Below it, the next block is asked for (`Sizing::low_watermark`).
     fn low_watermark(&self, state: &State) -> usize {
-        if self.settings.given.prefetch {
-            state.sizing.size() / 2
-        } else {
-            0
+        match self.settings.given.prefetch {
+            true => state.sizing.low_watermark(state.round_trip_ms),
+            false => 0,
         }
     }
 
@@ -336,6 +337,7 @@ impl Engine {
             state.woken = false;
             drop(state);
             let mut got = None;
+            let mut round_trip_ms = None;
             let mut failures = Vec::new();
             for server in order {
                 if self.stop.load(Relaxed) {
@@ -343,6 +345,7 @@ impl Engine {
                 }
                 // Before the request is sent: every ID of the answer is younger than this.
                 let mut made_after = self.clock.stamp();
+                let sent_ms = made_after.ms;
                 made_after.ms = made_after.ms.saturating_sub(self.clock.lag_ms());
                 let url = &self.settings.servers[server];
                 let result = match layout_checked[server] {
@@ -352,6 +355,7 @@ impl Engine {
                 .and_then(|()| self.transport.fetch(url, size));
                 match result {
                     Ok(ids) => {
+                        round_trip_ms = Some(self.clock.now_ms().saturating_sub(sent_ms));
                         let fallback = self.settings.given.fallback.as_deref();
                         if let Some(refusal) = self.shared.saw_block(&ids, url, fallback) {
                             got = Some((server, Err(refusal)));
@@ -376,6 +380,7 @@ impl Engine {
             match got {
                 Some((server, Ok(block))) => {
                     state.failover.succeeded(server);
+                    state.round_trip_ms = round_trip_ms.unwrap_or(0);
                     state.layout_checked[server] = true;
                     state.stock.add(block);
                     state.stock.arm(self.low_watermark(&state));

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use flakery::fork;
 
 use crate::stock::Block;
-use crate::ticks::{Monotonic, Ticks};
+use crate::ticks::Monotonic;
 
 #[derive(Clone, Copy)]
 struct Held {
@@ -63,14 +63,14 @@ pub fn next_owner() -> u64 {
 /// has one young enough; with it, whether this claim left the stock at its low watermark.
 #[inline(always)]
 pub fn claim(owner: u64) -> Option<(i64, bool)> {
-    let held = HELD.with(Cell::get);
+    let held = HELD.get();
     if held.owner != owner || held.generation != fork::generation() {
         return None;
     }
     // SAFETY: a held block is a counted reference this thread owns (`hold`), released only
     // by this thread when it takes up another or ends: it is alive here.
     let block = unsafe { &*held.block };
-    block.claim(Monotonic.now_ms())
+    block.claim_at_ns(Monotonic.now_ns())
 }
 
 /// Makes `block` (of the engine of `owner` in `generation`) this thread's hold, or nothing;
@@ -99,6 +99,7 @@ fn give_back(held: Held) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ticks::Ticks;
 
     fn young_block(ids: Vec<i64>) -> Arc<Block> {
         Arc::new(Block::new(ids, Monotonic.stamp(), 600_000))

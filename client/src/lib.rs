@@ -14,8 +14,9 @@
 //!
 //! IDs come in blocks from `GET /v1/ids?count=N` and are handed out locally: `next_id` in the
 //! steady state is one atomic add on the block its thread holds (no lock), while a thread of
-//! the client asks for the next block when half of the current one is used (prefetch). A block's size adapts to the rate of use
-//! between `min_block` and `max_block` (as Meituan Leaf's segment step does: a block that lasts
+//! the client asks for the next block when half of the current one is used (prefetch; a whole
+//! block ahead when blocks of the largest size go faster than two round trips). A block's
+//! size adapts to the rate of use between `min_block` and `max_block` (as Meituan Leaf's segment step does: a block that lasts
 //! under half of a quarter of `max_age` doubles the next, one that lasts over twice that halves
 //! it). An ID held longer than `max_age` is dropped, never handed out. A server that fails,
 //! times out or answers 503 is skipped and asked again after a backoff (100 ms doubling to

@@ -53,7 +53,8 @@ pub struct Options {
     /// The smallest and largest block asked for (the size adapts between them).
     pub min_block: usize,
     pub max_block: usize,
-    /// Ask for the next block in the background when half the current one is used.
+    /// Ask for the next block in the background when half the current one is used (a whole
+    /// block ahead when blocks of the largest size go faster than two round trips).
     pub prefetch: bool,
     /// A generator of its own node ID to use when every server is unavailable.
     pub fallback: Option<Arc<Generator>>,

@@ -27,6 +27,12 @@ pub struct Block {
     ids: Box<[i64]>,
     /// The next index to claim; at or past the end once used up or closed.
     next: AtomicUsize,
+    /// A claim of an index below this is in bounds and leaves the stock above its low
+    /// watermark: the hot path's one comparison after the claim (`min(low_at, ids.len())`).
+    quiet_until: AtomicUsize,
+    /// `young_until_ms` as the first nanosecond of the monotonic clock at which the block is
+    /// too old: the hot path compares the clock's reading without dividing it into ms.
+    old_from_ns: u64,
     /// `max_age` after a time at or before the request for this block was sent: no ID of it
     /// is handed out at a later time.
     young_until_ms: u64,
@@ -39,10 +45,13 @@ pub struct Block {
 
 impl Block {
     pub fn new(ids: Vec<i64>, made_after: Stamp, max_age_ms: u64) -> Self {
+        let young_until_ms = made_after.ms.saturating_add(max_age_ms);
         Block {
+            quiet_until: AtomicUsize::new(ids.len()),
             ids: ids.into_boxed_slice(),
             next: AtomicUsize::new(0),
-            young_until_ms: made_after.ms.saturating_add(max_age_ms),
+            old_from_ns: ms_to_ns(young_until_ms.saturating_add(1)),
+            young_until_ms,
             young_until_boot_ms: made_after.boot_ms.saturating_add(max_age_ms),
             low_at: AtomicUsize::new(usize::MAX),
         }
@@ -50,14 +59,31 @@ impl Block {
 
     /// One ID, if this block is not older than `max_age` at `now_ms` and one is left; with
     /// it, whether the stock is now at its low watermark.
-    #[inline(always)]
     pub fn claim(&self, now_ms: u64) -> Option<(i64, bool)> {
-        if now_ms > self.young_until_ms {
+        self.claim_at_ns(ms_to_ns(now_ms))
+    }
+
+    /// `claim` at `now_ns` on the monotonic clock (`Ticks::now_ms` in nanoseconds): one
+    /// comparison of the time, the claim, one comparison of its index.
+    #[inline(always)]
+    pub fn claim_at_ns(&self, now_ns: u64) -> Option<(i64, bool)> {
+        if now_ns >= self.old_from_ns {
             return None;
         }
         // Relaxed: the IDs are immutable and published with the `Arc`; only the uniqueness of
         // the index matters, which the read-modify-write gives.
         let index = self.next.fetch_add(1, Relaxed);
+        if index < self.quiet_until.load(Relaxed) {
+            // SAFETY: `quiet_until` is at most `ids.len()` (`new`, `Stock::arm`).
+            return Some((unsafe { *self.ids.get_unchecked(index) }, false));
+        }
+        self.claimed_past_quiet(index)
+    }
+
+    /// The claim of `index` is at the low watermark, or past the end.
+    #[cold]
+    #[inline(never)]
+    fn claimed_past_quiet(&self, index: usize) -> Option<(i64, bool)> {
         let id = *self.ids.get(index)?;
         Some((id, index == self.low_at.load(Relaxed)))
     }
@@ -83,6 +109,11 @@ impl Block {
     fn too_old(&self, now: Stamp) -> bool {
         now.ms > self.young_until_ms || now.boot_ms > self.young_until_boot_ms
     }
+}
+
+/// Milliseconds as nanoseconds, `u64::MAX` past some 584 years.
+fn ms_to_ns(ms: u64) -> u64 {
+    ms.saturating_mul(1_000_000)
 }
 
 #[derive(Debug, Default)]
@@ -115,8 +146,19 @@ impl Stock {
         };
         let rest: usize = self.blocks.iter().skip(1).map(|b| b.left()).sum();
         // After index i is claimed, len - i - 1 + rest are held.
-        let at = (front.ids.len() + rest).saturating_sub(watermark + 1);
-        front.low_at.store(at, Relaxed);
+        let at = (front.ids.len() + rest).checked_sub(watermark + 1);
+        match at {
+            Some(at) if at >= front.next.load(Relaxed) => {
+                front.low_at.store(at, Relaxed);
+                front.quiet_until.store(at.min(front.ids.len()), Relaxed);
+            }
+            // Already at or below the watermark: no claim marks it (the caller that armed
+            // asks for a block itself), and every claim stays on the hot path's one comparison.
+            _ => {
+                front.low_at.store(usize::MAX, Relaxed);
+                front.quiet_until.store(front.ids.len(), Relaxed);
+            }
+        }
     }
 
     /// Drops the blocks that are older than `max_age` at `now` (blocks arrive in order of
@@ -295,6 +337,28 @@ mod tests {
         let lows: Vec<bool> = std::iter::from_fn(|| front.claim(0).map(|c| c.1)).collect();
         assert_eq!(lows, [false, false, true, false], "after 3: 1 + 2 held");
         assert_eq!(stock.left(), 2);
+    }
+
+    /// A stock armed at or below its watermark (a block came into a stock that needs more at
+    /// once, or the mark's index was claimed before it was set): no claim says low (the caller
+    /// that armed asks for the next block itself), and each stays on the hot path's one
+    /// comparison (`quiet_until`).
+    #[test]
+    fn a_stock_armed_at_or_below_its_watermark_marks_no_claim() {
+        let mut stock = Stock::new();
+        stock.add(Block::new(vec![1, 2, 3, 4], at(0), 100));
+        stock.arm(4);
+        let front = stock.front().unwrap();
+        assert_eq!(front.quiet_until.load(Relaxed), 4);
+        assert_eq!(front.claim(0), Some((1, false)), "index 0 is not a mark");
+        front.claim(0);
+        stock.arm(1);
+        // After index 2 is claimed, 1 is held: index 2 is the mark, not yet passed.
+        assert_eq!(front.quiet_until.load(Relaxed), 2);
+        front.claim(0);
+        stock.arm(1);
+        assert_eq!(front.quiet_until.load(Relaxed), 4, "passed: no mark");
+        assert_eq!(front.claim(0), Some((4, false)));
     }
 
     /// A suspend: the boot-time clock moves on, the monotonic one does not. The block is
