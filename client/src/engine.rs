@@ -415,6 +415,10 @@ mod tests {
         assert_eq!(making_ms(1 << 24, twitter), 4096);
         assert_eq!(making_ms(20_000_000, twitter), 4883);
         assert_eq!(making_ms(2, 1000), 2);
-        assert_eq!(making_ms(usize::MAX, 1), u64::MAX, "saturates, never wraps short");
+        assert_eq!(
+            making_ms(usize::MAX, 1),
+            u64::MAX,
+            "saturates, never wraps short"
+        );
     }
 }
