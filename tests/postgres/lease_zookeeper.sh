@@ -19,3 +19,7 @@ two_clusters ZooKeeper "${ZOOKEEPER[@]}"
 outage_then_stop "ZooKeeper (SIGSTOP)" flakery.zookeeper "$zk_password" \
   python3 tests/zookeeper/zkserver.py pause "$zk_pid" -- \
   python3 tests/zookeeper/zkserver.py resume "$zk_pid"
+# Stopped here, not only by the trap: the scripts sourced after this one set traps of their own.
+python3 tests/zookeeper/zkserver.py stop "$zk_pid" "$zk_dir" >/dev/null
+trap 'lease_cleanup; cleanup' EXIT
+if alive "$zk_pid"; then fail "the ZooKeeper of the lease test is still running"; else pass "the ZooKeeper of the lease test is stopped"; fi
