@@ -46,6 +46,21 @@ pub(crate) const BACKOFF_FIRST: Duration = Duration::from_millis(50);
 /// enough that a server still loading sees a few connections a second from each client.
 pub(crate) const BACKOFF_CAP: Duration = Duration::from_secs(1);
 
+/// The least time one attempt gets (unless the start's whole deadline is shorter): a server
+/// that answers at all answers a session request in milliseconds, a loaded machine's JVM in
+/// well under this.
+pub(crate) const ATTEMPT_FLOOR: Duration = Duration::from_secs(2);
+
+/// How long one connection attempt may take, of `addresses` resolved ones: a server that
+/// accepts and never answers (paused by SIGSTOP, a JVM that bound its port but does not serve
+/// yet) must not take the whole start. ZooKeeper's own client gives an attempt the session
+/// timeout divided by the number of hosts, and moves on to the next; with one host that is
+/// the whole start, so at least three attempts fit here, each of at least `ATTEMPT_FLOOR`.
+pub(crate) fn attempt_bound(session_timeout: Duration, addresses: usize) -> Duration {
+    let share = session_timeout / addresses.max(3) as u32;
+    share.max(ATTEMPT_FLOOR.min(session_timeout))
+}
+
 /// The pause between connection attempts, kept across claims: each failure doubles it up to
 /// `BACKOFF_CAP`, and each pause is drawn between half of it and all of it, so clients that
 /// lost the same server do not come back in step. It also reports a failing streak once.
@@ -57,11 +72,15 @@ pub(crate) struct Backoff {
     failures: u64,
     /// Why the last attempt failed, for a claim that makes none before its deadline.
     last: Option<String>,
+    /// Which address the next attempt tries: kept across claims, so a silent server first in
+    /// the connect string does not take every claim's first attempt.
+    turn: usize,
 }
 
 impl Backoff {
     /// An attempt failed at `now_ms`.
     fn failed(&mut self, now_ms: i64) {
+        self.turn = self.turn.wrapping_add(1);
         let delay = self
             .delay
             .map_or(BACKOFF_FIRST, |d| (d * 2).min(BACKOFF_CAP));
@@ -75,7 +94,10 @@ impl Backoff {
     /// A session was established: the next failure starts from the first pause again.
     fn succeeded(&mut self) -> u64 {
         let failures = self.failures;
-        *self = Backoff::default();
+        *self = Backoff {
+            turn: self.turn,
+            ..Backoff::default()
+        };
         failures
     }
 }
@@ -123,7 +145,6 @@ pub(crate) fn connect(
         .last
         .clone()
         .unwrap_or_else(|| "no attempt before the deadline".into());
-    let mut turn = 0usize;
     loop {
         if let Some(at) = backoff.not_before {
             if at >= deadline_ms {
@@ -132,17 +153,18 @@ pub(crate) fn connect(
             time.sleep_ms(at.saturating_sub(time.now_ms()));
         }
         let addresses = addresses(settings);
-        // The socket's own timeouts are real time: the deadline's distance as an instant.
-        let left = deadline_ms.saturating_sub(time.now_ms()).max(0);
-        let deadline = Instant::now() + Duration::from_millis(left as u64);
-        let attempt = match addresses.get(turn % addresses.len().max(1)) {
+        // The socket's own timeouts are real time: the deadline's distance as an instant, and
+        // no further than this attempt's own bound.
+        let left = deadline_ms.saturating_sub(time.now_ms()).max(0) as u64;
+        let bound = attempt_bound(settings.timeout(), addresses.len());
+        let deadline = Instant::now() + Duration::from_millis(left).min(bound);
+        let attempt = match addresses.get(backoff.turn % addresses.len().max(1)) {
             Some((address, host)) => handshake(settings, *address, host, deadline),
             None => Err(Refused::Retry(format!(
                 "no address of {} could be resolved",
                 settings.address()
             ))),
         };
-        turn += 1;
         match attempt {
             Ok(session) => {
                 let failures = backoff.succeeded();
@@ -288,8 +310,7 @@ fn handshake(
 ) -> std::result::Result<Session, Refused> {
     let left = || left(deadline);
     let io = |err: std::io::Error| Refused::Retry(io_cause(address, &err));
-    let mut socket =
-        TcpStream::connect_timeout(&address, left().min(settings.timeout())).map_err(io)?;
+    let mut socket = TcpStream::connect_timeout(&address, left()).map_err(io)?;
     let _ = socket.set_nodelay(true);
     let tls = match &settings.tls {
         Some(tls) => Some(secure(&mut socket, tls, address, host, deadline)?),
@@ -380,6 +401,19 @@ fn handshake(
 mod tests {
     use super::*;
 
+    /// ZooKeeper's own share (the session timeout per address), at least three attempts per
+    /// start, none shorter than the floor unless the start is.
+    #[test]
+    fn an_attempt_gets_a_share_of_the_session_timeout() {
+        let ms = Duration::from_millis;
+        assert_eq!(attempt_bound(ms(60_000), 1), ms(20_000));
+        assert_eq!(attempt_bound(ms(60_000), 3), ms(20_000));
+        assert_eq!(attempt_bound(ms(60_000), 5), ms(12_000));
+        assert_eq!(attempt_bound(ms(6_000), 1), ATTEMPT_FLOOR);
+        assert_eq!(attempt_bound(ms(6_000), 10), ATTEMPT_FLOOR);
+        assert_eq!(attempt_bound(ms(1_500), 2), ms(1_500));
+    }
+
     #[test]
     fn the_backoff_doubles_to_its_cap_with_jitter_and_starts_over_after_a_session() {
         let mut backoff = Backoff::default();
@@ -400,7 +434,10 @@ mod tests {
         assert_eq!(pauses[1], BACKOFF_FIRST * 2);
         assert_eq!(*pauses.last().unwrap(), BACKOFF_CAP);
         assert_eq!(backoff.succeeded(), 12);
+        // The turn stays at the server that gave the session.
+        assert_eq!(backoff.turn, 12);
         backoff.failed(12);
         assert_eq!(backoff.delay, Some(BACKOFF_FIRST));
+        assert_eq!(backoff.turn, 13);
     }
 }

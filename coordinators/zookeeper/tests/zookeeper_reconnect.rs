@@ -1,11 +1,14 @@
-//! Reconnecting to ZooKeeper, against real servers and a fake one: a server that accepts and
+//! Reconnecting to ZooKeeper, against real servers and fake ones: a server that accepts and
 //! closes every connection (a ZooKeeper still starting) gets a bounded number of attempts,
-//! with a bounded number of log lines; and after a ZooKeeper restart the holders that leased
-//! again keep their leases when the server expires the sessions from before it (counts and
-//! orders of events, no wall-clock bound: a slow machine only makes fewer attempts).
+//! with a bounded number of log lines; a server that accepts and never answers (paused by
+//! SIGSTOP, a JVM not serving yet) takes one attempt, not the whole start; and after a
+//! ZooKeeper restart the holders that leased again keep their leases when the server expires
+//! the sessions from before it (counts and orders of events, no wall-clock bound: a slow
+//! machine only makes fewer attempts).
 #![cfg(unix)]
 
-use std::net::TcpListener;
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -64,6 +67,173 @@ impl Drop for AcceptAndClose {
             let _ = thread.join();
         }
     }
+}
+
+/// Accepts every connection on a port of its own and never answers: a ZooKeeper paused by
+/// SIGSTOP, or a JVM that bound its port and does not serve yet. Counts the connections and
+/// those the client closed, until dropped.
+struct Silent {
+    port: u16,
+    stop: Arc<AtomicBool>,
+    accepted: Arc<AtomicU64>,
+    left: Arc<AtomicU64>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Silent {
+    fn new() -> Silent {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        listener.set_nonblocking(true).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let accepted = Arc::new(AtomicU64::new(0));
+        let left = Arc::new(AtomicU64::new(0));
+        let (stop2, accepted2, left2) =
+            (Arc::clone(&stop), Arc::clone(&accepted), Arc::clone(&left));
+        let thread = std::thread::spawn(move || {
+            let mut held: Vec<Option<TcpStream>> = Vec::new();
+            while !stop2.load(Ordering::SeqCst) {
+                if let Ok((stream, _)) = listener.accept() {
+                    stream.set_nonblocking(true).unwrap();
+                    held.push(Some(stream));
+                    accepted2.fetch_add(1, Ordering::SeqCst);
+                }
+                // What the client sends (its session request) is read and never answered; a
+                // read of 0 bytes is the client closing the connection.
+                for slot in held.iter_mut() {
+                    let closed = slot.as_mut().is_some_and(|stream| {
+                        let mut sink = [0u8; 1024];
+                        matches!(stream.read(&mut sink), Ok(0))
+                    });
+                    if closed {
+                        *slot = None;
+                        left2.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
+        Silent {
+            port,
+            stop,
+            accepted,
+            left,
+            thread: Some(thread),
+        }
+    }
+
+    fn counts(&self) -> (u64, u64) {
+        (
+            self.accepted.load(Ordering::SeqCst),
+            self.left.load(Ordering::SeqCst),
+        )
+    }
+}
+
+impl Drop for Silent {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The first `Some` of `poll`, asked every 10 ms; the guard against a hang is generous and is
+/// not what the test measures.
+fn until<T>(what: &str, mut poll: impl FnMut() -> Option<T>) -> T {
+    let since = Instant::now();
+    loop {
+        if let Some(found) = poll() {
+            return found;
+        }
+        assert!(
+            since.elapsed() < Duration::from_secs(120),
+            "waited in vain: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A server that accepts and never answers, first in the connect string, takes one attempt of
+/// the start, not all of it: the start gives up on it and gets its lease from the real
+/// ZooKeeper next in the string, before the start's deadline (the start succeeds: it fails
+/// at that deadline otherwise). Break caught: an attempt bounded by the start's deadline only
+/// (the start failed "did not answer within 6000 ms: 127.0.0.1:P did not answer in time").
+#[test]
+fn a_server_that_accepts_and_never_answers_takes_one_attempt_not_the_start() {
+    let _serial = serial();
+    let Some(server) = Server::start() else {
+        return;
+    };
+    let silent = Silent::new();
+    let connect = format!("127.0.0.1:{},{}", silent.port, server.connect);
+    let generator = Generator::new(options(&connect, "silent-first", 6000))
+        .unwrap_or_else(|err| panic!("the silent server took the start: {err}"));
+    generator.next_id().unwrap();
+    // The silent server was tried first, and its connection given up on by the client: waited
+    // for as events (the listener's thread may see them after the start returned).
+    let (accepted, left) = until("the silent connection given up on", || {
+        let (accepted, left) = silent.counts();
+        (accepted >= 1 && left == accepted).then_some((accepted, left))
+    });
+    assert_eq!((accepted, left), (1, 1), "one attempt at the silent server");
+    drop(generator);
+    drop(server);
+}
+
+/// When the only server accepts and never answers, the start makes several bounded attempts
+/// and still fails at its deadline, naming it. Break caught: one attempt bounded by the
+/// start's deadline only (one connection).
+#[test]
+fn a_start_against_a_silent_server_makes_several_attempts_and_names_its_deadline() {
+    let _serial = serial();
+    let silent = Silent::new();
+    let connect = format!("127.0.0.1:{}", silent.port);
+    let err = Generator::new(options(&connect, "silent-only", 6000)).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::CoordinatorUnavailable, "{err}");
+    assert!(
+        err.message().contains(&format!(
+            "ZooKeeper at {connect} did not answer within 6000 ms: {connect} did not answer in time"
+        )),
+        "{err}"
+    );
+    // The listener's thread may take the last connection after the start returned: waited for.
+    until(&format!("a second attempt in the start ({err})"), || {
+        (silent.counts().0 >= 2).then_some(())
+    });
+}
+
+/// Leasing again after a break goes on past a server that accepts and never answers: a
+/// ZooKeeper paused by SIGSTOP, first in the connect string, takes one attempt of each claim,
+/// and the next attempt goes to the next server (here a silent one too: the test sees it
+/// reached while the first is still paused, then resumes it and the lease comes back). Break
+/// caught: an attempt bounded by the claim's connect deadline only, and each claim starting
+/// again at the first server (the connect loop before this fix): every claim spent itself on
+/// the paused server and the second one never saw a connection.
+#[test]
+fn leasing_again_goes_past_a_paused_server_to_the_next() {
+    let _serial = serial();
+    let Some(server) = Server::start() else {
+        return;
+    };
+    let silent = Silent::new();
+    let connect = format!("{},127.0.0.1:{}", server.connect, silent.port);
+    let generator = Generator::new(options(&connect, "paused-first", 6000)).unwrap();
+    let before = generator.next_id().unwrap();
+    assert_eq!(silent.counts().0, 0, "the start went to the first server");
+    server.pause();
+    // The client hears nothing for two thirds of the session, breaks the connection and
+    // leases again: the paused server first, then the next one.
+    until(
+        "an attempt at the second server while the first is paused",
+        || (silent.counts().0 >= 1).then_some(()),
+    );
+    server.resume();
+    let after = issue_again(&generator);
+    assert!(after > before);
+    drop(generator);
+    drop(server);
 }
 
 /// Waits for `generator` to issue again (it leases anew by itself); the guard against a hang
