@@ -81,7 +81,7 @@ pub(crate) fn start(
 }
 
 /// What the reader and the writer share to report the connection's end: whichever of them
-/// sees it first records the cause (with the session), logs it once and raises the alarm.
+/// sees it first records the cause (with the session), raises the alarm and logs it once.
 struct Breaks {
     shared: Arc<Shared>,
     address: String,
@@ -94,8 +94,10 @@ impl Breaks {
         let closing = self.shared.closing.load(Ordering::SeqCst);
         let cause = format!("session 0x{:x}: {cause}", self.session_id);
         if self.shared.break_with(cause.clone()) && !closing {
-            tracing::warn!("the ZooKeeper connection broke ({cause}); leasing again");
+            // The alarm first: the keeper has fenced once the line is out, so a reader of the
+            // log (the reconnect test) sees the lease's state after the fence, not a race.
             (self.on_broken)();
+            tracing::warn!("the ZooKeeper connection broke ({cause}); leasing again");
         }
     }
 }
