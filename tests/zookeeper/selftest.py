@@ -86,6 +86,21 @@ class HarnessTest(unittest.TestCase):
         finally:
             shutil.rmtree(data)
 
+    def test_start_on_a_port_refuses_another_processs_server(self):
+        # Another server on the port, answering or paused (SIGSTOP: it accepts and never
+        # answers), is not taken for the one this start ran: a clear error naming its pid.
+        with zkserver.start() as other:
+            for paused in (False, True):
+                if paused:
+                    other.pause()
+                with self.assertRaises(RuntimeError) as cm:
+                    zkserver.start(port=other.port, timeout=30)
+                message = str(cm.exception)
+                self.assertIn(f"127.0.0.1:{other.port} is not the one this start ran", message)
+                self.assertIn(f"pid {other.pid} (", message)
+            other.resume()
+            self.assertIn("Mode: standalone", other.srvr())
+
     def test_cli_start_stop_detached(self):
         t0 = time.monotonic()
         out = subprocess.run([sys.executable, os.path.join(HERE, "zkserver.py"), "start"],

@@ -144,6 +144,51 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
+def _listening_inodes(port: int) -> "set[str]":
+    """The inodes of the sockets listening on TCP `port` (any address) in this network
+    namespace, from /proc/net/tcp and tcp6."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            # local_address is ADDR:PORT in hex; state 0A is LISTEN; field 9 is the inode.
+            if len(fields) > 9 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(fields[9])
+    return inodes
+
+
+def _holds_socket(pid: int, inodes: "set[str]") -> bool:
+    """Whether process `pid` has one of the sockets `inodes` among its open files."""
+    wanted = {f"socket:[{inode}]" for inode in inodes}
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") in wanted:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _port_owner(port: int) -> str:
+    """Who listens on `port`, for an error message: "pid N (command line)" of each process
+    whose open files this user can read, else the bare fact."""
+    inodes = _listening_inodes(port)
+    if not inodes:
+        return "nothing listens on it now"
+    owners = [f"pid {d} ({_cmdline(int(d))[:200]})" for d in os.listdir("/proc")
+              if d.isdigit() and _holds_socket(int(d), inodes)]
+    return "it is held by " + (", ".join(owners) if owners else "a process of another user")
+
+
 def _reap(pid: int) -> None:
     try:
         os.waitpid(pid, os.WNOHANG)
@@ -294,14 +339,17 @@ def start(data_dir: "str | None" = None, port: "int | None" = None, *,
           max_session_timeout_ms: int = MAX_SESSION_TIMEOUT_MS,
           timeout: float = START_TIMEOUT_S, detached: bool = False,
           tls_certs: "str | None" = None, client_auth: str = "need") -> Server:
-    """Start a standalone ZooKeeper on 127.0.0.1 and wait until `srvr` says `Mode: standalone`.
+    """Start a standalone ZooKeeper on 127.0.0.1 and wait until `srvr` says `Mode: standalone`
+    and the port's listening socket is among the started process's open files (not another
+    process's server on the same port).
 
     data_dir: keep the data there (not removed by stop(); pass the same dir, and `port`, to
     "restart" a server with its state). Default: inside the temp dir, removed by stop().
     detached: do not stop it when this Python process exits (the CLI uses this).
     tls_certs: a directory of tests/tls_certs.py's files: also serve TLS on a secureClientPort
     (`Server.secure_port`), asking clients for a certificate as `client_auth` says.
-    Raises RuntimeError with the server's log if it does not come up within `timeout` s.
+    Raises RuntimeError with the server's log if it does not come up within `timeout` s, or
+    if what answers on `port` is another process's server (naming it when it can).
     """
     cp = classpath(tls=tls_certs is not None)
     java = shutil.which("java")
@@ -331,15 +379,22 @@ def start(data_dir: "str | None" = None, port: "int | None" = None, *,
         srv.secure_port = secure
         deadline = time.monotonic() + timeout
         ok = False
+        other = ""
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 break
             try:
-                if "Mode: standalone" in four_letter(p, "srvr", timeout=1.0):
+                answer = four_letter(p, "srvr", timeout=1.0)
+            except OSError:
+                answer = ""
+            if "Mode: standalone" in answer:
+                # The server answering must be this start's: another process's ZooKeeper on
+                # the port (left by another test, or paused by one) is not, whatever it says.
+                if _holds_socket(proc.pid, _listening_inodes(p)):
                     ok = True
                     break
-            except OSError:
-                pass
+                other = _port_owner(p)
+                break
             time.sleep(0.05)
         if ok:
             if not detached:
@@ -347,7 +402,17 @@ def start(data_dir: "str | None" = None, port: "int | None" = None, *,
             return srv
         log = _tail(log_path)
         exited = proc.poll()
+        if exited is not None and not other and "Address already in use" in log:
+            other = _port_owner(p)
         srv.stop()
+        if other:
+            last_err = (
+                f"the ZooKeeper answering on 127.0.0.1:{p} is not the one this start ran "
+                f"(pid {proc.pid}): {other}.\n--- {log_path} (last lines) ---\n{log}"
+            )
+            if port is not None:
+                break
+            continue
         last_err = (
             f"ZooKeeper did not come up on 127.0.0.1:{p} within {timeout:.0f}s"
             f" ({'exited with ' + str(exited) if exited is not None else 'still running, killed'}).\n"
