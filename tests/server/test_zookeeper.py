@@ -5,6 +5,7 @@ SIGTERM."""
 import json
 import os
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -305,20 +306,26 @@ def test_a_mark_far_ahead_is_never_reported_ready(zk, start_server):
         time.sleep(0.3)
 
 
-def test_sighup_while_the_identity_is_taken_is_not_fatal(tmp_path):
-    # The server waits for a ZooKeeper not there yet; a SIGHUP meanwhile (a `systemctl reload`
-    # of a server still starting) neither ends it nor keeps it from starting once it is there.
-    port, zk_port = free_port(), free_port()
+def serve_on_zookeeper_port(tmp_path, zk_port, namespace, session_ms):
+    """`flakery serve` leased from 127.0.0.1:zk_port, whatever is there yet, logging JSON:
+    the process and a function that reads its log so far."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLAKERY_")}
-    env.update({"FLAKERY_ZOOKEEPER": f"127.0.0.1:{zk_port}", "FLAKERY_NAMESPACE": "sighup",
-                "FLAKERY_SESSION_TIMEOUT_MS": "60000", "FLAKERY_LOG_FORMAT": "json",
+    env.update({"FLAKERY_ZOOKEEPER": f"127.0.0.1:{zk_port}", "FLAKERY_NAMESPACE": namespace,
+                "FLAKERY_SESSION_TIMEOUT_MS": str(session_ms), "FLAKERY_LOG_FORMAT": "json",
                 "FLAKERY_DRAIN_DELAY_MS": "0"})
     log_path = tmp_path / "server.log"
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen([BINARY, "serve", "--listen", f"127.0.0.1:{port}"], env=env,
-                                stdout=log, stderr=log)
+        proc = subprocess.Popen([BINARY, "serve", "--listen", f"127.0.0.1:{free_port()}"],
+                                env=env, stdout=log, stderr=log)
+    return proc, log_path.read_text
+
+
+def test_sighup_while_the_identity_is_taken_is_not_fatal(tmp_path):
+    # The server waits for a ZooKeeper not there yet; a SIGHUP meanwhile (a `systemctl reload`
+    # of a server still starting) neither ends it nor keeps it from starting once it is there.
+    zk_port = free_port()
+    proc, logs = serve_on_zookeeper_port(tmp_path, zk_port, "sighup", 60000)
     try:
-        logs = log_path.read_text
         for _ in range(600):  # bounded turns until the line (an order of events)
             if proc.poll() is not None or "cannot connect to ZooKeeper" in logs():
                 break
@@ -341,6 +348,49 @@ def test_sighup_while_the_identity_is_taken_is_not_fatal(tmp_path):
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(30) == 0, logs()
     finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_silent_zookeeper_port_then_a_real_one_does_not_take_the_start(tmp_path):
+    # The shape of a start that once failed in CI: the server's first connection is accepted
+    # on ZooKeeper's port and never answered (a JVM that has bound its port and does not serve
+    # yet, or a server paused by SIGSTOP), and a real ZooKeeper then serves on that port. The
+    # attempt is given up on within its share of the session timeout and the next one reaches
+    # the real server: the server starts, before the start's deadline (else it exits).
+    # Break caught: an attempt bounded only by the start's deadline (the server exited with
+    # "did not answer within 20000 ms: ... did not answer in time").
+    zk_port = free_port()
+    listener = socket.create_server(("127.0.0.1", zk_port))
+    proc, logs = serve_on_zookeeper_port(tmp_path, zk_port, "silent", 20000)
+    silent = None
+    try:
+        listener.settimeout(60)  # a safety net against a hang, not a measure
+        silent, _ = listener.accept()
+        # The port is free for ZooKeeper; the accepted connection stays open, unanswered.
+        listener.close()
+        with zkserver.start(port=zk_port):
+            for _ in range(1200):  # bounded turns until the line (an order of events)
+                if proc.poll() is not None or '"event":"started"' in logs():
+                    break
+                time.sleep(0.05)
+            assert proc.poll() is None, logs()
+            assert '"event":"started"' in logs(), logs()
+            # The silent connection was given up on (closed) by the server, not kept: its
+            # session request, then the end.
+            silent.settimeout(60)
+            for _ in range(100):
+                if not silent.recv(65536):
+                    break
+            else:
+                raise AssertionError("the silent connection was never closed")
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(30) == 0, logs()
+    finally:
+        listener.close()
+        if silent is not None:
+            silent.close()
         if proc.poll() is None:
             proc.kill()
             proc.wait()
