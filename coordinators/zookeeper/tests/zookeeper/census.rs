@@ -166,7 +166,7 @@ fn a_census_that_fails_is_a_finding() {
             .any(|w| w.text.contains("could not be counted")),
         "{json:#}"
     );
-    assert!(code >= 1, "{json:#}");
+    assert_eq!(code, 1, "{json:#}");
     assert!(json["node"]["coordinator"]["tls"]
         .as_str()
         .unwrap()
