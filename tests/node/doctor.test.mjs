@@ -123,14 +123,15 @@ test("a database URL's password is in neither the report nor its errors", async 
   assert.match(text, /flakery:\*\*\*@127\.0\.0\.1:22917/, 'the report names the database')
   assert.ok(!text.includes('s3cr3t'), text)
   // A listener that accepts and never answers: the probe passes, so the census reads the URL
-  // and refuses its unknown sslmode before connecting. Its message is in the report; the
-  // password is not. (On a closed port the census never ran, and this case checked nothing.)
+  // and refuses its unknown sslmode before connecting, as a Generator does. Its message is in
+  // the report; the password is not. (On a closed port the census never ran.)
   const listener = net.createServer(() => {})
   await new Promise((resolve) => listener.listen(0, '127.0.0.1', resolve))
   try {
     const { port } = listener.address()
     const bogus = doctor({ databaseUrl: `postgres://flakery:${secret}@127.0.0.1:${port}/ids?sslmode=bogus` })
     const text = logged(bogus)
+    assert.equal(bogus.status, 'refused', text)
     assert.match(bogus.node.coordinator.node_ids, /^not counted: invalid_argument: .*sslmode 'bogus'/, text)
     assert.ok(!text.includes('s3cr3t'), text)
   } finally {

@@ -227,6 +227,33 @@ fn a_census_refused_is_a_finding_without_the_password() {
     });
 }
 
+/// A URL a generator refuses (an unknown TLS mode) is refused by the doctor too, exit 2, the
+/// mode named: the census reads it before connecting. It was a warning (exit 1) that the
+/// node IDs could not be counted, while `new Generator` failed with invalid_argument.
+#[test]
+fn a_url_a_generator_refuses_is_refused_by_the_census() {
+    each_kind(|kind| {
+        let server = shared(kind);
+        let bogus = match kind {
+            Kind::Postgres => "sslmode=bogus",
+            Kind::MariaDb => "ssl-mode=bogus",
+        };
+        let url = format!("{}?{bogus}", server.url);
+        let options = options(&url, "census-bogus-tls", 4000);
+        let err = Generator::new(options.clone()).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
+        let (json, code, report) = doctor(&options);
+        assert_eq!(code, 2, "{kind:?}: {json:#}");
+        assert!(
+            report
+                .findings_of(Level::Refused)
+                .any(|r| r.text.contains("bogus") && r.text.contains(err.message())),
+            "{kind:?}: {json:#}"
+        );
+        assert!(!json.to_string().contains(&server.password), "{json:#}");
+    });
+}
+
 /// A table made before the claimed_ms column (as an older flakery made it) is used as it is:
 /// claims work and write no claim time, and the census says it cannot tell the ages, and how
 /// to add the column. The column is put back after, also when the test fails.
