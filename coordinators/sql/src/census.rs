@@ -57,7 +57,8 @@ pub fn census(plan: &CoordinatorPlan, layout: &Layout, timeout: Duration) -> Res
              one back: there are no free node IDs to count",
         ));
     }
-    super::tls::split(url.kind(), url.expose_secret())?;
+    // Marked as the URL's fault: a generator is refused for it too, and the doctor says so.
+    super::tls::split(url.kind(), url.expose_secret()).map_err(|e| e.about("database_url"))?;
     let count = i64::try_from(layout.capacity().node_ids).unwrap_or(i64::MAX);
     let (from, to) = match datacenter_id {
         Some(id) => {

@@ -171,10 +171,16 @@ pub fn section(census: &Census, what: &str, findings: &mut Vec<Finding>) -> Valu
     map.build()
 }
 
-/// The section's member when the census failed: a finding, not a crash.
+/// The section's member when the census failed: a finding, not a crash. A warning, since
+/// an outage or a login refused may pass; refused when the coordinator's crate marks the
+/// error as an option's (`Error::about`, a bad `sslmode`): a generator is refused for it too.
 pub fn failed(error: &crate::error::Error, what: &str, findings: &mut Vec<Finding>) -> Value {
+    let level = match (error.code(), error.option()) {
+        (crate::error::ErrorCode::InvalidArgument, Some(_)) => Level::Refused,
+        _ => Level::Warning,
+    };
     findings.push(Finding::new(
-        Level::Warning,
+        level,
         "coordinator",
         &format!(
             "the node IDs of {what} could not be counted: {}",
@@ -222,6 +228,24 @@ mod tests {
         assert_eq!(levels(&census(1024, 524, Ok(30))), vec![Level::Warning]);
         assert!(levels(&census(1024, 524, Ok(10))).is_empty());
         assert!(levels(&census(1024, 524, Err("no history".into()))).is_empty());
+    }
+
+    #[test]
+    fn a_census_failed_on_an_options_value_is_refused_any_other_warns() {
+        use crate::error::Error;
+        let level = |error: Error| {
+            let mut findings = Vec::new();
+            failed(&error, "x", &mut findings);
+            findings[0].level
+        };
+        let bad_url = Error::invalid_argument("sslmode 'bogus'").about("database_url");
+        assert_eq!(level(bad_url), Level::Refused);
+        assert_eq!(
+            level(Error::invalid_argument("cannot count")),
+            Level::Warning
+        );
+        let timeout = Error::new(crate::error::ErrorCode::CoordinatorUnavailable, "silent");
+        assert_eq!(level(timeout), Level::Warning);
     }
 
     #[test]

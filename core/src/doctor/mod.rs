@@ -267,13 +267,16 @@ pub fn report_with_clock(
 }
 
 impl Report {
+    /// The findings of one level, in the order they were found.
+    pub fn findings_of(&self, level: Level) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(move |f| f.level == level)
+    }
+
     /// The worst finding's level, if any is a warning or worse.
     pub fn worst(&self) -> Option<Level> {
-        self.findings
-            .iter()
-            .map(|f| f.level)
-            .filter(|l| *l > Level::Note)
-            .max()
+        [Level::Refused, Level::Warning]
+            .into_iter()
+            .find(|level| self.findings_of(*level).next().is_some())
     }
 
     /// 0 all well, 1 warnings (each with its fix), 2 a generator would be refused.
@@ -372,7 +375,7 @@ mod tests {
         let ok = report_with_clock(&request("twitter", fixed.clone()), synced(), vec![]).unwrap();
         // twitter passes 2^53: a note, not a warning.
         assert_eq!(ok.exit_code(), 0, "{}", ok.to_text());
-        assert!(ok.findings.iter().any(|f| f.text.contains("2^53")));
+        assert!(ok.findings_of(Level::Note).any(|f| f.text.contains("2^53")));
         let baidu = report_with_clock(&request("baidu", fixed.clone()), synced(), vec![]).unwrap();
         assert_eq!(baidu.exit_code(), 2, "ran out in 2024: {}", baidu.to_text());
         let mut unsynced = request("safe53", fixed);
@@ -388,5 +391,9 @@ mod tests {
         assert_eq!(json["exit_code"], 1);
         assert_eq!(json["clock"]["synchronised"], false);
         assert_eq!(json["findings"][0]["level"], "warning");
+        let warnings: Vec<_> = r.findings_of(Level::Warning).collect();
+        assert_eq!(warnings.len(), 1, "{}", r.to_text());
+        assert_eq!(warnings[0].topic, "clock");
+        assert_eq!(r.findings_of(Level::Refused).count(), 0);
     }
 }

@@ -3,17 +3,17 @@
 //! the `flakery doctor --json` binary itself; rows edited by hand.
 
 use super::*;
-use flakery::doctor::{report, Checks, Request};
+use flakery::doctor::{report, Checks, Level, Report, Request};
 
 const LAYOUT: &str = "time:41,worker:2,sequence:12;epoch=0";
 
-/// The doctor's report on `options`' node identity, as JSON, and its exit status.
-fn doctor(options: &Options) -> (serde_json::Value, i32) {
+/// The doctor's report on `options`' node identity, as JSON, its exit status, and itself.
+fn doctor(options: &Options) -> (serde_json::Value, i32, Report) {
     let mut request = Request::for_options(options.clone()).unwrap();
     request.checks = Checks::parse("node").unwrap();
     let report = report(&request).unwrap();
     let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
-    (json, report.exit_code())
+    (json, report.exit_code(), report)
 }
 
 /// The `flakery` binary the workspace's tests build (tests/db/run.sh builds it first): the
@@ -52,16 +52,6 @@ fn cli_doctor(server: &Server, namespace: &str) -> Option<(serde_json::Value, i3
     Some((json, output.status.code().unwrap()))
 }
 
-fn texts<'a>(json: &'a serde_json::Value, level: &str) -> Vec<&'a str> {
-    json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["level"] == level)
-        .map(|f| f["text"].as_str().unwrap())
-        .collect()
-}
-
 #[test]
 fn a_table_filled_to_one_free_node_id_warns_and_full_is_refused() {
     each_kind(|kind| {
@@ -71,13 +61,14 @@ fn a_table_filled_to_one_free_node_id_warns_and_full_is_refused() {
             layout: Some(Layout::parse(LAYOUT).unwrap()),
             ..options(&server.url, &namespace, 4000)
         };
+        let claiming = std::time::Instant::now();
         let mut held = Vec::new();
         for _ in 0..3 {
             held.push(Generator::new(options.clone()).unwrap());
             // Claims a millisecond apart at least: each row's claimed_ms orders them.
             std::thread::sleep(Duration::from_millis(20));
         }
-        let (json, code) = doctor(&options);
+        let (json, code, report) = doctor(&options);
         let ids = &json["node"]["coordinator"]["node_ids"];
         assert_eq!(
             (
@@ -93,6 +84,9 @@ fn a_table_filled_to_one_free_node_id_warns_and_full_is_refused() {
             Some(held[0].worker_id()),
             "{kind:?}: the first claim is the oldest: {json:#}"
         );
+        // Held since a claim this test made: no longer than the test has been claiming.
+        let held_s = ids["oldest_holder"]["held_s"].as_u64().unwrap();
+        assert!(held_s <= claiming.elapsed().as_secs(), "{json:#}");
         let pid = std::process::id().to_string();
         assert!(
             ids["oldest_holder"]["holder"]
@@ -109,9 +103,9 @@ fn a_table_filled_to_one_free_node_id_warns_and_full_is_refused() {
         );
         assert_eq!(code, 1, "{kind:?}: {json:#}");
         assert!(
-            texts(&json, "warning")
-                .iter()
-                .any(|w| w.contains("only 1 of 4 node IDs")),
+            report
+                .findings_of(Level::Warning)
+                .any(|w| w.text.contains("only 1 of 4 node IDs")),
             "{json:#}"
         );
         if let Some((cli, status)) = cli_doctor(server, &namespace) {
@@ -122,16 +116,17 @@ fn a_table_filled_to_one_free_node_id_warns_and_full_is_refused() {
         }
 
         held.push(Generator::new(options.clone()).unwrap());
-        let (json, code) = doctor(&options);
+        let (json, code, report) = doctor(&options);
         assert_eq!(
             json["node"]["coordinator"]["node_ids"]["free"], 0,
             "{json:#}"
         );
         assert_eq!(code, 2, "{kind:?}: {json:#}");
         assert!(
-            texts(&json, "refused")
-                .iter()
-                .any(|r| r.contains("all 4 node IDs") && r.contains("worker_ids_exhausted")),
+            report
+                .findings_of(Level::Refused)
+                .any(|r| r.text.contains("all 4 node IDs")
+                    && r.text.contains("worker_ids_exhausted")),
             "{json:#}"
         );
         let err = Generator::new(options.clone()).unwrap_err();
@@ -171,7 +166,7 @@ fn rows_edited_by_hand_count_as_held_and_are_named() {
             now + days,
             now + days
         ));
-        let (json, code) = doctor(&options);
+        let (json, code, _) = doctor(&options);
         let ids = &json["node"]["coordinator"]["node_ids"];
         assert_eq!(
             (
@@ -199,29 +194,63 @@ fn rows_edited_by_hand_count_as_held_and_are_named() {
     });
 }
 
-/// A census the database refuses (a wrong password) is a finding that names the failure,
-/// never the password.
+/// A census the database refuses is a finding that names the failure, never the password.
+/// The user's name holds the (wrong) password, and both databases quote the user in their
+/// refusal: without the scrub the password would show.
 #[test]
 fn a_census_refused_is_a_finding_without_the_password() {
     each_kind(|kind| {
         let server = shared(kind);
-        let wrong = server.url.replacen(&server.password, "Wr0ng-pw-4711", 1);
+        let user_info = format!("flakery:{}@", server.password);
+        let wrong = server
+            .url
+            .replacen(&user_info, "census-Wr0ng-pw-4711:Wr0ng-pw-4711@", 1);
         assert_ne!(wrong, server.url);
-        let (json, code) = doctor(&options(&wrong, "census-refused", 4000));
-        let text = json.to_string();
+        let (json, code, report) = doctor(&options(&wrong, "census-refused", 4000));
+        // The masked URL names the user, as it should: the password is nowhere else.
+        let text = json.to_string().replace("census-Wr0ng-pw-4711:***@", "");
         assert!(!text.contains("Wr0ng-pw-4711"), "{kind:?}: {text}");
         let ids = json["node"]["coordinator"]["node_ids"].as_str().unwrap();
         assert!(
             ids.starts_with("not counted: coordinator_unavailable"),
             "{json:#}"
         );
+        // The refusal is quoted, the user's name in it masked where it holds the password.
+        assert!(ids.contains("census-***"), "{kind:?}: {json:#}");
         assert!(
-            texts(&json, "warning")
-                .iter()
-                .any(|w| w.contains("could not be counted")),
+            report
+                .findings_of(Level::Warning)
+                .any(|w| w.text.contains("could not be counted")),
             "{json:#}"
         );
         assert_eq!(code, 1, "{kind:?}: {json:#}");
+    });
+}
+
+/// A URL a generator refuses (an unknown TLS mode) is refused by the doctor too, exit 2, the
+/// mode named: the census reads it before connecting. It was a warning (exit 1) that the
+/// node IDs could not be counted, while `new Generator` failed with invalid_argument.
+#[test]
+fn a_url_a_generator_refuses_is_refused_by_the_census() {
+    each_kind(|kind| {
+        let server = shared(kind);
+        let bogus = match kind {
+            Kind::Postgres => "sslmode=bogus",
+            Kind::MariaDb => "ssl-mode=bogus",
+        };
+        let url = format!("{}?{bogus}", server.url);
+        let options = options(&url, "census-bogus-tls", 4000);
+        let err = Generator::new(options.clone()).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
+        let (json, code, report) = doctor(&options);
+        assert_eq!(code, 2, "{kind:?}: {json:#}");
+        assert!(
+            report
+                .findings_of(Level::Refused)
+                .any(|r| r.text.contains("bogus") && r.text.contains(err.message())),
+            "{kind:?}: {json:#}"
+        );
+        assert!(!json.to_string().contains(&server.password), "{json:#}");
     });
 }
 
@@ -251,7 +280,7 @@ fn a_table_without_claim_times_still_leases_and_the_census_says_why() {
             "ALTER TABLE flakery_node_leases ADD COLUMN claimed_ms BIGINT NOT NULL DEFAULT 0",
         );
         let held = Generator::new(options.clone()).unwrap();
-        let (json, code) = doctor(&options);
+        let (json, code, _) = doctor(&options);
         let ids = &json["node"]["coordinator"]["node_ids"];
         assert_eq!(ids["held"], 1, "{kind:?}: {json:#}");
         let why = ids["oldest_holder"].as_str().unwrap();
