@@ -13,6 +13,7 @@ import os
 import sys
 import tempfile
 import unittest
+from typing import Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -28,6 +29,24 @@ POM = os.path.join(os.path.dirname(HERE), "java", "pom.xml")
 def sample() -> list:
     with open(SAMPLE) as f:
         return json.load(f)
+
+
+def with_floors(records: list, path: float, cas: float, flakery: float) -> list:
+    """The sample with activePathBaseline and casFloor added and flakeryBelowCeiling set: every
+    iteration of each at the given ns."""
+    def at(record: dict, ns: float, name: Optional[str] = None) -> dict:
+        record = copy.deepcopy(record)
+        if name:
+            record["benchmark"] = name
+        metric = record["primaryMetric"]
+        metric["rawData"] = [[ns] * len(fork) for fork in metric["rawData"]]
+        metric["score"] = ns
+        return record
+    base = next(r for r in records if r["benchmark"].endswith(".flakeryBelowCeiling"))
+    out = [at(r, flakery) if r is base else r for r in records]
+    out.append(at(base, path, "dev.flakery.bench.IdBenchmarks.activePathBaseline"))
+    out.append(at(base, cas, "dev.flakery.bench.IdBenchmarks.casFloor"))
+    return out
 
 
 class FromJmh(unittest.TestCase):
@@ -103,10 +122,31 @@ class Report(unittest.TestCase):
         # CosId 30.5 ns against flakery's 14.5: 2.10×; TSID's sustained 30.2 ns runs ahead.
         self.assertIn("| CosId MillisecondSnowflakeId 2.13.3 | 30.5 | 2.10× |", table)
         self.assertIn("ran ahead of the clock", table)
-        self.assertIn("| Java: nextId() ≥ 2× faster than CosId's MillisecondSnowflakeId (below the ceiling) | met | 14.5 ns against 30.5 ns (2.10×) |", table)
+        self.assertIn("| Java: nextId() ≥ 3× faster than CosId's MillisecondSnowflakeId (below the ceiling) | missed | 14.5 ns against 30.5 ns (2.10×) |", table)
+        self.assertIn("| Java: nextId() ≥ 2× faster than tsid-creator (below the ceiling) | met |", table)
         self.assertIn("| Java: nextId() within 15 ns of a bare JNI call | met | 14.5 ns against 5.5 ns (+9.0 ns) |", table)
         self.assertIn("| Java, per call | 14.5 ns (`nextId()`) |", latest["headline"]["headline-table"])
         self.assertEqual(by_key(latest["java"])["flakery-nextId"]["per_call"]["ns"], 14.5)
+
+    def test_a_cas_above_the_goal_says_the_goal_is_out_of_reach(self) -> None:
+        # The FFM path's bare call 2.2 ns, one compare-and-set 4.8 ns, nextId 7.1 ns: the goal
+        # (3 ns above the bare call) is below the bare call plus the CAS.
+        java = jmh.from_jmh(with_floors(sample(), path=2.2, cas=4.8, flakery=7.1), jmh.pom_versions(POM))
+        text = "\n".join(jmh.java_table(java))
+        self.assertIn("The bare call plus one compare-and-set (casFloor) is 7.00 ns, nextId's floor on this "
+                      "machine: flakery's call is +0.1 ns from it. The goal, within 3 ns of the bare call, is "
+                      "out of reach here: one compare-and-set alone costs 4.80 ns", text)
+        bar = {name: (met, figure) for name, met, figure in jmh.java_bar({"java": java})}
+        self.assertEqual(bar["Java: nextId() within 3 ns of a bare call of its own path (FFM on Java 22+)"],
+                         (False, "7.1 ns against 2.2 ns (+4.9 ns); one compare-and-set alone 4.8 ns"))
+
+    def test_a_cas_below_the_goal_leaves_the_goal_in_reach(self) -> None:
+        java = jmh.from_jmh(with_floors(sample(), path=2.2, cas=1.5, flakery=4.0), jmh.pom_versions(POM))
+        text = "\n".join(jmh.java_table(java))
+        self.assertIn("The bare call plus one compare-and-set (casFloor) is 3.70 ns", text)
+        self.assertNotIn("out of reach", text)
+        bar = {name: met for name, met, _ in jmh.java_bar({"java": java})}
+        self.assertTrue(bar["Java: nextId() within 3 ns of a bare call of its own path (FFM on Java 22+)"])
 
     def test_a_broken_jmh_file_fails_the_report(self) -> None:
         records = copy.deepcopy(sample())
