@@ -49,6 +49,22 @@ def with_floors(records: list, path: float, cas: float, flakery: float) -> list:
     return out
 
 
+def jdk17(flakery: float, cosid: float, call: float, cas: float) -> list:
+    """Java 17's few benchmarks (jmh.JDK17_BENCHMARKS) at the given ns, as JMH writes them."""
+    records = []
+    for name, ns in (("flakeryBelowCeiling", flakery), ("cosidBelowCeiling", cosid),
+                     ("jniBaseline", call), ("casFloor", cas)):
+        base = next(r for r in sample() if r["benchmark"].endswith(".flakeryBelowCeiling"))
+        record = copy.deepcopy(base)
+        record["benchmark"] = f"dev.flakery.bench.IdBenchmarks.{name}"
+        record["jdkVersion"] = "17.0.15"
+        metric = record["primaryMetric"]
+        metric["rawData"] = [[ns] * len(fork) for fork in metric["rawData"]]
+        metric["score"] = ns
+        records.append(record)
+    return records
+
+
 class FromJmh(unittest.TestCase):
     def setUp(self) -> None:
         self.java = jmh.from_jmh(sample(), jmh.pom_versions(POM))
@@ -147,6 +163,35 @@ class Report(unittest.TestCase):
         self.assertNotIn("out of reach", text)
         bar = {name: met for name, met, _ in jmh.java_bar({"java": java})}
         self.assertTrue(bar["Java: nextId() within 3 ns of a bare call of its own path (FFM on Java 22+)"])
+
+    def test_java_17_is_set_against_cosid_and_its_jni_floor(self) -> None:
+        # Java 17: nextId 12.3 ns, CosId 31.3 ns (2.54×), the bare JNI call 7.1 and one
+        # compare-and-set 4.7: 11.8 ns, above the 10.4 ns that 3× CosId asks for.
+        java = jmh.from_jmh(sample(), jmh.pom_versions(POM))
+        java["jdk17"] = jmh.from_jmh(jdk17(flakery=12.3, cosid=31.3, call=7.1, cas=4.7), {})
+        text = "\n".join(jmh.java_table(java))
+        self.assertIn("On Java 17.0.15 (JNI) in the same run: flakery's call 12.3 ns, CosId's 31.3 ns (2.54×); "
+                      "the bare JNI call 7.10 ns and one compare-and-set 4.70 ns, 11.8 ns together: nextId's floor "
+                      "there. 3× CosId asks for 10.4 ns, below that floor: out of reach through JNI on this machine.",
+                      text)
+        bar = {name: (met, figure) for name, met, figure in jmh.java_bar({"java": java})}
+        self.assertEqual(bar["Java 17: nextId() ≥ 3× faster than CosId's MillisecondSnowflakeId (below the ceiling)"],
+                         (False, "12.3 ns against 31.3 ns (2.54×); the bare JNI call and one compare-and-set 11.8 ns"))
+        # A machine whose floor is below CosId / 3: no "out of reach", and the goal met.
+        java["jdk17"] = jmh.from_jmh(jdk17(flakery=9.0, cosid=31.3, call=5.0, cas=2.0), {})
+        self.assertNotIn("out of reach", "\n".join(jmh.java_table(java)))
+        bar = {name: met for name, met, _ in jmh.java_bar({"java": java})}
+        self.assertTrue(bar["Java 17: nextId() ≥ 3× faster than CosId's MillisecondSnowflakeId (below the ceiling)"])
+
+    def test_the_report_reads_java_17_from_its_own_file(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "jmh.json"), "w") as f:
+                json.dump(sample(), f)
+            with open(os.path.join(tmp, "jmh17.json"), "w") as f:
+                json.dump(jdk17(flakery=12.3, cosid=31.3, call=7.1, cas=4.7), f)
+            r = report.merge(tmp, os.path.dirname(os.path.dirname(HERE)))
+        self.assertEqual(by_key(r["java"]["jdk17"])["flakery-nextId"]["per_call"]["ns"], 12.3)
+        self.assertEqual(by_key(r["java"])["flakery-nextId"]["per_call"]["ns"], 14.5)
 
     def test_a_broken_jmh_file_fails_the_report(self) -> None:
         records = copy.deepcopy(sample())
