@@ -45,6 +45,11 @@ def merge(raw: str, root: str) -> dict[str, Any]:
     if os.path.exists(jmh_path):
         with open(jmh_path) as f:
             r["java"] = jmh.from_jmh(json.load(f), jmh.pom_versions(os.path.join(root, "bench/java/pom.xml")))
+        # The JNI path's few benchmarks on Java 17 (bench/run.sh), beside Java 25's.
+        jdk17_path = os.path.join(raw, "jmh17.json")
+        if os.path.exists(jdk17_path):
+            with open(jdk17_path) as f:
+                r["java"]["jdk17"] = jmh.from_jmh(json.load(f), {})
     lock = rust_versions(os.path.join(root, "Cargo.lock"))
     if "rust" in r:
         for g in r["rust"]["generators"]:

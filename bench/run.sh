@@ -241,6 +241,22 @@ bench_java() {
     tail -n 40 "$raw/java.log" >&2
     echo "FAIL: the Java bench" >&2
     failed=1
+    return
+  fi
+  # Java 17's JNI path too (issue 37 sets a goal on each Java): the same jar, a few benchmarks.
+  local java17="${JAVA17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}"
+  if [ -x "$java17/bin/java" ]; then
+    local jdk17_benchmarks
+    jdk17_benchmarks="$(python3 -c 'import sys; sys.path.insert(0, "bench"); from reporting import jmh; print(jmh.JDK17_BENCHMARKS)')"
+    echo "=== java: the JNI path on Java 17 ($jdk17_benchmarks)"
+    if "$java17/bin/java" -jar bench/java/target/benchmarks.jar "$jdk17_benchmarks" "${args[@]}" \
+      -rf json -rff "$raw/jmh17.json" >"$raw/java17.log" 2>&1; then
+      grep -E '^IdBenchmarks' "$raw/java17.log" | sed 's/^/  /' || true
+    else
+      tail -n 40 "$raw/java17.log" >&2
+      echo "FAIL: the Java 17 bench" >&2
+      failed=1
+    fi
   fi
 }
 if want java; then bench_java; fi

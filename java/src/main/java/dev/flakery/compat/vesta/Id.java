@@ -44,62 +44,86 @@ public class Id implements Serializable {
     /** Every part 0. */
     public Id() {}
 
-    /** @return the sequence */
+    /** {@return the sequence} */
     public long getSeq() {
         return seq;
     }
 
-    /** @param seq the sequence */
+    /**
+     * Sets the sequence.
+     *
+     * @param seq the sequence
+     */
     public void setSeq(long seq) {
         this.seq = seq;
     }
 
-    /** @return ticks since the epoch */
+    /** {@return ticks since the epoch} */
     public long getTime() {
         return time;
     }
 
-    /** @param time ticks since the epoch */
+    /**
+     * Sets ticks since the epoch.
+     *
+     * @param time ticks since the epoch
+     */
     public void setTime(long time) {
         this.time = time;
     }
 
-    /** @return the machine (worker ID) */
+    /** {@return the machine (worker ID)} */
     public long getMachine() {
         return machine;
     }
 
-    /** @param machine the machine (worker ID) */
+    /**
+     * Sets the machine (worker ID).
+     *
+     * @param machine the machine (worker ID)
+     */
     public void setMachine(long machine) {
         this.machine = machine;
     }
 
-    /** @return the generation method */
+    /** {@return the generation method} */
     public long getGenMethod() {
         return genMethod;
     }
 
-    /** @param genMethod the generation method */
+    /**
+     * Sets the generation method.
+     *
+     * @param genMethod the generation method
+     */
     public void setGenMethod(long genMethod) {
         this.genMethod = genMethod;
     }
 
-    /** @return the type */
+    /** {@return the type} */
     public long getType() {
         return type;
     }
 
-    /** @param type the type */
+    /**
+     * Sets the type.
+     *
+     * @param type the type
+     */
     public void setType(long type) {
         this.type = type;
     }
 
-    /** @return the version */
+    /** {@return the version} */
     public long getVersion() {
         return version;
     }
 
-    /** @param version the version */
+    /**
+     * Sets the version.
+     *
+     * @param version the version
+     */
     public void setVersion(long version) {
         this.version = version;
     }
