@@ -144,7 +144,12 @@ pub extern "system" fn Java_dev_flakery_Native_clientNextIds(
     handle: jlong,
     n: jint,
 ) -> jlongArray {
-    let ids = |env: &mut JNIEnv, c: &Client| fill_ids(env, n, |chunk| c.fill(chunk));
+    let ids = |env: &mut JNIEnv, c: &Client| {
+        fill_ids(env, n, |count| {
+            let mut batch = c.batch(count);
+            move |chunk: &mut [i64]| batch.fill(chunk)
+        })
+    };
     // SAFETY: a client's handle (handles.rs).
     unsafe { with(&mut env, handle, std::ptr::null_mut(), ids) }
 }

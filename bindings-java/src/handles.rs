@@ -17,7 +17,9 @@ use crate::errors::{guard, Result};
 
 /// How many IDs `fill_ids` makes per call of `fill` before copying them into the Java array:
 /// the array is allocated by the JVM (which refuses a size it cannot hold with its own
-/// `OutOfMemoryError`), never a second copy of it in native memory.
+/// `OutOfMemoryError`), never a second copy of it in native memory. The array is written by
+/// a copy of each chunk, never pinned (`GetPrimitiveArrayCritical`): a fill may wait for a
+/// tick, a lease's grant or a server, and a pinned array would hold up the garbage collector.
 const CHUNK: usize = 4096;
 
 /// A new handle owning `value`.
@@ -95,17 +97,22 @@ pub unsafe fn layout_of<T>(
     }
 }
 
-/// A new `long[n]` filled by `fill`, a chunk at a time; a negative `n` is `invalid_argument`.
-pub fn fill_ids(
+/// A new `long[n]` filled a chunk at a time by the filler `start` makes for the whole call
+/// (a client's `Batch`: one deadline for every chunk); a negative `n` is `invalid_argument`.
+pub fn fill_ids<F>(
     env: &mut JNIEnv<'_>,
     n: jint,
-    mut fill: impl FnMut(&mut [i64]) -> std::result::Result<(), Error>,
-) -> Result<jlongArray> {
+    start: impl FnOnce(usize) -> F,
+) -> Result<jlongArray>
+where
+    F: FnMut(&mut [i64]) -> std::result::Result<(), Error>,
+{
     let Ok(count) = usize::try_from(n) else {
         return Err(
             Error::invalid_argument(format!("n must be a non-negative integer, not {n}")).into(),
         );
     };
+    let mut fill = start(count);
     let array = env.new_long_array(n)?;
     let mut chunk = vec![0i64; CHUNK.min(count)];
     let mut done = 0usize;

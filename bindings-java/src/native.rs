@@ -148,7 +148,9 @@ pub extern "system" fn Java_dev_flakery_Native_nextIds(
     handle: jlong,
     n: jint,
 ) -> jlongArray {
-    let ids = |env: &mut JNIEnv, generator: &Generator| fill_ids(env, n, |c| generator.fill(c));
+    let ids = |env: &mut JNIEnv, generator: &Generator| {
+        fill_ids(env, n, |_| |chunk: &mut [i64]| generator.fill(chunk))
+    };
     if handle == 0 {
         return guard(&mut env, std::ptr::null_mut(), |env| {
             ids(env, flakery::default_generator()?)

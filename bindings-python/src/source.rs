@@ -25,8 +25,9 @@ pub trait IdSource: Sync {
     fn try_next_id(&self) -> flakery::Result<Option<i64>>;
     /// One ID, waiting as long as the source must (called without the GIL).
     fn next_id(&self) -> flakery::Result<i64>;
-    /// Fills `out` with new IDs (called without the GIL).
-    fn fill(&self, out: &mut [i64]) -> flakery::Result<()>;
+    /// The filler of one call of `count` IDs, called a chunk at a time without the GIL: a
+    /// client's fills every chunk within the call's one deadline (`Client::batch`).
+    fn batch(&self, count: usize) -> impl FnMut(&mut [i64]) -> flakery::Result<()> + Send;
 }
 
 impl IdSource for flakery::Generator {
@@ -39,8 +40,10 @@ impl IdSource for flakery::Generator {
         flakery::Generator::next_id(self)
     }
 
-    fn fill(&self, out: &mut [i64]) -> flakery::Result<()> {
-        flakery::Generator::fill(self, out)
+    /// No deadline: it waits for a tick (bounded by the clock's allowance) or for its
+    /// lease's grant (bounded by the lease), never for a server.
+    fn batch(&self, _: usize) -> impl FnMut(&mut [i64]) -> flakery::Result<()> + Send {
+        move |chunk: &mut [i64]| flakery::Generator::fill(self, chunk)
     }
 }
 
@@ -54,8 +57,9 @@ impl IdSource for flakery_client::Client {
         flakery_client::Client::next_id(self)
     }
 
-    fn fill(&self, out: &mut [i64]) -> flakery::Result<()> {
-        flakery_client::Client::fill(self, out)
+    fn batch(&self, count: usize) -> impl FnMut(&mut [i64]) -> flakery::Result<()> + Send {
+        let mut batch = flakery_client::Client::batch(self, count);
+        move |chunk: &mut [i64]| batch.fill(chunk)
     }
 }
 
@@ -74,7 +78,8 @@ pub fn next_id(py: Python<'_>, source: &impl IdSource) -> PyResult<i64> {
 const SMALL_BATCH: usize = 64;
 
 /// Larger batches are made this many at a time without the GIL, each run turned into ints
-/// while it is still in the cache.
+/// while it is still in the cache (and no second copy of the whole batch is held besides the
+/// list); every chunk within the one call's deadline (`IdSource::batch`).
 const CHUNK: usize = 16 * 1024;
 
 /// `n` new IDs as a list of ints: increasing (a client's, within each block).
@@ -96,10 +101,11 @@ pub fn next_ids<'py>(
         }
     }
     if done < n {
+        let mut fill = source.batch(n - done);
         let mut buffer = vec![0i64; (n - done).min(CHUNK)];
         while done < n {
             let chunk = &mut buffer[..(n - done).min(CHUNK)];
-            py.detach(|| source.fill(chunk)).py()?;
+            py.detach(|| fill(chunk)).py()?;
             for &id in chunk.iter() {
                 list.set(done, id)?;
                 done += 1;

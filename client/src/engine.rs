@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::deadline::Deadline;
 use crate::failover::Failover;
 use crate::failure;
 use crate::held;
@@ -66,19 +67,6 @@ struct State {
     round_trip_ms: u64,
     refiller: bool,
     layout_checked: Vec<bool>,
-}
-
-/// The least time one server of a layout making `ids_per_second` takes to make `count` IDs.
-/// A batch larger than the servers can make within the timeout is no outage: its deadline
-/// gets this on top, so that it fails as unavailable (and goes to a fallback) only when the
-/// servers do not keep up with their own layout.
-fn making_ms(count: usize, ids_per_second: u64) -> u64 {
-    match count {
-        0 | 1 => 0,
-        n => (n as u64)
-            .saturating_mul(1000)
-            .div_ceil(ids_per_second.max(1)),
-    }
 }
 
 impl Engine {
@@ -134,12 +122,14 @@ impl Engine {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Fills `out` from the stock, waiting for the refiller within the call's deadline.
-    pub fn fill(self: &Arc<Self>, out: &mut [i64]) -> Result<()> {
-        let started = self.clock.now_ms();
-        let making_ms = making_ms(out.len(), self.settings.ids_per_second);
-        let allowed_ms = self.settings.timeout_ms.saturating_add(making_ms);
-        let deadline = started.saturating_add(allowed_ms);
+    /// The deadline of a call of `count` IDs starting now.
+    pub fn deadline(&self, count: usize) -> Deadline {
+        Deadline::new(self.clock.now_ms(), count, &self.settings)
+    }
+
+    /// Fills `out` from the stock, waiting for the refiller until the call's `deadline` (of
+    /// the whole call: `out` may be one chunk of it).
+    pub fn fill(self: &Arc<Self>, out: &mut [i64], deadline: &Deadline) -> Result<()> {
         let mut state = self.lock();
         let mut filled = 0;
         loop {
@@ -166,21 +156,12 @@ impl Engine {
             if state.failover.all_backing_off(now) {
                 return Err(self.failed(&state, "now (each is backing off after a failure)"));
             }
-            if now >= deadline {
-                let why = match making_ms {
-                    0 => format!("within {} ms", self.settings.timeout_ms),
-                    _ => format!(
-                        "within {allowed_ms} ms (the timeout, {} ms, and {making_ms} ms to make \
-                         {} IDs at the layout's rate)",
-                        self.settings.timeout_ms,
-                        out.len()
-                    ),
-                };
-                return Err(self.failed(&state, &why));
+            if now >= deadline.at_ms {
+                return Err(self.failed(&state, &deadline.missed()));
             }
             state.waiting += 1;
             state.wanted = state.wanted.max(out.len() - filled);
-            let wait = Duration::from_millis(deadline - now);
+            let wait = Duration::from_millis(deadline.at_ms - now);
             state = self
                 .arrived
                 .wait_timeout(state, wait)
@@ -200,7 +181,7 @@ impl Engine {
             return Ok(id);
         }
         let mut id = [0];
-        self.fill(&mut id)?;
+        self.fill(&mut id, &self.deadline(1))?;
         Ok(id[0])
     }
 
@@ -398,27 +379,5 @@ impl Engine {
             }
             self.arrived.notify_all();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::making_ms;
-
-    /// Found by review: 2^24 IDs of the twitter layout take at least 4,096 ms to make, most
-    /// of the default 5,000 ms timeout; 20,000,000 failed as servers_unavailable (and went to
-    /// a fallback) from a healthy server.
-    #[test]
-    fn a_batch_gets_the_time_its_count_takes_to_make() {
-        let twitter = flakery::Layout::twitter().capacity().ids_per_second;
-        assert_eq!(making_ms(1, twitter), 0, "one ID: the timeout alone");
-        assert_eq!(making_ms(1 << 24, twitter), 4096);
-        assert_eq!(making_ms(20_000_000, twitter), 4883);
-        assert_eq!(making_ms(2, 1000), 2);
-        assert_eq!(
-            making_ms(usize::MAX, 1),
-            u64::MAX,
-            "saturates, never wraps short"
-        );
     }
 }

@@ -38,6 +38,7 @@
 //! request keeps each block's age known.
 
 mod current;
+mod deadline;
 mod engine;
 mod failover;
 mod failure;
@@ -62,6 +63,7 @@ pub use flakery::{Error, ErrorCode, Result};
 pub use options::{split_servers, Options, MAX_BLOCK, SERVERS_ENV, TOKEN_ENV};
 
 use current::Current;
+use deadline::Deadline;
 use engine::Engine;
 use options::Settings;
 use shared::Shared;
@@ -165,12 +167,16 @@ impl Client {
 
     /// Fills `out` with new IDs.
     pub fn fill(&self, out: &mut [i64]) -> Result<()> {
-        match self.engine().fill(out) {
-            Ok(()) => Ok(()),
-            Err(error) => {
-                self.fallback(error)?.fill(out)?;
-                self.checked_fallback(out)
-            }
+        self.batch(out.len()).fill(out)
+    }
+
+    /// A call of `count` IDs that its caller fills a chunk at a time ([`Batch::fill`]), all
+    /// within the one deadline that `fill` of `count` IDs has, which starts now: for a
+    /// binding that must not hold the whole batch twice, or gives a lock back between chunks.
+    pub fn batch(&self, count: usize) -> Batch<'_> {
+        Batch {
+            client: self,
+            deadline: self.engine().deadline(count),
         }
     }
 
@@ -243,6 +249,29 @@ impl Client {
     }
 }
 
+/// One call of a number of IDs, filled in chunks within its one deadline (`Client::batch`).
+#[derive(Debug)]
+pub struct Batch<'a> {
+    client: &'a Client,
+    deadline: Deadline,
+}
+
+impl Batch<'_> {
+    /// Fills `chunk`, a part of the call's IDs, waiting at most until the call's deadline:
+    /// once it has passed, a chunk the stock cannot fill at once fails as the call would
+    /// (or comes from the fallback).
+    pub fn fill(&mut self, chunk: &mut [i64]) -> Result<()> {
+        let client = self.client;
+        match client.engine().fill(chunk, &self.deadline) {
+            Ok(()) => Ok(()),
+            Err(error) => {
+                client.fallback(error)?.fill(chunk)?;
+                client.checked_fallback(chunk)
+            }
+        }
+    }
+}
+
 /// What a client holds, in this process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stats {
@@ -288,7 +317,8 @@ impl Builder {
     }
 
     /// Every call returns or fails within this (default 5 s); a batch within this plus the
-    /// time its count takes at the layout's rate.
+    /// time its count takes at the layout's rate, once for the whole call however a binding
+    /// fills it.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.options.timeout = timeout;
         self

@@ -128,9 +128,6 @@ pub(crate) struct Settings {
     pub layout: Layout,
     pub max_age_ms: u64,
     pub timeout_ms: u64,
-    /// IDs a second one server of `layout` makes at most: a batch's deadline adds the time
-    /// its count takes at this rate (`Engine::fill`).
-    pub ids_per_second: u64,
     /// The TLS configuration, when a server is `https://` or a TLS option is given.
     pub tls: Option<Arc<Connector>>,
     /// The options as given, each in its range; `request_timeout` at most `timeout`, and no
@@ -207,14 +204,12 @@ impl Settings {
                 options.min_block, options.max_block
             )));
         }
-        let ids_per_second = layout.capacity().ids_per_second.max(1);
         Ok(Settings {
             servers,
             authorization: token.map(|t| checked_token(&t)).transpose()?,
             layout,
             max_age_ms,
             timeout_ms,
-            ids_per_second,
             tls,
             given: Options {
                 servers: Vec::new(),

@@ -217,3 +217,35 @@ fn words_cut_short_are_refused_with_a_clear_error() {
     );
     fake.cut.store(false, SeqCst);
 }
+
+/// A binding that fills a batch in chunks (Java's 4,096, Python's 16 Ki) gave each chunk a
+/// deadline of its own: one call could last a timeout per chunk. With `Client::batch` the
+/// call has one. Each answer comes at least 300 ms after its request and each chunk needs
+/// one (one refiller asking in turn, blocks of exactly a chunk, no prefetch): the fourth
+/// answer cannot come before 1,200 ms, after the call's deadline of 1,001 ms, however slow
+/// the machine (with a deadline a chunk, all four fill).
+#[test]
+fn a_batch_in_chunks_fails_within_its_one_deadline() {
+    const CHUNK: usize = 1000;
+    let (url, fake) = fake_server();
+    fake.delay_ms.store(300, SeqCst);
+    let client = Client::builder()
+        .server(&url)
+        .block_sizes(CHUNK, CHUNK)
+        .prefetch(false)
+        .timeout(Duration::from_millis(1000))
+        .request_timeout(Duration::from_millis(1000))
+        .build()
+        .unwrap();
+    let mut batch = client.batch(4 * CHUNK);
+    let mut chunk = [0i64; CHUNK];
+    let failed = (0..4).find_map(|i| batch.fill(&mut chunk).err().map(|e| (i, e)));
+    let (_, error) = failed.expect("four answers of 300 ms each came within 1,001 ms");
+    assert_eq!(error.code(), ErrorCode::ServersUnavailable, "{error}");
+    assert!(
+        error
+            .message()
+            .contains("within 1001 ms (the timeout, 1000 ms, and 1 ms to make 4000 IDs"),
+        "the whole call's deadline, not a chunk's: {error}"
+    );
+}

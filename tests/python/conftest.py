@@ -6,6 +6,7 @@ import os
 import pathlib
 import socket
 import threading
+import time
 
 import pytest
 
@@ -77,14 +78,32 @@ class _Ids(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def tiny_server():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Ids)
+class _SlowIds(_Ids):
+    """As _Ids, each answer of IDs sent at least 0.3 s after its request."""
+
+    def do_GET(self):
+        if self.path.startswith("/v1/ids"):
+            time.sleep(0.3)
+        super().do_GET()
+
+
+def _serve(handler):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture
+def tiny_server():
+    yield from _serve(_Ids)
+
+
+@pytest.fixture
+def slow_server():
+    yield from _serve(_SlowIds)
 
 
 @pytest.fixture

@@ -12,9 +12,17 @@
 See docs/python.md for configuration, errors and fork behaviour, docs/client.md for Client.
 """
 
+from __future__ import annotations
+
 import json
 import os
-from typing import Any, Dict
+from typing import TYPE_CHECKING, Callable, Dict
+
+if TYPE_CHECKING:
+    # Python 3.10's typing.ParamSpec; only the type checker reads it (3.9 is supported).
+    from typing_extensions import ParamSpec
+
+    _P = ParamSpec("_P")
 
 from ._errors import (
     BadAnswerError,
@@ -60,13 +68,22 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def doctor(**options: Any) -> Dict[str, object]:
-    """The budgets report of docs/doctor.md for these generator options (Generator's keywords,
-    converted as it converts them; the rest from the environment) as a dict: its "exit_code"
-    is what `flakery doctor` would exit with (0 all well, 1 warnings, 2 refused), its
-    "findings" each with a fix. No node ID lease is taken."""
-    report: Dict[str, object] = json.loads(_doctor_json(**options))
-    return report
+def _parsed(report_json: Callable[_P, str]) -> Callable[_P, Dict[str, object]]:
+    # The keywords are typed once, by _doctor_json's stub (with Generator's, which pyo3 needs
+    # spelled in each signature): doctor() takes exactly those.
+    def doctor(*args: _P.args, **options: _P.kwargs) -> Dict[str, object]:
+        """The budgets report of docs/doctor.md for these generator options (Generator's
+        keywords, converted as it converts them; the rest from the environment) as a dict: its
+        "exit_code" is what `flakery doctor` would exit with (0 all well, 1 warnings, 2
+        refused), its "findings" each with a fix. No node ID lease is taken."""
+        report: Dict[str, object] = json.loads(report_json(*args, **options))
+        return report
+
+    return doctor
+
+
+doctor = _parsed(_doctor_json)
+
 
 __all__ = [
     "BadAnswerError",

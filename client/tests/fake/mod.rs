@@ -1,17 +1,17 @@
 //! A small fake `flakery serve` on loopback for the client's tests and benchmark: a thread
 //! per connection answering `/v1/layout` (twitter) and `/v1/ids?count=N` (N increasing IDs
 //! from a counter, as 8-byte words when `Accept` lists them, as the server does), with
-//! keep-alive; `hold` keeps `/v1/ids` unanswered while set; `refusals` answers that many
-//! requests for IDs with 503 first; `old` answers as a server older than the words (lines
-//! when `Accept` starts with text/plain, else JSON); `cut` drops the last byte of each
-//! answer of words.
+//! keep-alive; `hold` keeps `/v1/ids` unanswered while set, `delay_ms` answers each late;
+//! `refusals` answers that many requests for IDs with 503 first; `old` answers as a server
+//! older than the words (lines when `Accept` starts with text/plain, else JSON); `cut` drops
+//! the last byte of each answer of words.
 
 #![allow(dead_code)]
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,6 +23,8 @@ pub struct Fake {
     pub asked: AtomicUsize,
     /// While set, `/v1/ids` is not answered.
     pub hold: AtomicBool,
+    /// Each answer to `/v1/ids` waits this long first, as a server that answers slowly.
+    pub delay_ms: AtomicU64,
     /// Requests for IDs still to refuse with 503 `lease_lost`, as a server whose coordinator
     /// stalled does.
     pub refusals: AtomicUsize,
@@ -76,6 +78,7 @@ pub fn answer(stream: impl Read + Write, fake: &Fake) -> std::io::Result<()> {
             while fake.hold.load(SeqCst) {
                 std::thread::sleep(Duration::from_millis(5));
             }
+            std::thread::sleep(Duration::from_millis(fake.delay_ms.load(SeqCst)));
             let count: i64 = path.rsplit('=').next().unwrap().parse().unwrap();
             fake.batches.fetch_add(1, SeqCst);
             let first = fake.next.fetch_add(count, SeqCst) + 1;

@@ -36,6 +36,15 @@ final class TinyServer implements AutoCloseable {
 
     /** As {@link #start()}, its IDs counting up from {@code firstId} (and so on its node ID). */
     static TinyServer start(long firstId) throws IOException {
+        return start(firstId, 0);
+    }
+
+    /** As {@link #start()}, each answer of IDs sent at least {@code delayMs} after its request. */
+    static TinyServer slow(long delayMs) throws IOException {
+        return start(1L << 40, delayMs);
+    }
+
+    private static TinyServer start(long firstId, long delayMs) throws IOException {
         // The headers and the body go out as two writes: without TCP_NODELAY the second waits
         // for the client's delayed ACK (40 ms a request).
         System.setProperty("sun.net.httpserver.nodelay", "true");
@@ -44,6 +53,11 @@ final class TinyServer implements AutoCloseable {
         server.createContext("/v1/layout", exchange -> answer(exchange, "{\"spec\":\"twitter\"}"));
         server.createContext("/v1/ids", exchange -> {
             int count = Integer.parseInt(exchange.getRequestURI().getQuery().replace("count=", ""));
+            try {
+                Thread.sleep(delayMs);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             StringBuilder body = new StringBuilder();
             long first = next.getAndAdd(count);
             for (int i = 0; i < count; i++) {
