@@ -20,7 +20,7 @@ use tokio::sync::Semaphore;
 use crate::budget::Budget;
 use crate::config::ServeArgs;
 use crate::guard::{Guard, Guarded};
-use crate::header_timer::HeaderTimer;
+use crate::header_timer::{HeaderTimer, Watched};
 use crate::ids::{Ids, PROBE_EVERY};
 use crate::stopping::{Background, Ticks};
 use crate::tls::Tls;
@@ -259,6 +259,7 @@ impl Accept {
         let header_timer = HeaderTimer::default();
         let mut builder = (*self.builder).clone();
         builder.http1().timer(header_timer.clone());
+        let header_timer_io = header_timer.clone();
         let watcher = self.graceful.watcher();
         let ids = Arc::clone(&self.ids);
         // One deadline from the accept to the first request, the TLS handshake included: a
@@ -268,10 +269,14 @@ impl Accept {
         let deadline = tokio::time::Instant::now() + self.first_byte_timeout;
         // The configuration of this moment: a reload after the accept does not touch it.
         let acceptor = self.tls.as_ref().map(|tls| tls.acceptor());
+        // Its watcher ends when this is dropped, with the connection's task.
+        let (ended, watch_ended) = tokio::sync::oneshot::channel::<()>();
         let connection = tokio::spawn(async move {
             // Dropped when the connection ends, or is cut off (`header_timer::watch`).
             let _open = Open::new(ids, permit);
+            let _ended = ended;
             if sent_something(&stream, deadline).await {
+                let stream = Watched::new(stream, &header_timer_io);
                 match acceptor {
                     None => {
                         let connection =
@@ -295,6 +300,7 @@ impl Accept {
         tokio::spawn(crate::header_timer::watch(
             header_timer,
             connection.abort_handle(),
+            watch_ended,
             asked,
             deadline,
             self.header_timeout,
