@@ -38,6 +38,10 @@ struct Shared {
     /// that goes out costs one relaxed load.
     write_blocked: AtomicU64,
     born: Instant,
+    /// Set by `watch` once no request has begun for a whole timeout; the connection's task
+    /// (woken by `idle_waker`) then asks it to end gracefully (`serve::serve_until_done`).
+    idle: AtomicBool,
+    idle_waker: Mutex<Option<Waker>>,
 }
 
 impl Default for HeaderTimer {
@@ -47,6 +51,8 @@ impl Default for HeaderTimer {
                 slot: Mutex::default(),
                 write_blocked: AtomicU64::new(0),
                 born: Instant::now(),
+                idle: AtomicBool::new(false),
+                idle_waker: Mutex::default(),
             }),
         }
     }
@@ -86,14 +92,54 @@ impl HeaderTimer {
         }
     }
 
-    /// Wakes hyper when the deadline of its header read passes, and cuts `connection` off once
-    /// its writes have been blocked for `timeout`, until it ends.
-    async fn watch(&self, connection: &AbortHandle, timeout: Duration) {
+    /// Whether the connection has been found idle. The first call (`registered` false) also
+    /// notes whom to wake when it is: the connection's task, whose waker does not change.
+    pub fn is_idle(&self, cx: &Context<'_>, registered: &mut bool) -> bool {
+        if !*registered {
+            *self
+                .shared
+                .idle_waker
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = Some(cx.waker().clone());
+            *registered = true;
+        }
+        self.shared.idle.load(Ordering::Relaxed)
+    }
+
+    fn found_idle(&self) {
+        self.shared.idle.store(true, Ordering::Relaxed);
+        let waker = self
+            .shared
+            .idle_waker
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    /// Wakes hyper when the deadline of its header read passes, cuts `connection` off once
+    /// its writes have been blocked for `timeout`, and marks it idle once a look a timeout
+    /// after the last finds no request begun since (`asked`, set by every request: so an idle
+    /// connection is found between one and two timeouts after its last request), until it
+    /// ends. HTTP/2 needs the last: its keep-alive PINGs are answered by any client library.
+    async fn watch(&self, connection: &AbortHandle, asked: &AtomicBool, timeout: Duration) {
+        let mut idle_look = Some(Instant::now());
         while !connection.is_finished() {
             let stalled_until = self.write_blocked_since().map(|since| since + timeout);
-            if stalled_until.is_some_and(|at| at <= Instant::now()) {
+            let now = Instant::now();
+            if stalled_until.is_some_and(|at| at <= now) {
                 connection.abort();
                 return;
+            }
+            if idle_look.is_some_and(|look| look <= now) {
+                if asked.swap(false, Ordering::Relaxed) {
+                    idle_look = Some(now + timeout);
+                } else {
+                    self.found_idle();
+                    idle_look = None;
+                }
             }
             // No head awaited nor write blocked now: one look a timeout later (a deadline set
             // meanwhile is at most a timeout from now, and slept to exactly from there).
@@ -102,7 +148,7 @@ impl HeaderTimer {
                 let slot = self.slot();
                 slot.deadline.filter(|_| !slot.passed)
             };
-            let next = [noted, stalled_until]
+            let next = [noted, stalled_until, idle_look]
                 .into_iter()
                 .flatten()
                 .min()
@@ -144,7 +190,7 @@ pub async fn watch(
             connection.abort();
             return;
         }
-        timer.watch(&connection, timeout).await;
+        timer.watch(&connection, &asked, timeout).await;
     };
     tokio::select! {
         _ = ended => {}

@@ -4,6 +4,7 @@
 //! then stop accepting, let in-flight requests finish, and return.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,10 +13,9 @@ use axum::routing::get;
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
+use tokio::sync::{watch, Semaphore};
 
 use crate::budget::Budget;
 use crate::config::ServeArgs;
@@ -144,7 +144,7 @@ pub async fn serve(
         app,
         builder: Arc::new(connection_builder(&args)),
         connections: Arc::new(Semaphore::new(args.max_connections.max(1))),
-        graceful: GracefulShutdown::new(),
+        drain: watch::Sender::new(false),
         ids: Arc::clone(&ids),
         budget: Budget::new(args.max_unsent_bytes),
         first_byte_timeout: args.header_timeout(),
@@ -175,7 +175,9 @@ pub async fn serve(
     );
     drop(listener);
     background.stop().await;
-    if tokio::time::timeout(args.shutdown_grace(), accept.graceful.shutdown())
+    // Every connection is asked to end gracefully, and each holds its receiver till it has.
+    accept.drain.send_replace(true);
+    if tokio::time::timeout(args.shutdown_grace(), accept.drain.closed())
         .await
         .is_err()
     {
@@ -211,7 +213,8 @@ struct Accept {
     app: Guarded,
     builder: Arc<auto::Builder<TokioExecutor>>,
     connections: Arc<Semaphore>,
-    graceful: GracefulShutdown,
+    /// Set once the server drains (`serve_until_done`).
+    drain: watch::Sender<bool>,
     ids: Arc<Ids>,
     budget: Arc<Budget>,
     first_byte_timeout: Duration,
@@ -260,7 +263,7 @@ impl Accept {
         let mut builder = (*self.builder).clone();
         builder.http1().timer(header_timer.clone());
         let header_timer_io = header_timer.clone();
-        let watcher = self.graceful.watcher();
+        let mut drain = self.drain.subscribe();
         let ids = Arc::clone(&self.ids);
         // One deadline from the accept to the first request, the TLS handshake included: a
         // client that connects, or finishes a handshake, or sends a byte, and then nothing,
@@ -281,7 +284,10 @@ impl Accept {
                     None => {
                         let connection =
                             builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                        let _ = watcher.watch(connection.into_owned()).await;
+                        serve_until_done(connection, &mut drain, &header_timer_io, |c| {
+                            c.graceful_shutdown()
+                        })
+                        .await;
                     }
                     Some(acceptor) => {
                         if let Ok(Ok(stream)) =
@@ -289,7 +295,10 @@ impl Accept {
                         {
                             let connection = builder
                                 .serve_connection_with_upgrades(TokioIo::new(stream), service);
-                            let _ = watcher.watch(connection.into_owned()).await;
+                            serve_until_done(connection, &mut drain, &header_timer_io, |c| {
+                                c.graceful_shutdown()
+                            })
+                            .await;
                         }
                     }
                 }
@@ -306,6 +315,31 @@ impl Accept {
             self.header_timeout,
         ));
     }
+}
+
+/// Serves `connection` until it ends. When the server drains, or the connection has been
+/// idle (no request begun) for a timeout (`header_timer`), it is asked to end gracefully
+/// (`shut`): HTTP/2 sends GOAWAY and finishes the streams open, HTTP/1 finishes the request in
+/// flight and closes. Costs a wake-up one relaxed load besides the drain's receiver.
+async fn serve_until_done<C: Future>(
+    connection: C,
+    drain: &mut watch::Receiver<bool>,
+    timer: &HeaderTimer,
+    shut: impl Fn(Pin<&mut C>),
+) {
+    let mut connection = std::pin::pin!(connection);
+    let mut drained = std::pin::pin!(drain.wait_for(|draining| *draining));
+    let (mut registered, mut asked_to_end) = (false, false);
+    std::future::poll_fn(|cx| {
+        if !asked_to_end
+            && (drained.as_mut().poll(cx).is_ready() || timer.is_idle(cx, &mut registered))
+        {
+            shut(connection.as_mut());
+            asked_to_end = true;
+        }
+        connection.as_mut().poll(cx).map(drop)
+    })
+    .await
 }
 
 /// A connection's slot and its place in `flakery_connections_open`, for as long as its task

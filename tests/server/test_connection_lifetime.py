@@ -1,9 +1,11 @@
 """How long a connection may hold its slot: one whose answers cannot be written is closed after
-`--header-timeout-s`, and a duration flag too long for the clock is refused at start."""
+`--header-timeout-s`, an idle HTTP/2 connection gets GOAWAY even when it answers PINGs, and a
+duration flag too long for the clock is refused at start."""
 
 import os
 import select
 import socket
+import struct
 import subprocess
 import time
 
@@ -76,6 +78,58 @@ def test_a_client_that_never_reads_its_answers_loses_its_connection(start_server
     finally:
         for sock in hostile:
             sock.close()
+    assert s.proc.poll() is None
+
+
+def h2_frame(kind, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) \
+        + struct.pack(">I", stream) + payload
+
+
+SETTINGS, PING, GOAWAY, HEADERS = 4, 6, 7, 1
+
+
+def test_an_idle_http2_connection_that_answers_pings_gets_goaway(start_server):
+    """A raw h2c client asks once, then only acknowledges SETTINGS and answers the server's
+    keep-alive PINGs, as every HTTP/2 library does by itself: it was never closed, and held
+    its slot for good. Now, idle for `--header-timeout-s`, it gets GOAWAY, then EOF."""
+    s = start_server("--worker-id", "5", "--header-timeout-s", str(HEADER_TIMEOUT_S))
+    sock = socket.create_connection(("127.0.0.1", s.port))
+    # GET /v1/id in HPACK: :method GET, :scheme http, :path /v1/id, :authority x.
+    head = b"\x82\x86\x04\x06/v1/id\x01\x01x"
+    sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + h2_frame(SETTINGS, 0, 0)
+                 + h2_frame(HEADERS, 0x5, 1, head))
+    seen, pings, buffer = [], 0, b""
+    deadline = time.monotonic() + PATIENCE_S
+    try:
+        while True:
+            assert time.monotonic() < deadline, \
+                f"still open after {PATIENCE_S} s: frames {seen}, {pings} PINGs answered"
+            readable, _, _ = select.select([sock], [], [], 1.0)
+            if not readable:
+                continue
+            data = sock.recv(65536)
+            if not data:
+                break
+            buffer += data
+            while len(buffer) >= 9:
+                length = int.from_bytes(buffer[:3], "big")
+                if len(buffer) < 9 + length:
+                    break
+                kind, flags, payload = buffer[3], buffer[4], buffer[9:9 + length]
+                buffer = buffer[9 + length:]
+                seen.append(kind)
+                if kind == SETTINGS and not flags & 1:
+                    sock.sendall(h2_frame(SETTINGS, 1, 0))
+                if kind == PING and not flags & 1:
+                    pings += 1
+                    sock.sendall(h2_frame(PING, 1, 0, payload))
+    finally:
+        sock.close()
+    assert HEADERS in seen, seen  # the request was answered
+    assert GOAWAY in seen, f"closed without GOAWAY: {seen}"
+    # Only frames the client could ignore came after the GOAWAY.
+    assert set(seen[seen.index(GOAWAY):]) <= {GOAWAY, PING, SETTINGS}, seen
     assert s.proc.poll() is None
 
 
