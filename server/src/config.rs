@@ -85,22 +85,22 @@ pub struct ServeArgs {
     pub max_body_bytes: usize,
 
     /// Seconds a client may take to send a request's headers, and a connection may sit idle.
-    #[arg(long, env = "FLAKERY_HEADER_TIMEOUT_S", default_value_t = 10, value_parser = decimal_u64)]
+    #[arg(long, env = "FLAKERY_HEADER_TIMEOUT_S", default_value_t = 10, value_parser = seconds)]
     pub header_timeout_s: u64,
 
     /// Seconds a request may take in all (reading its body included).
-    #[arg(long, env = "FLAKERY_REQUEST_TIMEOUT_S", default_value_t = 30, value_parser = decimal_u64)]
+    #[arg(long, env = "FLAKERY_REQUEST_TIMEOUT_S", default_value_t = 30, value_parser = seconds)]
     pub request_timeout_s: u64,
 
     /// Milliseconds the server keeps serving after SIGTERM/SIGINT while /readyz answers 503,
     /// so that load balancers stop sending first: longer than the health check's interval
     /// times its failure count (haproxy `inter 1s fall 2` needs more than 2 s). 0 stops at
     /// once. A second signal ends the delay.
-    #[arg(long, env = "FLAKERY_DRAIN_DELAY_MS", default_value_t = 5000, value_parser = decimal_u64)]
+    #[arg(long, env = "FLAKERY_DRAIN_DELAY_MS", default_value_t = 5000, value_parser = milliseconds)]
     pub drain_delay_ms: u64,
 
     /// Seconds in-flight requests get to finish after the drain delay.
-    #[arg(long, env = "FLAKERY_SHUTDOWN_GRACE_S", default_value_t = 30, value_parser = decimal_u64)]
+    #[arg(long, env = "FLAKERY_SHUTDOWN_GRACE_S", default_value_t = 30, value_parser = seconds)]
     pub shutdown_grace_s: u64,
 
     /// Log format: text or json.
@@ -123,7 +123,7 @@ pub struct ServeArgs {
 
     /// Seconds between looks at the TLS files: when one has changed (a Secret volume updated
     /// by kubelet, a renewal written in place) they are re-read. 0: only on SIGHUP.
-    #[arg(long, env = "FLAKERY_TLS_WATCH_S", default_value_t = 10, value_parser = decimal_u64)]
+    #[arg(long, env = "FLAKERY_TLS_WATCH_S", default_value_t = 10, value_parser = seconds)]
     pub tls_watch_s: u64,
 }
 
@@ -204,6 +204,30 @@ pub fn unset_empty_variables() {
 /// names the flag; the message says what is wrong with the value).
 fn decimal_u64(text: &str) -> Result<u64, String> {
     flakery::decimal::parse_u64("", text).map_err(|e| format!("{}: {}", e.code(), e.message()))
+}
+
+/// The longest any duration flag takes: far past any sensible setting, and far from where
+/// adding it to the clock overflows (an `Instant` past its range panics).
+pub const MAX_DURATION_S: u64 = 24 * 60 * 60;
+
+/// A duration flag in seconds, at most `MAX_DURATION_S`.
+fn seconds(text: &str) -> Result<u64, String> {
+    at_most(decimal_u64(text)?, MAX_DURATION_S, "s")
+}
+
+/// A duration flag in milliseconds, at most `MAX_DURATION_S`.
+fn milliseconds(text: &str) -> Result<u64, String> {
+    at_most(decimal_u64(text)?, MAX_DURATION_S * 1000, "ms")
+}
+
+fn at_most(value: u64, max: u64, unit: &str) -> Result<u64, String> {
+    if value > max {
+        return Err(format!(
+            "invalid_argument: {value} {unit} is longer than the most a duration takes, \
+             {max} {unit} (a day)"
+        ));
+    }
+    Ok(value)
 }
 
 fn decimal_usize(text: &str) -> Result<usize, String> {
@@ -346,6 +370,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Every duration flag takes up to a day and refuses more, naming the flag and the most
+    /// (u64::MAX seconds was taken and panicked the server at its first connection: the
+    /// clock plus it overflows).
+    #[test]
+    fn every_duration_flag_is_at_most_a_day() {
+        let durations = [
+            ("header-timeout-s", MAX_DURATION_S),
+            ("request-timeout-s", MAX_DURATION_S),
+            ("shutdown-grace-s", MAX_DURATION_S),
+            ("tls-watch-s", MAX_DURATION_S),
+            ("drain-delay-ms", MAX_DURATION_S * 1000),
+        ];
+        for (flag, max) in durations {
+            assert!(
+                parse(&[&format!("--{flag}={max}")]).is_ok(),
+                "--{flag}={max}"
+            );
+            for bad in [max + 1, u64::MAX] {
+                let error = parse(&[&format!("--{flag}={bad}")])
+                    .err()
+                    .unwrap_or_else(|| panic!("--{flag}={bad} was taken"))
+                    .to_string();
+                assert!(
+                    error.contains(&format!("--{flag}")) && error.contains(&max.to_string()),
+                    "{error}"
+                );
+            }
+        }
+        // Each flag whose name is a duration is in the list above.
+        let named = Serve::command()
+            .get_arguments()
+            .filter_map(|arg| arg.get_long())
+            .filter(|long| long.ends_with("-s") || long.ends_with("-ms"))
+            .filter(|long| !["max-borrow-ms", "backwards-tolerance-ms"].contains(long))
+            .count();
+        assert_eq!(named, durations.len());
     }
 
     /// The generator's options among the flags are the table's: the flag, the variable, the

@@ -6,20 +6,56 @@
 //! connection's slot; `watch` sleeps until the deadline noted (or a whole timeout while none
 //! is), and at a deadline passed wakes hyper, whose sleep then reports it passed. When the
 //! timeout is measured from, and what passing it does, stay hyper's.
+//!
+//! The same watcher also cuts off a connection whose answers could not be written for a
+//! whole timeout (`Watched`): hyper stops reading heads while it cannot write, so a client
+//! that pipelines and never reads would otherwise keep its slot with no timer running. And it
+//! ends with its connection (`ended`), so that watchers do not pile up with the connection
+//! rate.
 
 use std::future::Future;
+use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
 /// One connection's header-read timer: hyper's `Timer` for its HTTP/1 side.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct HeaderTimer {
-    slot: Arc<Mutex<Slot>>,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    slot: Mutex<Slot>,
+    /// Nanoseconds from `born` to the first write that could not go out since the last one
+    /// that did (at least 1), or 0 while writes go out. Written only on a change, so a write
+    /// that goes out costs one relaxed load.
+    write_blocked: AtomicU64,
+    born: Instant,
+    /// Set by `watch` once no request has begun for a whole timeout; the connection's task
+    /// (woken by `idle_waker`) then asks it to end gracefully (`serve::serve_until_done`).
+    idle: AtomicBool,
+    idle_waker: Mutex<Option<Waker>>,
+}
+
+impl Default for HeaderTimer {
+    fn default() -> Self {
+        HeaderTimer {
+            shared: Arc::new(Shared {
+                slot: Mutex::default(),
+                write_blocked: AtomicU64::new(0),
+                born: Instant::now(),
+                idle: AtomicBool::new(false),
+                idle_waker: Mutex::default(),
+            }),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -34,19 +70,90 @@ struct Slot {
 impl HeaderTimer {
     fn slot(&self) -> MutexGuard<'_, Slot> {
         // Nothing here panics while holding it; a poisoned slot is still a slot.
-        self.slot.lock().unwrap_or_else(|p| p.into_inner())
+        self.shared.slot.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Wakes hyper when the deadline of its header read passes, until `connection` ends.
-    async fn watch(&self, connection: &AbortHandle, timeout: Duration) {
+    /// Since when the connection's writes have not gone out, if they have not.
+    fn write_blocked_since(&self) -> Option<Instant> {
+        match self.shared.write_blocked.load(Ordering::Relaxed) {
+            0 => None,
+            nanos => Some(self.shared.born + Duration::from_nanos(nanos)),
+        }
+    }
+
+    fn note_write(&self, went_out: bool) {
+        let blocked = &self.shared.write_blocked;
+        let was = blocked.load(Ordering::Relaxed);
+        if went_out && was != 0 {
+            blocked.store(0, Ordering::Relaxed);
+        } else if !went_out && was == 0 {
+            let since = u64::try_from(self.shared.born.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            blocked.store(since.max(1), Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the connection has been found idle. The first call (`registered` false) also
+    /// notes whom to wake when it is: the connection's task, whose waker does not change.
+    pub fn is_idle(&self, cx: &Context<'_>, registered: &mut bool) -> bool {
+        if !*registered {
+            *self
+                .shared
+                .idle_waker
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = Some(cx.waker().clone());
+            *registered = true;
+        }
+        self.shared.idle.load(Ordering::Relaxed)
+    }
+
+    fn found_idle(&self) {
+        self.shared.idle.store(true, Ordering::Relaxed);
+        let waker = self
+            .shared
+            .idle_waker
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    /// Wakes hyper when the deadline of its header read passes, cuts `connection` off once
+    /// its writes have been blocked for `timeout`, and marks it idle once a look a timeout
+    /// after the last finds no request begun since (`asked`, set by every request: so an idle
+    /// connection is found between one and two timeouts after its last request), until it
+    /// ends. HTTP/2 needs the last: its keep-alive PINGs are answered by any client library.
+    async fn watch(&self, connection: &AbortHandle, asked: &AtomicBool, timeout: Duration) {
+        let mut idle_look = Some(Instant::now());
         while !connection.is_finished() {
-            let next = self.slot().deadline;
-            match next {
-                Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
-                // No head awaited now: one look a timeout later (a deadline set meanwhile
-                // is at most a timeout from now, and slept to exactly from there).
-                None => tokio::time::sleep(timeout).await,
+            let stalled_until = self.write_blocked_since().map(|since| since + timeout);
+            let now = Instant::now();
+            if stalled_until.is_some_and(|at| at <= now) {
+                connection.abort();
+                return;
             }
+            if idle_look.is_some_and(|look| look <= now) {
+                if asked.swap(false, Ordering::Relaxed) {
+                    idle_look = Some(now + timeout);
+                } else {
+                    self.found_idle();
+                    idle_look = None;
+                }
+            }
+            // No head awaited nor write blocked now: one look a timeout later (a deadline set
+            // meanwhile is at most a timeout from now, and slept to exactly from there).
+            // A deadline already fired is hyper's to act on: not slept to again.
+            let noted = {
+                let slot = self.slot();
+                slot.deadline.filter(|_| !slot.passed)
+            };
+            let next = [noted, stalled_until, idle_look]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or_else(|| Instant::now() + timeout);
+            tokio::time::sleep_until(next.into()).await;
             self.fire_if_passed(Instant::now());
         }
     }
@@ -65,20 +172,89 @@ impl HeaderTimer {
 
 /// A connection's deadlines, on a task of their own beside the connection's: the first
 /// request by `first_request_by` (else the connection is cut off), then each request head
-/// within `timeout` of hyper starting to wait for it (`HeaderTimer`).
+/// within `timeout` of hyper starting to wait for it, and no write blocked for `timeout`
+/// (`HeaderTimer`). Returns as soon as `ended` does (its sender is dropped with the
+/// connection's task): a watcher left sleeping to its deadline held its timer and memory for
+/// up to a timeout after its connection, however many connections came and went meanwhile.
 pub async fn watch(
     timer: HeaderTimer,
     connection: AbortHandle,
+    ended: oneshot::Receiver<()>,
     asked: Arc<AtomicBool>,
     first_request_by: tokio::time::Instant,
     timeout: Duration,
 ) {
-    tokio::time::sleep_until(first_request_by).await;
-    if !asked.load(Ordering::Relaxed) {
-        connection.abort();
-        return;
+    let deadlines = async {
+        tokio::time::sleep_until(first_request_by).await;
+        if !asked.load(Ordering::Relaxed) {
+            connection.abort();
+            return;
+        }
+        timer.watch(&connection, &asked, timeout).await;
+    };
+    tokio::select! {
+        _ = ended => {}
+        _ = deadlines => {}
     }
-    timer.watch(&connection, timeout).await;
+}
+
+/// A connection's socket, which tells its `HeaderTimer` whether its writes go out.
+pub struct Watched<S> {
+    stream: S,
+    timer: HeaderTimer,
+}
+
+impl<S> Watched<S> {
+    pub fn new(stream: S, timer: &HeaderTimer) -> Self {
+        Watched {
+            stream,
+            timer: timer.clone(),
+        }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let written = Pin::new(&mut self.stream).poll_write(cx, buf);
+        self.timer.note_write(written.is_ready());
+        written
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let written = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        self.timer.note_write(written.is_ready());
+        written
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
 }
 
 impl hyper::rt::Timer for HeaderTimer {
@@ -184,6 +360,106 @@ mod tests {
         );
         let slot = timer.slot();
         assert!(slot.deadline.is_none() && !slot.passed && slot.waker.is_none());
+    }
+
+    /// Lets every task that can run, run (a current-thread runtime: a bounded number of
+    /// turns, no clock).
+    async fn settle() {
+        for _ in 0..64 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+    }
+
+    /// A watcher is finished as soon as its connection is, long before any of its deadlines,
+    /// both while the first request is awaited and after it: one left sleeping held its timer
+    /// and memory for a timeout after its connection, so their number grew with the
+    /// connection rate whatever `--max-connections` said.
+    #[test]
+    fn a_watcher_ends_with_its_connection_before_its_deadlines() {
+        runtime().block_on(async {
+            let hour = Duration::from_secs(3600);
+            let now = tokio::time::Instant::now();
+            for first_request_by in [now + hour, now] {
+                let (ended, watch_ended) = oneshot::channel::<()>();
+                let (close, closed) = oneshot::channel::<()>();
+                let connection = tokio::spawn(async move {
+                    let _ended = ended;
+                    let _ = closed.await;
+                });
+                let watcher = tokio::spawn(watch(
+                    HeaderTimer::default(),
+                    connection.abort_handle(),
+                    watch_ended,
+                    Arc::new(AtomicBool::new(true)),
+                    first_request_by,
+                    hour,
+                ));
+                settle().await;
+                assert!(
+                    !watcher.is_finished(),
+                    "the watcher ended before its connection"
+                );
+                close.send(()).unwrap();
+                settle().await;
+                assert!(connection.is_finished());
+                assert!(
+                    watcher.is_finished(),
+                    "the watcher outlived its connection (first request by {:?} from now)",
+                    first_request_by - now
+                );
+            }
+        });
+    }
+
+    /// A connection whose writes stay blocked is cut off once they have been for the
+    /// timeout, not before; one whose blocked write then went out is not.
+    #[test]
+    fn a_connection_whose_writes_stay_blocked_is_cut_off_after_the_timeout() {
+        runtime().block_on(async {
+            let timeout = Duration::from_millis(200);
+            let timer = HeaderTimer::default();
+            let connection = tokio::spawn(std::future::pending::<()>());
+            let (_ended, watch_ended) = oneshot::channel::<()>();
+            timer.note_write(false);
+            let blocked_at = Instant::now();
+            let watcher = tokio::spawn(watch(
+                timer.clone(),
+                connection.abort_handle(),
+                watch_ended,
+                Arc::new(AtomicBool::new(true)),
+                tokio::time::Instant::now(),
+                timeout,
+            ));
+            assert!(connection.await.unwrap_err().is_cancelled());
+            assert!(
+                blocked_at.elapsed() >= timeout,
+                "cut off before the timeout"
+            );
+            watcher.await.unwrap();
+
+            // A write that went out clears it; a block keeps the moment it began.
+            let timer = HeaderTimer::default();
+            timer.note_write(false);
+            timer.note_write(true);
+            assert!(timer.write_blocked_since().is_none());
+            timer.note_write(true);
+            assert!(timer.write_blocked_since().is_none());
+            timer.note_write(false);
+            let since = timer.write_blocked_since().unwrap();
+            timer.note_write(false);
+            assert_eq!(
+                timer.write_blocked_since(),
+                Some(since),
+                "a later block moved it"
+            );
+        });
     }
 
     fn counting_waker() -> (Waker, Arc<AtomicUsize>) {

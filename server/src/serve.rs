@@ -4,6 +4,7 @@
 //! then stop accepting, let in-flight requests finish, and return.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,15 +13,14 @@ use axum::routing::get;
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
+use tokio::sync::{watch, Semaphore};
 
 use crate::budget::Budget;
 use crate::config::ServeArgs;
 use crate::guard::{Guard, Guarded};
-use crate::header_timer::HeaderTimer;
+use crate::header_timer::{HeaderTimer, Watched};
 use crate::ids::{Ids, PROBE_EVERY};
 use crate::stopping::{Background, Ticks};
 use crate::tls::Tls;
@@ -144,7 +144,7 @@ pub async fn serve(
         app,
         builder: Arc::new(connection_builder(&args)),
         connections: Arc::new(Semaphore::new(args.max_connections.max(1))),
-        graceful: GracefulShutdown::new(),
+        drain: watch::Sender::new(false),
         ids: Arc::clone(&ids),
         budget: Budget::new(args.max_unsent_bytes),
         first_byte_timeout: args.header_timeout(),
@@ -175,7 +175,9 @@ pub async fn serve(
     );
     drop(listener);
     background.stop().await;
-    if tokio::time::timeout(args.shutdown_grace(), accept.graceful.shutdown())
+    // Every connection is asked to end gracefully, and each holds its receiver till it has.
+    accept.drain.send_replace(true);
+    if tokio::time::timeout(args.shutdown_grace(), accept.drain.closed())
         .await
         .is_err()
     {
@@ -211,7 +213,8 @@ struct Accept {
     app: Guarded,
     builder: Arc<auto::Builder<TokioExecutor>>,
     connections: Arc<Semaphore>,
-    graceful: GracefulShutdown,
+    /// Set once the server drains (`serve_until_done`).
+    drain: watch::Sender<bool>,
     ids: Arc<Ids>,
     budget: Arc<Budget>,
     first_byte_timeout: Duration,
@@ -259,7 +262,8 @@ impl Accept {
         let header_timer = HeaderTimer::default();
         let mut builder = (*self.builder).clone();
         builder.http1().timer(header_timer.clone());
-        let watcher = self.graceful.watcher();
+        let header_timer_io = header_timer.clone();
+        let mut drain = self.drain.subscribe();
         let ids = Arc::clone(&self.ids);
         // One deadline from the accept to the first request, the TLS handshake included: a
         // client that connects, or finishes a handshake, or sends a byte, and then nothing,
@@ -268,15 +272,22 @@ impl Accept {
         let deadline = tokio::time::Instant::now() + self.first_byte_timeout;
         // The configuration of this moment: a reload after the accept does not touch it.
         let acceptor = self.tls.as_ref().map(|tls| tls.acceptor());
+        // Its watcher ends when this is dropped, with the connection's task.
+        let (ended, watch_ended) = tokio::sync::oneshot::channel::<()>();
         let connection = tokio::spawn(async move {
             // Dropped when the connection ends, or is cut off (`header_timer::watch`).
             let _open = Open::new(ids, permit);
+            let _ended = ended;
             if sent_something(&stream, deadline).await {
+                let stream = Watched::new(stream, &header_timer_io);
                 match acceptor {
                     None => {
                         let connection =
                             builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                        let _ = watcher.watch(connection.into_owned()).await;
+                        serve_until_done(connection, &mut drain, &header_timer_io, |c| {
+                            c.graceful_shutdown()
+                        })
+                        .await;
                     }
                     Some(acceptor) => {
                         if let Ok(Ok(stream)) =
@@ -284,7 +295,10 @@ impl Accept {
                         {
                             let connection = builder
                                 .serve_connection_with_upgrades(TokioIo::new(stream), service);
-                            let _ = watcher.watch(connection.into_owned()).await;
+                            serve_until_done(connection, &mut drain, &header_timer_io, |c| {
+                                c.graceful_shutdown()
+                            })
+                            .await;
                         }
                     }
                 }
@@ -295,11 +309,37 @@ impl Accept {
         tokio::spawn(crate::header_timer::watch(
             header_timer,
             connection.abort_handle(),
+            watch_ended,
             asked,
             deadline,
             self.header_timeout,
         ));
     }
+}
+
+/// Serves `connection` until it ends. When the server drains, or the connection has been
+/// idle (no request begun) for a timeout (`header_timer`), it is asked to end gracefully
+/// (`shut`): HTTP/2 sends GOAWAY and finishes the streams open, HTTP/1 finishes the request in
+/// flight and closes. Costs a wake-up one relaxed load besides the drain's receiver.
+async fn serve_until_done<C: Future>(
+    connection: C,
+    drain: &mut watch::Receiver<bool>,
+    timer: &HeaderTimer,
+    shut: impl Fn(Pin<&mut C>),
+) {
+    let mut connection = std::pin::pin!(connection);
+    let mut drained = std::pin::pin!(drain.wait_for(|draining| *draining));
+    let (mut registered, mut asked_to_end) = (false, false);
+    std::future::poll_fn(|cx| {
+        if !asked_to_end
+            && (drained.as_mut().poll(cx).is_ready() || timer.is_idle(cx, &mut registered))
+        {
+            shut(connection.as_mut());
+            asked_to_end = true;
+        }
+        connection.as_mut().poll(cx).map(drop)
+    })
+    .await
 }
 
 /// A connection's slot and its place in `flakery_connections_open`, for as long as its task
