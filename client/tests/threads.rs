@@ -27,7 +27,7 @@ fn no_thread_outlives_close() {
     });
     let refused = "http://127.0.0.1:1".to_string();
     let baseline = threads();
-    for round in 0..50 {
+    for round in 0..20 {
         for (url, answers) in [(&answering, true), (&refused, false)] {
             let client = fake::client_of_blocks(url, 10);
             // Starts the refiller, which then waits: for the next call, or to retry.
