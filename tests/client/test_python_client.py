@@ -86,7 +86,7 @@ def test_no_thread_outlives_close(servers):
     refused = "http://127.0.0.1:1"  # nothing listens on port 1
     threads = lambda: len(os.listdir("/proc/self/task"))  # noqa: E731
     baseline = threads()
-    for i in range(100):
+    for i in range(30):
         for server in (served, refused):
             client = flakery.Client(servers=server, min_block=16, max_block=16)
             try:
