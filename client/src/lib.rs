@@ -240,7 +240,8 @@ impl Client {
         if checked.is_err() {
             ids.fill(0);
             if let Some(engine) = self.current.own() {
-                // Not joined: this is a call's path, and the refiller may be the one asking.
+                // Not joined (a call's path waits for no other thread): the refiller ends at
+                // its next look at `stop`, and a later `close()` has no thread left to join.
                 drop(engine.stop());
             }
         }
