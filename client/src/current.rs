@@ -73,7 +73,7 @@ impl Drop for Current {
         let engine = unsafe { Box::from_raw(raw) };
         if engine.generation == fork::generation() {
             // The refiller holds its own `Arc` and ends by itself: nothing here waits.
-            engine.stop();
+            drop(engine.stop());
             drop(engine);
         } else {
             // The parent's: its refiller is not in this process; leave it untouched.

@@ -12,6 +12,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::deadline::Deadline;
@@ -65,7 +66,13 @@ struct State {
     wakes: u64,
     /// How long the last block took to come, from its request to its answer read.
     round_trip_ms: u64,
-    refiller: bool,
+    /// The refiller thread, once started; taken by the `stop` that joins it.
+    refiller: Option<JoinHandle<()>>,
+    /// The refiller is asking the servers (without the lock): a `stop` then does not wait
+    /// for it, as it may be in a request for up to `request_timeout`.
+    asking: bool,
+    /// A refiller was started (it is not started again once stopped and joined).
+    started: bool,
     layout_checked: Vec<bool>,
 }
 
@@ -103,7 +110,9 @@ impl Engine {
                 woken: false,
                 wakes: 0,
                 round_trip_ms: 0,
-                refiller: false,
+                refiller: None,
+                asking: false,
+                started: false,
                 layout_checked: vec![false; servers],
             }),
             settings,
@@ -245,15 +254,15 @@ impl Engine {
         }
         state.woken = true;
         state.wakes += 1;
-        if !state.refiller {
-            state.refiller = true;
+        if !state.started && !self.stop.load(Relaxed) {
             let engine = Arc::clone(self);
-            let spawned = std::thread::Builder::new()
+            // Callers wait out their deadline if it fails; the next one tries again.
+            if let Ok(refiller) = std::thread::Builder::new()
                 .name("flakery-client".into())
-                .spawn(move || engine.refill());
-            if spawned.is_err() {
-                // Callers wait out their deadline; the next one tries again.
-                state.refiller = false;
+                .spawn(move || engine.refill())
+            {
+                state.refiller = Some(refiller);
+                state.started = true;
             }
         }
         self.wake.notify_one();
@@ -270,13 +279,23 @@ impl Engine {
         (state.stock.left(), state.stock.dropped(), state.wakes)
     }
 
-    /// Stops the refiller after what it is doing; callers waiting fail now.
-    pub fn stop(&self) {
+    /// Stops the refiller after what it is doing; callers waiting fail now. Answers the
+    /// refiller's thread when it is between requests: it ends at its next look at `stop`,
+    /// without I/O, so joining it waits for no server (`Client::close` does; `Drop` does not).
+    /// One in a request is left to end by itself after it.
+    pub fn stop(&self) -> Option<JoinHandle<()>> {
         self.stop.store(true, Relaxed);
         // Held briefly by every holder (never across I/O): this does not wait on the network.
-        self.lock().stock.clear();
+        let mut state = self.lock();
+        state.stock.clear();
+        let idle = match state.asking {
+            true => None,
+            false => state.refiller.take(),
+        };
+        drop(state);
         self.wake.notify_all();
         self.arrived.notify_all();
+        idle
     }
 
     /// The refiller: asks for a block whenever the stock is low and IDs are being used, or a
@@ -316,6 +335,7 @@ impl Engine {
                 .max(state.wanted.min(self.settings.given.max_block));
             let layout_checked = state.layout_checked.clone();
             state.woken = false;
+            state.asking = true;
             drop(state);
             let mut got = None;
             let mut round_trip_ms = None;
@@ -350,6 +370,7 @@ impl Engine {
                 }
             }
             state = self.lock();
+            state.asking = false;
             if self.stop.load(Relaxed) {
                 return;
             }

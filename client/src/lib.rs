@@ -218,10 +218,14 @@ impl Client {
 
     /// Stops the client for good: the IDs it holds are dropped (never given back), every
     /// later call fails with `invalid_argument`, here and in any child forked after this.
+    /// Its thread has ended when this returns, unless it was in a request: that one ends by
+    /// itself after it (within `request_timeout`); this never waits for a server.
     pub fn close(&self) {
         self.shared.close();
-        if let Some(engine) = self.current.own() {
-            engine.stop();
+        if let Some(refiller) = self.current.own().and_then(|engine| engine.stop()) {
+            // Between requests: it returns at its next look at `stop`. A client made and
+            // closed in a loop would otherwise leave threads that pile up when they end late.
+            let _ = refiller.join();
         }
     }
 
@@ -242,7 +246,9 @@ impl Client {
         if checked.is_err() {
             ids.fill(0);
             if let Some(engine) = self.current.own() {
-                engine.stop();
+                // Not joined (a call's path waits for no other thread): the refiller ends at
+                // its next look at `stop`, and a later `close()` has no thread left to join.
+                drop(engine.stop());
             }
         }
         checked

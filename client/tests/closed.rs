@@ -87,3 +87,46 @@ fn a_child_that_closes_is_closed_and_its_parent_is_not() {
     assert_eq!(answered, Some(1));
     assert!(client.next_id().is_ok(), "the parent's client is open");
 }
+
+/// `close()` joins the client's thread only between requests (client/tests/threads.rs): one
+/// in a request to a server that never answers is left to end after its `request_timeout`,
+/// and `close()` returns while that request is still open.
+#[test]
+fn close_does_not_wait_for_a_request_in_flight() {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::{mpsc, Arc};
+    use std::time::Duration;
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (accepted, asked) = mpsc::channel();
+    let ended = Arc::new(AtomicBool::new(false));
+    let ended_by_server = Arc::clone(&ended);
+    std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        accepted.send(()).unwrap();
+        // Never answers; the request ends when the client gives it up (its timeout).
+        let _ = std::io::copy(&mut stream, &mut std::io::sink());
+        ended_by_server.store(true, SeqCst);
+    });
+    let client = Arc::new(
+        flakery_client::Client::builder()
+            .server(&url)
+            .request_timeout(Duration::from_secs(20))
+            .timeout(Duration::from_secs(30))
+            .build()
+            .unwrap(),
+    );
+    let caller = {
+        let client = Arc::clone(&client);
+        std::thread::spawn(move || client.next_id())
+    };
+    asked.recv().unwrap();
+    client.close();
+    assert!(
+        !ended.load(SeqCst),
+        "close() returned after the request in flight ended: it waited for the server"
+    );
+    let error = caller.join().unwrap().unwrap_err();
+    assert_eq!(error.code(), ErrorCode::InvalidArgument, "{error}");
+}

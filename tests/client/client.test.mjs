@@ -12,7 +12,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 import flakery, { Client, Generator } from '../../index.mjs'
-import { assertNoLeak, caught } from '../node/memory.mjs'
+import { assertNoLeak, caught, madeAndClosed } from '../node/memory.mjs'
 
 const servers = process.env.FLAKERY_TEST_SERVERS.split(',')
 const tokenServer = process.env.FLAKERY_TEST_TOKEN_SERVER
@@ -361,7 +361,7 @@ test("a Client's calls leak nothing", async (t) => {
       tryNextId: () => client.tryNextId(),
       tryNextIdString: () => client.tryNextIdString(),
       decode: () => client.decode(1541815603606036480n),
-      'new Client + close': () => new Client({ servers }).close(),
+      'new Client + close': madeAndClosed(() => new Client({ servers }).close()),
       'a closed client rejecting': () => closed.nextId().catch((e) => e),
       'a bad count': () => caught(() => client.nextIds(-1)),
     }),

@@ -78,6 +78,26 @@ def test_ids_from_two_servers_are_unique_and_theirs(servers):
         client.next_ids(3)
 
 
+def test_no_thread_outlives_close(servers):
+    """close() ends the client's thread before it returns when that thread is between requests
+    (client/tests/threads.rs): clients made, used and closed in a loop keep the process's
+    threads where they were. Earlier tests' threads may still end: never more, not equal."""
+    served = url(servers("--worker-id", "13"))
+    refused = "http://127.0.0.1:1"  # nothing listens on port 1
+    threads = lambda: len(os.listdir("/proc/self/task"))  # noqa: E731
+    baseline = threads()
+    for i in range(30):
+        for server in (served, refused):
+            client = flakery.Client(servers=server, min_block=16, max_block=16)
+            try:
+                client.next_id()
+            except flakery.ServersUnavailableError:
+                assert server == refused
+            client.close()
+            now = threads()
+            assert now <= baseline, f"{now} threads after close() ({server}, {i}), {baseline} before"
+
+
 def test_a_server_killed_mid_way_costs_no_id_and_no_call(servers):
     """Four threads take IDs from the first of two servers; it is killed (SIGKILL) once one
     thread has 500: every call still answers, from the second (each thread makes 1000 calls

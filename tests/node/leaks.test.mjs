@@ -21,7 +21,7 @@ import {
   toBase62,
 } from 'flakery'
 
-import { assertNoLeak, caught, loopsRun } from './memory.mjs'
+import { assertNoLeak, caught, loopsRun, madeAndClosed } from './memory.mjs'
 
 const ID = 1541815603606036480n
 
@@ -55,7 +55,7 @@ test("a Generator's calls leak nothing", async (t) => {
 // with it each dead one's fence allocated: native memory grew with the peak awaiting
 // finalization (0.5 to 1.5 MB a round here). It now keeps the open generators only.
 test('making a Generator with new and closing it leaks nothing', async (t) => {
-  t.diagnostic(await assertNoLeak({ 'new Generator + close': () => new Generator({ workerId: 1 }).close() }))
+  t.diagnostic(await assertNoLeak({ 'new Generator + close': madeAndClosed(() => new Generator({ workerId: 1 }).close()) }))
 })
 
 test('decode, compose, layouts and the text forms leak nothing', async (t) => {
@@ -98,7 +98,7 @@ test("a Client's calls that need no server leak nothing", async (t) => {
   const client = new Client({ servers: 'http://127.0.0.1:1,http://127.0.0.1:2' })
   t.diagnostic(
     await assertNoLeak({
-      'new Client + close': () => new Client({ servers: ['http://127.0.0.1:1'], layout: 'discord' }).close(),
+      'new Client + close': madeAndClosed(() => new Client({ servers: ['http://127.0.0.1:1'], layout: 'discord' }).close()),
       decode: () => client.decode(ID),
       getters: () => client.layout + client.servers.length,
       tryNextId: () => client.tryNextId(),
