@@ -252,6 +252,20 @@ mod tests {
                 assert!(alive <= MAX_THREADS, "{scheme} call {call}: {alive} alive");
             }
             assert!(refused >= 3, "{scheme}: {refused} refused");
+            // A forked child has none of these threads: its censuses are not refused.
+            // SAFETY: the child only reads a count and leaves with _exit.
+            match unsafe { libc::fork() } {
+                0 => unsafe {
+                    let alive = one_shot_threads(url).load(Ordering::SeqCst);
+                    libc::_exit(i32::from(alive != 0));
+                },
+                child => {
+                    let mut status = 0;
+                    // SAFETY: a child of this process, waited for once.
+                    assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
+                    assert_eq!(status, 0, "the child counted its parent's threads");
+                }
+            }
         }
     }
 

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::mem::ManuallyDrop;
 use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
 use flakery::clock::Clock;
@@ -199,19 +199,33 @@ fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Dialect>, Str
 /// The connection threads alive of each server's (`kind://host`) one-shot links: a census
 /// or a `WORKER_NODE` row opens a link per call, so only a count shared by the calls bounds
 /// the threads a server that never answers keeps blocked (`link::MAX_THREADS` a server).
-static ONE_SHOT_THREADS: LazyLock<Mutex<HashMap<String, Arc<AtomicUsize>>>> =
-    LazyLock::new(Mutex::default);
+/// `pid`: the process that counted them (a forked child has none of its parent's threads).
+#[derive(Default)]
+struct OneShotThreads {
+    pid: u32,
+    by_server: HashMap<String, Arc<AtomicUsize>>,
+}
+
+static ONE_SHOT_THREADS: LazyLock<Mutex<OneShotThreads>> = LazyLock::new(Mutex::default);
 
 /// `url`'s server's count of one-shot link threads.
 pub(super) fn one_shot_threads(url: &DatabaseUrl) -> Arc<AtomicUsize> {
-    let mut counts = ONE_SHOT_THREADS
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
+    // Taken with forks kept out: a child would find a lock held by a thread it does not have.
+    let mut counts = flakery::fork::lock(&ONE_SHOT_THREADS);
+    let pid = std::process::id();
+    if counts.pid != pid {
+        *counts = OneShotThreads {
+            pid,
+            by_server: HashMap::new(),
+        };
+    }
     // A count held by no thread and no caller is dropped: the map keeps only servers with
     // threads alive, however many servers a process asks over its life.
-    counts.retain(|_, count| Arc::strong_count(count) > 1);
+    counts
+        .by_server
+        .retain(|_, count| Arc::strong_count(count) > 1);
     let server = format!("{}://{}", url.kind().name(), url.host());
-    Arc::clone(counts.entry(server).or_default())
+    Arc::clone(counts.by_server.entry(server).or_default())
 }
 
 /// Opens a connection to `url` (for a census or uid-generator's table), by `timeout`.
