@@ -55,8 +55,9 @@ impl Link {
         });
         if counted.is_err() {
             return Err(Unanswered::Failed(format!(
-                "{MAX_THREADS} earlier connections still wait for an answer (each ends when \
-                 the database answers or closes it): no new one is opened until then"
+                "{MAX_THREADS} earlier connections are open and still wait for an answer (one \
+                 given up at its deadline ends only when the database answers or closes it): \
+                 no new one is opened until one ends"
             )));
         }
         let (jobs, queue) = mpsc::channel::<Job>();
