@@ -22,8 +22,9 @@ pub(crate) enum Unanswered {
     Failed(String),
 }
 
-/// The most connection threads one holder keeps alive.
-const MAX_THREADS: usize = 4;
+/// The most connection threads one count (a holder's, or a server's one-shot links') keeps
+/// alive.
+pub(crate) const MAX_THREADS: usize = 4;
 
 /// Counts a connection thread alive until it ends.
 struct Alive(Arc<AtomicUsize>);
@@ -48,14 +49,19 @@ impl Link {
         timeout: Duration,
         threads: &Arc<AtomicUsize>,
     ) -> Result<Link, Unanswered> {
-        if threads.load(Ordering::SeqCst) >= MAX_THREADS {
+        // Checked and counted at once: callers sharing a count may open at the same time.
+        let counted = threads.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |alive| {
+            (alive < MAX_THREADS).then_some(alive + 1)
+        });
+        if counted.is_err() {
             return Err(Unanswered::Failed(format!(
-                "{MAX_THREADS} earlier requests still wait for an answer"
+                "{MAX_THREADS} earlier connections are open and still wait for an answer (one \
+                 given up at its deadline ends only when the database answers or closes it): \
+                 no new one is opened until one ends"
             )));
         }
         let (jobs, queue) = mpsc::channel::<Job>();
         let (ready, opened) = mpsc::channel();
-        threads.fetch_add(1, Ordering::SeqCst);
         let alive = Alive(Arc::clone(threads));
         std::thread::Builder::new()
             .name("flakery-sql".into())

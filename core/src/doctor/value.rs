@@ -168,10 +168,29 @@ impl Value {
             Value::Bool(on) => if *on { "yes" } else { "no" }.to_string(),
             Value::Int(n) => n.to_string(),
             Value::Float(x) => format!("{x:.4}"),
-            Value::Str(text) => text.escape_debug().to_string(),
+            Value::Str(text) => terminal_safe(text),
             _ => String::new(),
         }
     }
+}
+
+/// `text` as the report's text shows it: control characters (a newline, ESC) and the
+/// characters that reorder what a terminal shows (bidi marks, embeddings, overrides,
+/// isolates) escaped, so that a record read from outside can neither fake a line nor write
+/// to the reader's terminal; everything else, quotes included, as it is.
+fn terminal_safe(text: &str) -> String {
+    let reorders = |c: char| {
+        matches!(
+            c,
+            '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+        )
+    };
+    text.chars()
+        .map(|c| match c.is_control() || reorders(c) {
+            true => c.escape_default().to_string(),
+            false => c.to_string(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -191,5 +210,24 @@ mod tests {
         );
         let parsed: serde_json::Value = serde_json::from_str(&v.to_json()).unwrap();
         assert_eq!(parsed["a"], "x\"\n\u{1}");
+    }
+
+    /// Quotes as they are; what a terminal would act on (a newline, ESC, DEL, a C1 control,
+    /// a right-to-left override, an isolate) escaped.
+    #[test]
+    fn text_escapes_only_what_a_terminal_acts_on() {
+        let shown = |text: &str| {
+            let mut out = String::new();
+            Value::Str(text.into()).write_text(&mut out, 0);
+            out
+        };
+        assert_eq!(
+            shown("the database's \"clock\""),
+            "the database's \"clock\"\n"
+        );
+        assert_eq!(
+            shown("a\nb\u{1b}[2J\u{7f}\u{9b}c\u{202E}d\u{2066}e\u{200F}é"),
+            "a\\nb\\u{1b}[2J\\u{7f}\\u{9b}c\\u{202e}d\\u{2066}e\\u{200f}é\n"
+        );
     }
 }
