@@ -1,4 +1,4 @@
-"""The two haproxy configurations of docs/server.md for TLS, run as written (only addresses,
+"""The two haproxy configurations of docs/server-tls.md, run as written (only addresses,
 file names and the server name replaced) in front of two TLS servers: passthrough (the client
 checks the servers' own certificate) and termination (haproxy's certificate to the client,
 TLS again to the servers). Each health check must pass over TLS (`L7OK`), and IDs of both
