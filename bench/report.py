@@ -50,6 +50,11 @@ def merge(raw: str, root: str) -> dict[str, Any]:
         if os.path.exists(jdk17_path):
             with open(jdk17_path) as f:
                 r["java"]["jdk17"] = jmh.from_jmh(json.load(f), {})
+        # Java 17's call again with the opt-in critical native (jmh.CRITICAL_FLAG).
+        critical_path = os.path.join(raw, "jmh17crit.json")
+        if os.path.exists(critical_path):
+            with open(critical_path) as f:
+                r["java"]["jdk17_critical"] = jmh.from_jmh(json.load(f), {})
     lock = rust_versions(os.path.join(root, "Cargo.lock"))
     if "rust" in r:
         for g in r["rust"]["generators"]:

@@ -9,7 +9,8 @@
 # java: bench/java's JMH benchmarks (bench/java/run.sh builds the jar and the benchmarks), in
 # short settings: one fork, 3 warm-up and 5 measured iterations of 1 s each (JMH_ARGS; about
 # 2 minutes), JMH's JSON into the report (bench/reporting/jmh.py: the median of the measured
-# iterations, set against the peers of the same run). The smoke run leaves Java out unless
+# iterations, set against the peers of the same run); then a few on Java 17 (jmh17.json), and
+# nextId there again with -XX:+CriticalJNINatives, the opt-in (jmh17crit.json). The smoke run leaves Java out unless
 # asked (--smoke --only java: one iteration of 100 ms): it would build the release JNI library
 # and the benchmarks jar in CI for figures nobody reads; bench/smoke.sh runs the converter's
 # unit tests instead (bench/reporting/test_jmh.py).
@@ -255,6 +256,19 @@ bench_java() {
     else
       tail -n 40 "$raw/java17.log" >&2
       echo "FAIL: the Java 17 bench" >&2
+      failed=1
+    fi
+    # nextId again with the opt-in critical native (docs/java.md; about 10 s).
+    local critical_benchmarks critical_flag
+    critical_benchmarks="$(python3 -c 'import sys; sys.path.insert(0, "bench"); from reporting import jmh; print(jmh.JDK17_CRITICAL_BENCHMARKS)')"
+    critical_flag="$(python3 -c 'import sys; sys.path.insert(0, "bench"); from reporting import jmh; print(jmh.CRITICAL_FLAG)')"
+    echo "=== java: Java 17 with $critical_flag ($critical_benchmarks)"
+    if "$java17/bin/java" -jar bench/java/target/benchmarks.jar "$critical_benchmarks" "${args[@]}" \
+      -jvmArgsPrepend "$critical_flag" -rf json -rff "$raw/jmh17crit.json" >"$raw/java17crit.log" 2>&1; then
+      grep -E '^IdBenchmarks' "$raw/java17crit.log" | sed 's/^/  /' || true
+    else
+      tail -n 40 "$raw/java17crit.log" >&2
+      echo "FAIL: the Java 17 bench with $critical_flag" >&2
       failed=1
     fi
   fi

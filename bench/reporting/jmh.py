@@ -29,6 +29,9 @@ CORE_LOOP = ("the core's own cost per ID, nextId's steps in a loop in native cod
 # The benchmarks bench/run.sh runs again on Java 17 (JNI): flakery's call, CosId's, and the
 # floors of a JNI call and of a compare-and-set.
 JDK17_BENCHMARKS = r"IdBenchmarks\.(flakeryBelowCeiling|cosidBelowCeiling|jniBaseline|casFloor)$"
+# Java 17's opt-in critical native (docs/java.md): flakery's call again, in a JVM given CRITICAL_FLAG.
+JDK17_CRITICAL_BENCHMARKS = r"IdBenchmarks\.flakeryBelowCeiling$"
+CRITICAL_FLAG = "-XX:+CriticalJNINatives"
 # Issue 37's goals: nextId() within PATH_GOAL_NS of a bare call of its own path, and at least
 # COSID_GOAL times faster than CosId below the ceiling.
 PATH_GOAL_NS = 3.0
@@ -193,7 +196,7 @@ def java_table(java: dict[str, Any]) -> list[str]:
         if v is not None:
             what = java[key]["what"]
             lines.append(f"\n{what[0].upper()}{what[1:]}: {fmt_ns(v)} ns in the same run.")
-    jdk17 = jdk17_sentence(java.get("jdk17"))
+    jdk17 = jdk17_sentence(java.get("jdk17"), java.get("jdk17_critical"))
     if jdk17:
         lines.append(f"\n{jdk17}")
     lines.append("")
@@ -208,9 +211,14 @@ def jdk17_figures(j17: Optional[dict[str, Any]]) -> Optional[tuple[float, float,
     return None if any(v is None for v in figures) else figures  # type: ignore[return-value]
 
 
-def jdk17_sentence(j17: Optional[dict[str, Any]]) -> Optional[str]:
+def jdk17_critical_ns(critical: Optional[dict[str, Any]]) -> Optional[float]:
+    """flakery's nextId on Java 17 in a JVM given CRITICAL_FLAG, in ns."""
+    return get(by_key(critical or {}).get("flakery-nextId"), "per_call", "ns")
+
+
+def jdk17_sentence(j17: Optional[dict[str, Any]], critical: Optional[dict[str, Any]] = None) -> Optional[str]:
     """Java 17's call (JNI) against CosId's and against its floor, the bare JNI call plus one
-    compare-and-set."""
+    compare-and-set; then the call with the opt-in critical native, when measured."""
     figures = jdk17_figures(j17)
     if figures is None:
         return None
@@ -221,6 +229,11 @@ def jdk17_sentence(j17: Optional[dict[str, Any]]) -> Optional[str]:
     if call + cas > cosid / COSID_GOAL:
         text += (f" {COSID_GOAL:g}× CosId asks for {fmt_ns(cosid / COSID_GOAL)} ns, below that floor: out of reach "
                  f"through JNI on this machine.")
+    crit = jdk17_critical_ns(critical)
+    if crit is not None:
+        text += (f" With {CRITICAL_FLAG} (opt-in; deprecated in Java 16, obsolete from 18; Java 22 and later take FFM): "
+                 f"{fmt_ns(crit)} ns, {cosid / crit:.2f}× CosId's, "
+                 f"{'meeting' if cosid >= COSID_GOAL * crit else 'short of'} the {COSID_GOAL:g}× goal.")
     return text
 
 
@@ -283,5 +296,15 @@ def java_bar(r: dict[str, Any]) -> list[tuple[str, Optional[bool], str]]:
             "not measured" if figures is None else
             f"{figures[0]:.1f} ns against {figures[1]:.1f} ns ({figures[1] / figures[0]:.2f}×); "
             f"the bare JNI call and one compare-and-set {figures[2] + figures[3]:.1f} ns",
+        ))
+    if "jdk17_critical" in java:
+        crit = jdk17_critical_ns(java["jdk17_critical"])
+        cosid = None if figures is None else figures[1]
+        out.append((
+            f"Java 17 with {CRITICAL_FLAG} (opt-in, deprecated): nextId() ≥ {COSID_GOAL:g}× faster than CosId's "
+            f"MillisecondSnowflakeId",
+            None if crit is None or cosid is None else cosid >= COSID_GOAL * crit,
+            "not measured" if crit is None or cosid is None else
+            f"{crit:.1f} ns against {cosid:.1f} ns ({cosid / crit:.2f}×)",
         ))
     return out

@@ -183,14 +183,38 @@ class Report(unittest.TestCase):
         bar = {name: met for name, met, _ in jmh.java_bar({"java": java})}
         self.assertTrue(bar["Java 17: nextId() ≥ 3× faster than CosId's MillisecondSnowflakeId (below the ceiling)"])
 
+    def test_java_17_with_the_critical_native_has_its_own_verdict(self) -> None:
+        # Default 12.3 ns (2.54× CosId's 31.3), with the flag 8.0 ns (3.91×): the sentence and
+        # the bar say both, and which configuration meets the goal.
+        java = jmh.from_jmh(sample(), jmh.pom_versions(POM))
+        java["jdk17"] = jmh.from_jmh(jdk17(flakery=12.3, cosid=31.3, call=7.1, cas=4.7), {})
+        java["jdk17_critical"] = jmh.from_jmh(jdk17(flakery=8.0, cosid=31.3, call=7.1, cas=4.7)[:1], {})
+        text = "\n".join(jmh.java_table(java))
+        self.assertIn("out of reach through JNI on this machine. With -XX:+CriticalJNINatives (opt-in; deprecated "
+                      "in Java 16, obsolete from 18; Java 22 and later take FFM): 8.00 ns, 3.91× CosId's, meeting the 3× goal.",
+                      text)
+        bar = {name: (met, figure) for name, met, figure in jmh.java_bar({"java": java})}
+        self.assertEqual(bar["Java 17: nextId() ≥ 3× faster than CosId's MillisecondSnowflakeId (below the ceiling)"][0],
+                         False)
+        self.assertEqual(bar["Java 17 with -XX:+CriticalJNINatives (opt-in, deprecated): nextId() ≥ 3× faster than "
+                             "CosId's MillisecondSnowflakeId"], (True, "8.0 ns against 31.3 ns (3.91×)"))
+        java["jdk17_critical"] = jmh.from_jmh(jdk17(flakery=11.0, cosid=31.3, call=7.1, cas=4.7)[:1], {})
+        self.assertIn("11.0 ns, 2.85× CosId's, short of the 3× goal.", "\n".join(jmh.java_table(java)))
+        bar = {name: met for name, met, _ in jmh.java_bar({"java": java})}
+        self.assertFalse(bar["Java 17 with -XX:+CriticalJNINatives (opt-in, deprecated): nextId() ≥ 3× faster than "
+                             "CosId's MillisecondSnowflakeId"])
+
     def test_the_report_reads_java_17_from_its_own_file(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             with open(os.path.join(tmp, "jmh.json"), "w") as f:
                 json.dump(sample(), f)
             with open(os.path.join(tmp, "jmh17.json"), "w") as f:
                 json.dump(jdk17(flakery=12.3, cosid=31.3, call=7.1, cas=4.7), f)
+            with open(os.path.join(tmp, "jmh17crit.json"), "w") as f:
+                json.dump(jdk17(flakery=8.0, cosid=31.3, call=7.1, cas=4.7)[:1], f)
             r = report.merge(tmp, os.path.dirname(os.path.dirname(HERE)))
         self.assertEqual(by_key(r["java"]["jdk17"])["flakery-nextId"]["per_call"]["ns"], 12.3)
+        self.assertEqual(by_key(r["java"]["jdk17_critical"])["flakery-nextId"]["per_call"]["ns"], 8.0)
         self.assertEqual(by_key(r["java"])["flakery-nextId"]["per_call"]["ns"], 14.5)
 
     def test_a_broken_jmh_file_fails_the_report(self) -> None:

@@ -91,6 +91,27 @@ pub extern "system" fn Java_dev_flakery_Native_nextId(
     next_id_slow(env, handle)
 }
 
+/// The core's hot path alone, as FFM's downcall runs it: an ID, or -1 (never throws). Java
+/// 17 to 21 call this first from `nextId()`; under `-XX:+CriticalJNINatives` HotSpot's
+/// compiled code calls `JavaCritical_dev_flakery_Native_nextIdFast` instead, without the
+/// JNI environment and the thread-state switch (docs/java.md).
+#[no_mangle]
+pub extern "system" fn Java_dev_flakery_Native_nextIdFast(
+    _: JNIEnv,
+    _: JClass,
+    handle: jlong,
+) -> jlong {
+    crate::ffm::flakery_java_next_id_fast(handle)
+}
+
+/// `nextIdFast` as a critical native (primitive arguments only, no env, no class). A critical
+/// native holds back safepoints while it runs: the hot path never blocks, allocates, waits or
+/// calls back into Java (ffm.rs), as FFM's critical downcall needs too.
+#[no_mangle]
+pub extern "system" fn JavaCritical_dev_flakery_Native_nextIdFast(handle: jlong) -> jlong {
+    crate::ffm::flakery_java_next_id_fast(handle)
+}
+
 /// `nextId` when the hot path has no ID: the core's whole `next_id`, which waits, or throws
 /// its error; one path for JNI and FFM alike.
 #[cold]

@@ -58,6 +58,11 @@ mvn_quiet=(mvn -q -B -Dstyle.color=never "-Dflakery.jdk22=$java25")
 echo "--- mvn install, then the integrations (Java 17)"
 JAVA_HOME="$java17" "${mvn_quiet[@]}" install
 JAVA_HOME="$java17" "${mvn_quiet[@]}" -f integrations/pom.xml verify
+# The opt-in critical native (docs/java.md): nextId's tests and the close race again with
+# -XX:+CriticalJNINatives, where compiled code calls JavaCritical_..._nextIdFast (about 10 s).
+echo "--- the nextId tests with -XX:+CriticalJNINatives (Java 17)"
+JAVA_HOME="$java17" "${mvn_quiet[@]}" -Dflakery.test.jvm=-XX:+CriticalJNINatives \
+  -Dtest='IdPathTest,GeneratorTest' -Dsurefire.failIfNoSpecifiedTests=false surefire:test
 echo "--- mvn verify, then the integrations (Java 25)"
 # Maven's own guava warns about sun.misc.Unsafe on Java 24 and later: not ours to fix.
 export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"

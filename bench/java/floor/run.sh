@@ -3,7 +3,7 @@
 # in CI: what one uncontended locked instruction costs (cas.c: rdtsc, the best of many short
 # bursts, so that a loaded machine's preemptions do not count), and a bare JNI call with and
 # without a compare-and-swap on Java 17, with and without its deprecated critical natives
-# (-XX:+CriticalJNINatives, which flakery does not use). Needs cc and a JDK 17 (JAVA17_HOME).
+# (-XX:+CriticalJNINatives, which flakery offers as an opt-in: docs/java.md). Needs cc and a JDK 17 (JAVA17_HOME).
 set -euo pipefail
 cd "$(dirname "$0")"
 java17="${JAVA17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}"

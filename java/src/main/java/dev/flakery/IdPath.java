@@ -40,13 +40,17 @@ abstract class IdPath {
     /** A new ID of the generator behind {@code handle}, or its error as a {@link FlakeryException}. */
     abstract long nextId(long handle);
 
-    /** The core's hot path alone, without the JNI call behind it: an ID, or -1 (FFM only). */
+    /** The core's hot path alone, without the JNI call {@code nextId} behind it: an ID, or -1. */
     abstract long nextIdFast(long handle);
 
     /** A bare call of {@code nextId}'s shape that returns 42 (bench/java's baseline). */
     abstract long baseline(long handle);
 
-    /** Java 17 to 21, or FFM turned off. */
+    /**
+     * Java 17 to 21, or FFM turned off: {@code nextIdFast} then {@code nextId}, two JNI methods,
+     * so that Java 17 to 21 run with {@code -XX:+CriticalJNINatives} call the first as a critical
+     * native (docs/java.md); without the flag it costs what one {@code nextId} call did.
+     */
     static final class Jni extends IdPath {
         @Override
         String name() {
@@ -55,12 +59,15 @@ abstract class IdPath {
 
         @Override
         long nextId(long handle) {
-            return Native.nextId(handle);
+            // Two native calls only when the hot path has no ID (a used-up millisecond, a lease
+            // to renew, an error); the first is a critical native under -XX:+CriticalJNINatives.
+            long id = Native.nextIdFast(handle);
+            return id >= 0 ? id : Native.nextId(handle);
         }
 
         @Override
         long nextIdFast(long handle) {
-            return -1;
+            return Native.nextIdFast(handle);
         }
 
         @Override

@@ -30,6 +30,13 @@ final class Native {
 
     static native long nextId(long generator);
 
+    /**
+     * The core's hot path alone: an ID, or -1 when it has none at once (then {@link #nextId}
+     * waits or throws); never throws. Primitive arguments only, so that under
+     * {@code -XX:+CriticalJNINatives} (Java 17 to 21) HotSpot calls its critical native.
+     */
+    static native long nextIdFast(long generator);
+
     /** A benchmark's baseline (bench/java): a bare JNI call of nextId's shape that returns 42. */
     static native long benchmarkBaselineConstant(long generator);
 

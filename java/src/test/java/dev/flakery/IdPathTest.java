@@ -20,7 +20,10 @@ class IdPathTest {
         assertEquals(FFM ? "ffm" : "jni", IdPath.ACTIVE.name(), "fallback: " + IdPath.fallbackReason);
     }
 
-    /** The downcall itself answers, not the JNI call behind it: IDs, increasing. */
+    /**
+     * The hot path itself answers (FFM's downcall, or JNI's nextIdFast, a critical native under
+     * -XX:+CriticalJNINatives), not the JNI call behind it: IDs, increasing.
+     */
     @Test
     void theDowncallIssuesIds() {
         try (Generator generator = wide()) {
@@ -34,11 +37,7 @@ class IdPathTest {
                     fast++;
                 }
             }
-            if (FFM) {
-                assertTrue(fast > 0, "no ID came from the downcall");
-            } else {
-                assertEquals(0, fast);
-            }
+            assertTrue(fast > 0, "no ID came from the hot path");
             assertTrue(generator.nextId() > previous);
         }
     }
