@@ -174,7 +174,7 @@ fn a_census_that_fails_is_a_finding() {
 }
 
 /// A connect string a generator refuses at its start (its TLS parameters, a CA file that is
-/// not there) is refused by the doctor too, exit 2, with the
+/// not there, a raw `@` in a parameter) is refused by the doctor too, exit 2, with the
 /// generator's own message: the census parses it as a start does. It was a warning (exit 1)
 /// that the node IDs could not be counted. A listener that accepts and never answers stands
 /// for the ensemble: the probe passes, and nothing is counted.
@@ -191,6 +191,8 @@ fn a_connect_string_a_generator_refuses_is_refused_by_the_census() {
             "?secure=true&ca=/nonexistent/flakery-census-ca.pem",
             "flakery-census-ca.pem",
         ),
+        // The credentials end at the last '@': the probe's address would be 'orders:2181'.
+        ("?secure=true&ca=/run/flakery@orders/ca.pem", "%40"),
     ] {
         let options = Options {
             zookeeper: Some(format!("census:s3cret@{host}{query}")),
