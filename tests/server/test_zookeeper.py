@@ -2,10 +2,12 @@
 a stalled renewal holding up neither /healthz nor the thread count; the lease released on
 SIGTERM."""
 
+import contextlib
 import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -120,6 +122,53 @@ def threads_of(pid):
         return next(int(line.split()[1]) for line in f if line.startswith("Threads:"))
 
 
+# Linux's SO_TIMESTAMPNS (asm-generic; also its SCM_ type), which Python's socket module does
+# not name: each received segment carries the kernel's CLOCK_REALTIME of its arrival.
+SO_TIMESTAMPNS = 35
+
+
+@contextlib.contextmanager
+def receive_timestamps():
+    """The kernel's receive timestamps turned on for the block. Linux turns them on for every
+    socket when the first asks, in a work item that runs a moment later (packets before it
+    carry none): a TCP pair on loopback holds them on, once a segment shows it."""
+    with socket.create_server(("127.0.0.1", 0)) as server, \
+            socket.create_connection(server.getsockname()) as sender:
+        receiver, _ = server.accept()
+        with receiver:
+            receiver.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            for _ in range(500):  # bounded: the work item runs within milliseconds
+                sender.sendall(b"x")
+                _, ancdata, _, _ = receiver.recvmsg(16, socket.CMSG_SPACE(16))
+                if ancdata:
+                    break
+                time.sleep(0.01)
+            assert ancdata, "the kernel gives no receive timestamps"
+            yield
+
+
+def ask_as_the_server_answers(port, path):
+    """GET `path` on a connection of its own: its status, when the request had been handed to
+    the kernel (time.time() after sendall returned: no earlier than the server could read it),
+    and when the answer's first bytes reached this host (the kernel's receive timestamp). The
+    span between is the server's: a Python thread kept from running by the GIL or the
+    scheduler, after it sent or once the answer is in, makes it no longer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                     .encode())
+        sent = time.time()
+        head, ancdata, _, _ = sock.recvmsg(4096, socket.CMSG_SPACE(16))
+        stamps = [struct.unpack("qq", data[:16]) for level, kind, data in ancdata
+                  if (level, kind) == (socket.SOL_SOCKET, SO_TIMESTAMPNS)]
+        while sock.recv(65536):  # the rest, to the server's close
+            pass
+    if not head.startswith(b"HTTP/1."):
+        raise OSError(f"not an HTTP answer: {head[:40]!r}")
+    answered = stamps[0][0] + stamps[0][1] / 1e9 if stamps else None
+    return int(head.split(b" ", 2)[1]), sent, answered
+
+
 def test_a_stalled_lease_stalls_neither_health_nor_threads(zk, start_server):
     # A session long enough that the busy generator uses its mark up (about 1.1 s after the
     # pause) well before the claim turns suspect (3 s): requests then wait on the lease.
@@ -127,56 +176,72 @@ def test_a_stalled_lease_stalls_neither_health_nor_threads(zk, start_server):
                           "FLAKERY_SESSION_TIMEOUT_MS": "6000"})
     assert s.get("/v1/id")[0] == 200
     threads_before = threads_of(s.pid)
-    zk.pause()
     asked, health, ready, peak = [], [], [], threads_before
     stop = threading.Event()
-    try:
-        def ask():
-            while not stop.is_set():
-                started = time.monotonic()
-                try:
-                    status = s.get("/v1/id")[0]
-                except OSError as e:
-                    status = repr(e)
-                asked.append((started, time.monotonic(), status))
-        askers = [threading.Thread(target=ask) for _ in range(32)]
+    # Held on from before the first ID request to after the last (see receive_timestamps).
+    with receive_timestamps():
+        zk.pause()
+        try:
+            def ask():
+                while not stop.is_set():
+                    started = time.time()
+                    try:
+                        status, sent, answered = ask_as_the_server_answers(s.port, "/v1/id")
+                    except OSError as e:
+                        status, sent, answered = repr(e), None, None
+                    asked.append((started, time.time(), status, sent, answered))
+            askers = [threading.Thread(target=ask) for _ in range(32)]
+            for a in askers:
+                a.start()
+            deadline = time.time() + 60  # a safety net against a hang, not a measure
+            while sum(1 for r in asked if r[2] == 503) < 500 and time.time() < deadline:
+                status, sent, answered = ask_as_the_server_answers(s.port, "/healthz")
+                assert status == 200
+                health.append((sent, answered))
+                started = time.time()
+                status = s.get("/readyz")[0]
+                ready.append((started, time.time(), status))
+                peak = max(peak, threads_of(s.pid))
+                time.sleep(0.02)
+        finally:
+            stop.set()
+            zk.resume()
         for a in askers:
-            a.start()
-        deadline = time.time() + 60  # a safety net against a hang, not a measure
-        while sum(1 for r in asked if r[2] == 503) < 500 and time.time() < deadline:
-            started = time.monotonic()
-            assert s.get("/healthz")[0] == 200
-            health.append((started, time.monotonic()))
-            started = time.monotonic()
-            status = s.get("/readyz")[0]
-            ready.append((started, time.monotonic(), status))
-            peak = max(peak, threads_of(s.pid))
-            time.sleep(0.02)
-    finally:
-        stop.set()
-        zk.resume()
-    for a in askers:
-        a.join(30)
-    statuses = [status for _, _, status in asked]
-    slowest = max(asked, key=lambda r: r[1] - r[0])
+            a.join(30)
+    statuses = [r[2] for r in asked]
+    assert all(r[4] for r in asked if r[3]) and all(h[1] for h in health), \
+        "an answer came without its receive timestamp"
+    # As the server answered them (see ask_as_the_server_answers).
+    slowest = max((r for r in asked if r[4]), key=lambda r: r[4] - r[3])
     print(f"statuses {sorted(set(map(str, statuses)))}, slowest /v1/id "
-          f"{slowest[1] - slowest[0]:.3f} s, threads {threads_before} -> peak {peak}")
+          f"{slowest[4] - slowest[3]:.3f} s, threads {threads_before} -> peak {peak}")
     assert 503 in statuses, "the lease was never lost: the test saw no stall"
     # An order of events, not a time: while the request that waited longest on the lease
     # was waiting (on a blocking thread, never on the threads that answer everything else),
-    # /healthz was asked and answered.
-    assert any(slowest[0] < h_start and h_end < slowest[1] for h_start, h_end in health), \
+    # /healthz was asked and answered: both as the server answered them, so a Python thread
+    # that waited for its turn cannot make a quick request look like a wait.
+    assert any(slowest[3] < sent and answered < slowest[4] for sent, answered in health), \
         "no /healthz was answered while a request waited on the stalled lease"
     assert peak <= threads_before + 16, f"threads {threads_before} -> {peak}"
     # Fail fast, as an order of events: once /readyz has turned 503, no ID request stays
     # waiting: none spans three /readyz rounds that each answered 503 (a request queued
-    # behind the lease would span dozens, until the claim turns suspect).
+    # behind the lease would span dozens, until the claim turns suspect). The request's span
+    # is the server's (sent to answered, see ask_as_the_server_answers); a round's is this
+    # thread's, from before it asked to after it read, which a delay here only lengthens. So
+    # 32 Python threads sharing the GIL no longer read as the server making a request wait.
     unready = [r for r in ready if r[2] == 503]
     assert unready, "/readyz never turned 503"
 
     def rounds_inside(a):
-        return sum(1 for r in unready if a[0] < r[0] and r[1] < a[1])
+        return sum(1 for r in unready if a[3] < r[0] and r[1] < a[4]) if a[4] else 0
     worst = max(asked, key=rounds_inside)
+
+    def rounds_seen(a):
+        return sum(1 for r in unready if a[0] < r[0] and r[1] < a[1])
+    seen = max(asked, key=rounds_seen)
+    print(f"most /readyz 503 rounds inside an ID request: {rounds_inside(worst)} as the server "
+          f"answered it ({worst[4] - worst[3]:.3f} s), {rounds_seen(seen)} as its thread saw "
+          f"one ({seen[1] - seen[0]:.3f} s; {rounds_inside(seen)} as the server answered it)")
     assert rounds_inside(worst) < 3, \
         f"an ID request waited through {rounds_inside(worst)} /readyz 503 answers"
 

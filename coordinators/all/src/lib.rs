@@ -44,6 +44,13 @@ impl Connector for Coordinators {
             },
         }
     }
+
+    fn check(&self, plan: &CoordinatorPlan, layout: &Layout) -> Result<()> {
+        match &plan.kind {
+            CoordinatorKind::ZooKeeper { .. } => check_zookeeper(plan, layout),
+            CoordinatorKind::Database { .. } => Ok(()),
+        }
+    }
 }
 
 /// Installs `Coordinators` as the process's connector, unless one is installed already
@@ -71,6 +78,16 @@ fn census_zookeeper(plan: &CoordinatorPlan, layout: &Layout, timeout: Duration) 
 #[cfg(not(feature = "zookeeper"))]
 fn census_zookeeper(plan: &CoordinatorPlan, _: &Layout, _: Duration) -> Result<Census> {
     Err(left_out(&plan.kind))
+}
+
+#[cfg(feature = "zookeeper")]
+fn check_zookeeper(plan: &CoordinatorPlan, layout: &Layout) -> Result<()> {
+    flakery_zookeeper::check(plan, layout)
+}
+
+#[cfg(not(feature = "zookeeper"))]
+fn check_zookeeper(_: &CoordinatorPlan, _: &Layout) -> Result<()> {
+    Ok(())
 }
 
 #[cfg(any(feature = "postgres", feature = "mysql"))]

@@ -27,12 +27,25 @@ const MAX_READS: usize = 4096;
 
 const HOUR_MS: i64 = 3_600_000;
 
-/// The census of `plan`'s namespace within `timeout`.
-pub fn census(plan: &CoordinatorPlan, layout: &Layout, timeout: Duration) -> Result<Census> {
+/// `plan`'s settings, read as a start reads them, or the refusal a start gets: marked as
+/// the connect string's fault (the same parse, its CA and key files read), so that the
+/// doctor says it is refused.
+fn settings(plan: &CoordinatorPlan, layout: &Layout) -> Result<Settings> {
     let CoordinatorKind::ZooKeeper { connect } = &plan.kind else {
         return Err(flakery::lease::connector::not_installed(&plan.kind));
     };
-    let settings = Settings::parse(connect, &plan.namespace, plan.session_timeout_ms, layout)?;
+    Settings::parse(connect, &plan.namespace, plan.session_timeout_ms, layout)
+        .map_err(|e| e.about("zookeeper"))
+}
+
+/// The refusal a generator's start gets for `plan`, before connecting (`Connector::check`).
+pub fn check(plan: &CoordinatorPlan, layout: &Layout) -> Result<()> {
+    settings(plan, layout).map(|_| ())
+}
+
+/// The census of `plan`'s namespace within `timeout`.
+pub fn census(plan: &CoordinatorPlan, layout: &Layout, timeout: Duration) -> Result<Census> {
+    let settings = settings(plan, layout)?;
     let time = KeeperTime(Arc::new(SystemClock));
     let deadline_ms = time
         .now_ms()

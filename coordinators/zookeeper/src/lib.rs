@@ -51,7 +51,7 @@ use proto::{CreateMode, Stat, ZkError};
 use settings::Settings;
 use transport::Client;
 
-pub use census::census;
+pub use census::{census, check};
 pub use lease::ZooKeeperLease;
 pub use settings::MIN_SESSION_TIMEOUT_MS;
 
@@ -84,6 +84,10 @@ impl Connector for ZooKeeperConnector {
         timeout: Duration,
     ) -> Result<flakery::doctor::census::Census> {
         census(plan, layout, timeout)
+    }
+
+    fn check(&self, plan: &CoordinatorPlan, layout: &Layout) -> Result<()> {
+        check(plan, layout)
     }
 }
 

@@ -10,7 +10,9 @@ use super::census;
 use super::value::{MapBuilder, Value};
 use super::{Finding, Level};
 use crate::layout::Layout;
-use crate::lease::connector::{census_coordinator, CoordinatorKind, CoordinatorPlan};
+use crate::lease::connector::{
+    census_coordinator, check_coordinator, CoordinatorKind, CoordinatorPlan,
+};
 use crate::options::DatabaseKind;
 
 /// How long one connection attempt may take.
@@ -147,7 +149,10 @@ pub(super) fn section(
     let reachable = probes
         .iter()
         .any(|p| p.get("reachable") == Some(&Value::Bool(true)));
-    if !reachable {
+    // A string a start refuses (a raw '@' in a parameter ends the credentials there) may
+    // name addresses that are not the coordinator's: its refusal is the finding.
+    let refused = check_coordinator(plan, layout).err();
+    if !reachable && refused.is_none() {
         findings.push(Finding::new(
             Level::Refused,
             "coordinator",
@@ -159,7 +164,9 @@ pub(super) fn section(
         ));
     }
     // An unreachable coordinator is refused above: counting would only repeat it.
-    let node_ids = if reachable {
+    let node_ids = if let Some(error) = refused {
+        census::failed(&error, &what, findings)
+    } else if reachable {
         match census_coordinator(plan, layout, CENSUS_TIMEOUT) {
             Ok(census) => census::section(&census, &what, findings),
             Err(error) => census::failed(&error, &what, findings),

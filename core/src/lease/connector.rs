@@ -101,6 +101,14 @@ pub trait Connector: Send + Sync {
             "this program's connector cannot count the node IDs of {what}"
         )))
     }
+
+    /// The refusal `open` would give `plan` before connecting (its connect string read as a
+    /// start reads it), marked as an option's (`Error::about`): `flakery doctor` says it
+    /// before probing addresses that a refused string may not even name. Default: none.
+    fn check(&self, plan: &CoordinatorPlan, layout: &Layout) -> Result<()> {
+        let _ = (plan, layout);
+        Ok(())
+    }
 }
 
 static CONNECTOR: OnceLock<Box<dyn Connector>> = OnceLock::new();
@@ -139,6 +147,14 @@ pub fn census_coordinator(
         Some(connector) => connector.census(plan, layout, timeout),
         None => Err(not_installed(&plan.kind)),
     }
+}
+
+/// The installed connector's refusal of `plan` before connecting (see `Connector::check`);
+/// none without a connector (the census says that).
+pub fn check_coordinator(plan: &CoordinatorPlan, layout: &Layout) -> Result<()> {
+    CONNECTOR
+        .get()
+        .map_or(Ok(()), |connector| connector.check(plan, layout))
 }
 
 /// The refusal of a coordinator plan in a program that installed no connector.

@@ -172,3 +172,45 @@ fn a_census_that_fails_is_a_finding() {
         .unwrap()
         .starts_with("off"));
 }
+
+/// A connect string a generator refuses at its start (its TLS parameters, a CA file that is
+/// not there, a raw `@` in a parameter) is refused by the doctor too, exit 2, with the
+/// generator's own message: the census parses it as a start does. It was a warning (exit 1)
+/// that the node IDs could not be counted. A listener that accepts and never answers stands
+/// for the ensemble: the probe passes, and nothing is counted.
+#[test]
+fn a_connect_string_a_generator_refuses_is_refused_by_the_census() {
+    let _serial = serial();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let host = listener.local_addr().unwrap();
+    for (query, says) in [
+        ("?secure=maybe", "secure=maybe"),
+        ("?secure=true&cafile=/ca.pem", "unknown parameter 'cafile'"),
+        ("?secure=true&ca=", "ca= names no file"),
+        (
+            "?secure=true&ca=/nonexistent/flakery-census-ca.pem",
+            "flakery-census-ca.pem",
+        ),
+        // The credentials end at the last '@': the probe's address would be 'orders:2181'.
+        ("?secure=true&ca=/run/flakery@orders/ca.pem", "%40"),
+    ] {
+        let options = Options {
+            zookeeper: Some(format!("census:s3cret@{host}{query}")),
+            namespace: Some("census-refused".into()),
+            session_timeout_ms: Some(1000),
+            ..Options::default()
+        };
+        let err = Generator::new(options.clone()).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{query}: {err}");
+        assert!(err.message().contains(says), "{query}: {err}");
+        let (json, code, report) = doctor(&options);
+        assert_eq!(code, 2, "{query}: {json:#}");
+        assert!(
+            report
+                .findings_of(Level::Refused)
+                .any(|r| r.text.contains(err.message())),
+            "{query}: the generator's '{err}' is not refused in {json:#}"
+        );
+        assert!(!json.to_string().contains("s3cret"), "{json:#}");
+    }
+}
