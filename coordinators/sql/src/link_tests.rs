@@ -124,7 +124,8 @@ fn renewals_against_a_hung_database_keep_a_bounded_number_of_threads() {
 
 /// Threads whose caller still waits are never counted: however many connections of one
 /// server are under way at once, none is refused, even while another server's given-up
-/// threads are at the bound (the count is each server's).
+/// threads are at the bound (the count is each server's); given-up threads that end are
+/// uncounted.
 #[test]
 fn connections_under_way_are_not_refused_by_given_up_ones() {
     let _counting = counting();
@@ -180,6 +181,9 @@ fn connections_under_way_are_not_refused_by_given_up_ones() {
     for _ in 0..3 * MAX_GIVEN_UP {
         starts.recv().unwrap();
     }
+    // Held from before the answers: a count nobody holds is dropped from the map.
+    let given_up = given_up_threads(&hung);
+    assert_eq!(given_up.load(Ordering::SeqCst), MAX_GIVEN_UP);
     for answer in answers {
         let _ = answer.send(());
     }
@@ -190,4 +194,21 @@ fn connections_under_way_are_not_refused_by_given_up_ones() {
             "{opened:?}"
         );
     }
+    // The hung server answered its given-up threads: as they end they are uncounted, and it
+    // is connected to again. (A bounded wait for the threads' ends, a safety net only.)
+    for _ in 0..1000 {
+        if given_up.load(Ordering::SeqCst) == 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(given_up.load(Ordering::SeqCst), 0, "given-up threads ended");
+    let (answer, wait) = mpsc::channel();
+    answer.send(()).unwrap();
+    let opened = Link::open(late(started, wait), Duration::from_secs(60), &hung);
+    assert!(
+        matches!(&opened, Err(Unanswered::Failed(why)) if why == "answered late"),
+        "{:?}",
+        opened.err()
+    );
 }
