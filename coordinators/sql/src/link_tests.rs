@@ -3,6 +3,8 @@
 //! and against connections that answer late.
 
 use std::net::TcpListener;
+#[cfg(feature = "postgres")]
+use std::net::TcpStream;
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -211,4 +213,69 @@ fn connections_under_way_are_not_refused_by_given_up_ones() {
         "{:?}",
         opened.err()
     );
+}
+
+/// A PostgreSQL server that lets each connection in (no TLS, no password) and then never
+/// answers a query: its thread keeps the connections open until the returned sockets are
+/// shut down, and ends at the first connection that leaves before it is let in.
+#[cfg(feature = "postgres")]
+fn postgres_that_stops_answering() -> (u16, mpsc::Receiver<TcpStream>) {
+    use std::io::{Read, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (accepted, sockets) = mpsc::channel();
+    std::thread::spawn(move || {
+        let let_in = |socket: &mut TcpStream| -> std::io::Result<()> {
+            // Each message the client sends first is a length and a body: an SSLRequest
+            // (refused with 'N'), then the StartupMessage (let in at once, ready for queries).
+            for reply in [&b"N"[..], b"R\0\0\0\x08\0\0\0\0Z\0\0\0\x05I"] {
+                let mut length = [0; 4];
+                socket.read_exact(&mut length)?;
+                let length = u32::from_be_bytes(length).clamp(4, 1 << 16) as usize;
+                socket.read_exact(&mut vec![0; length - 4])?;
+                socket.write_all(reply)?;
+            }
+            Ok(())
+        };
+        for socket in listener.incoming() {
+            let mut socket = socket.unwrap();
+            if let_in(&mut socket).is_err() || accepted.send(socket).is_err() {
+                return;
+            }
+        }
+    });
+    (port, sockets)
+}
+
+/// A database that stops answering mid-session: each request times out on a connection
+/// already open (the holder's renewal of a lease it holds, a census's query), and those
+/// threads are given up and bounded alike.
+#[cfg(feature = "postgres")]
+#[test]
+fn requests_timing_out_on_open_connections_keep_a_bounded_number_of_threads() {
+    let _counting = counting();
+    let before = link_threads();
+    let (port, sockets) = postgres_that_stops_answering();
+    let url = DatabaseUrl::parse(&format!("postgres://f@127.0.0.1:{port}/db")).unwrap();
+    let mut refused = 0;
+    for call in 0..MAX_GIVEN_UP + 3 {
+        // The open has a safety net only (the server lets each connection in at once).
+        match crate::coordinator::open_link(&url, Duration::from_secs(60)) {
+            Ok(link) => {
+                let asked = link.call(Duration::from_millis(50), |db| db.now_ms());
+                assert!(matches!(asked, Err(Unanswered::Timeout)), "{asked:?}");
+            }
+            Err(Unanswered::Failed(why)) if why.contains("still wait") => refused += 1,
+            Err(other) => panic!("{other:?}"),
+        }
+        let threads = link_threads();
+        assert!(threads <= before + MAX_GIVEN_UP, "call {call}: {threads}");
+    }
+    assert_eq!(refused, 3);
+    // The server's thread ends at a connection that leaves at once; the links' threads when
+    // their sockets close.
+    drop(TcpStream::connect(("127.0.0.1", port)).unwrap());
+    for socket in sockets.iter() {
+        let _ = socket.shutdown(std::net::Shutdown::Both);
+    }
 }
