@@ -190,84 +190,25 @@ fn counted(range: u64, now_ms: i64, rows: &[LeaseRow]) -> Census {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::TcpListener;
-    use std::sync::atomic::Ordering;
 
-    use crate::coordinator::one_shot_threads;
-    use crate::link::MAX_THREADS;
-    use flakery::DatabaseUrl;
-
-    /// This process's threads named as the links name theirs.
-    fn link_threads() -> usize {
-        std::fs::read_dir("/proc/self/task")
-            .unwrap()
-            .filter(|task| {
-                let comm = task.as_ref().unwrap().path().join("comm");
-                std::fs::read_to_string(comm).is_ok_and(|name| name.trim() == "flakery-sql")
-            })
-            .count()
-    }
-
-    /// A server that never answers (a listener never accepted from: the kernel completes
-    /// each connection, no byte comes back) keeps at most `MAX_THREADS` census threads
-    /// blocked however many censuses ask; each census ends with its error at its deadline,
-    /// and those past the bound at once, saying why.
+    /// Censuses of a server that never answers keep a bounded number of threads.
     #[test]
     fn censuses_of_a_hung_database_keep_a_bounded_number_of_threads() {
-        let hung = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = hung.local_addr().unwrap().port();
-        for (servers, scheme) in (1..).zip(["postgres", "mysql"]) {
-            let url = DatabaseUrl::parse(&format!("{scheme}://flakery@127.0.0.1:{port}/db"));
+        crate::link::tests::bounded_against_a_hung_server(|url| {
             let plan = CoordinatorPlan {
                 kind: CoordinatorKind::Database {
-                    url: url.unwrap(),
+                    url: url.clone(),
                     mode: DatabaseMode::Lease,
                     datacenter_id: None,
                 },
                 namespace: "hung".into(),
                 session_timeout_ms: 10_000,
             };
-            let CoordinatorKind::Database { url, .. } = &plan.kind else {
-                unreachable!()
-            };
-            let mut refused = 0;
-            for call in 0..MAX_THREADS + 3 {
-                let err = census(&plan, &Layout::default(), Duration::from_millis(50));
-                let err = err.expect_err("a database that never answers");
-                assert_eq!(err.code(), ErrorCode::CoordinatorUnavailable, "{err}");
-                if err.message().contains("earlier connections are open") {
-                    refused += 1;
-                } else {
-                    assert!(
-                        err.message().contains("did not answer within 50 ms"),
-                        "{err}"
-                    );
-                }
-                // The kernel's count, and the server's own.
-                let threads = link_threads();
-                assert!(
-                    threads <= servers * MAX_THREADS,
-                    "{scheme} call {call}: {threads}"
-                );
-                let alive = one_shot_threads(url).load(Ordering::SeqCst);
-                assert!(alive <= MAX_THREADS, "{scheme} call {call}: {alive} alive");
-            }
-            assert!(refused >= 3, "{scheme}: {refused} refused");
-            // A forked child has none of these threads: its censuses are not refused.
-            // SAFETY: the child only reads a count and leaves with _exit.
-            match unsafe { libc::fork() } {
-                0 => unsafe {
-                    let alive = one_shot_threads(url).load(Ordering::SeqCst);
-                    libc::_exit(i32::from(alive != 0));
-                },
-                child => {
-                    let mut status = 0;
-                    // SAFETY: a child of this process, waited for once.
-                    assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
-                    assert_eq!(status, 0, "the child counted its parent's threads");
-                }
-            }
-        }
+            let err = census(&plan, &Layout::default(), Duration::from_millis(50));
+            let err = err.expect_err("a database that never answers");
+            assert_eq!(err.code(), ErrorCode::CoordinatorUnavailable, "{err}");
+            err.message().to_string()
+        });
     }
 
     fn row(index: i64, holder: Option<i64>, expires_ms: i64, mark: &str) -> LeaseRow {

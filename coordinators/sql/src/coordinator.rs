@@ -5,10 +5,8 @@
 //! match the holder and an unexpired row (and, for the mark, the mark it replaces), extending
 //! the expiry to the database's now plus the term.
 
-use std::collections::HashMap;
 use std::mem::ManuallyDrop;
-use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use flakery::clock::Clock;
@@ -49,8 +47,6 @@ pub struct SqlCoordinator {
     holder_name: String,
     /// Never dropped in a forked child: its thread is the parent's, and so is its socket.
     link: ManuallyDrop<Option<Link>>,
-    /// Connection threads alive, the given-up ones still waiting for an answer included.
-    threads: Arc<AtomicUsize>,
     owner_pid: u32,
 }
 
@@ -108,7 +104,6 @@ impl SqlCoordinator {
             holder: holder_id(),
             holder_name: format!("{}:{pid}", host_name()),
             link: ManuallyDrop::new(None),
-            threads: Arc::default(),
             owner_pid: pid,
         }
     }
@@ -138,7 +133,7 @@ impl SqlCoordinator {
                 db.ensure_lease_table()?;
                 Ok(db)
             });
-            *self.link = Some(Link::open(connect, timeout, &self.threads)?);
+            *self.link = Some(Link::open(connect, timeout, &self.settings.url)?);
         }
         let timeout = self.remaining(deadline_ms);
         let result = match self.link.as_ref() {
@@ -196,43 +191,10 @@ fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Box<dyn Dialect>, Str
     }
 }
 
-/// The connection threads alive of each server's (`kind://host`) one-shot links: a census
-/// or a `WORKER_NODE` row opens a link per call, so only a count shared by the calls bounds
-/// the threads a server that never answers keeps blocked (`link::MAX_THREADS` a server).
-/// `pid`: the process that counted them (a forked child has none of its parent's threads).
-#[derive(Default)]
-struct OneShotThreads {
-    pid: u32,
-    by_server: HashMap<String, Arc<AtomicUsize>>,
-}
-
-static ONE_SHOT_THREADS: LazyLock<Mutex<OneShotThreads>> = LazyLock::new(Mutex::default);
-
-/// `url`'s server's count of one-shot link threads.
-pub(super) fn one_shot_threads(url: &DatabaseUrl) -> Arc<AtomicUsize> {
-    // Taken with forks kept out: a child would find a lock held by a thread it does not have.
-    let mut counts = flakery::fork::lock(&ONE_SHOT_THREADS);
-    let pid = std::process::id();
-    if counts.pid != pid {
-        *counts = OneShotThreads {
-            pid,
-            by_server: HashMap::new(),
-        };
-    }
-    // A count held by no thread and no caller is dropped: the map keeps only servers with
-    // threads alive, however many servers a process asks over its life.
-    counts
-        .by_server
-        .retain(|_, count| Arc::strong_count(count) > 1);
-    let server = format!("{}://{}", url.kind().name(), url.host());
-    Arc::clone(counts.by_server.entry(server).or_default())
-}
-
 /// Opens a connection to `url` (for a census or uid-generator's table), by `timeout`.
 pub(super) fn open_link(url: &DatabaseUrl, timeout: Duration) -> Result<Link, Unanswered> {
-    let threads = one_shot_threads(url);
-    let url = url.clone();
-    Link::open(Box::new(move || connect(&url, timeout)), timeout, &threads)
+    let server = url.clone();
+    Link::open(Box::new(move || connect(&server, timeout)), timeout, url)
 }
 
 impl std::fmt::Debug for SqlCoordinator {
