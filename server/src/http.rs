@@ -106,20 +106,41 @@ pub async fn next_id(
     State(ids): State<Arc<Ids>>,
     request: axum::extract::Request,
 ) -> Result<Response, ApiError> {
-    let format = match request.uri().query() {
-        None => IdFormat::Decimal,
-        Some(_) => {
-            let Query(query) = Query::<FormatQuery>::from_uri(request.uri())?;
-            id_format(query.format.as_deref())?
-        }
-    };
-    let text = wants_text(request.headers());
+    let asked = OneId::of(&request)?;
     drop(request);
-    let id = ids.next_id().await?;
-    if text {
-        return Ok(with_type(render_id(id, format, "", "\n")?, TEXT));
+    asked.answer(ids.next_id().await?)
+}
+
+/// What a request for one ID asks for: the ID's form, and whether as a bare line.
+pub struct OneId {
+    format: IdFormat,
+    text: bool,
+}
+
+impl OneId {
+    pub fn of<B>(request: &axum::http::Request<B>) -> Result<OneId, ApiError> {
+        let format = match request.uri().query() {
+            None => IdFormat::Decimal,
+            Some(_) => {
+                let Query(query) = Query::<FormatQuery>::from_uri(request.uri())?;
+                id_format(query.format.as_deref())?
+            }
+        };
+        Ok(OneId {
+            format,
+            text: wants_text(request.headers()),
+        })
     }
-    Ok(with_type(render_id(id, format, "{\"id\":\"", "\"}")?, JSON))
+
+    pub fn answer(&self, id: i64) -> Result<Response, ApiError> {
+        if self.text {
+            return Ok(with_type(render_id(id, self.format, "", "\n")?, TEXT));
+        }
+        Ok(with_type(
+            render_id(id, self.format, "{\"id\":\"", "\"}")?,
+            JSON,
+        ))
+    }
 }
 
 const TEXT: &str = "text/plain; charset=utf-8";
