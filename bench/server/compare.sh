@@ -33,8 +33,8 @@ command -v perf >/dev/null 2>&1 || apt_install linux-perf || { echo "perf is not
 [ "$trace" = 0 ] || need strace strace
 if [ -z "$bin" ]; then
   ensure_cargo
-  quiet cargo build --locked -q -p flakery-cli --bin flakery --release
-  bin="$(target_dir)/release/flakery"
+  quiet cargo build --locked -q -p flakery-cli --bin flakery --profile cli
+  bin="$(target_dir)/cli/flakery"
 fi
 work="$(mktemp -d -t compare-XXXXXX)"
 server_pid="" nginx_pid=""
