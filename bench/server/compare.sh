@@ -3,7 +3,9 @@
 # 2 threads, 64 keep-alive connections), in measures that a loaded machine moves little:
 # per request, the syscalls each server makes (perf's raw_syscalls tracepoint), its CPU time
 # (task-clock, user and kernel), its context switches and CPU migrations, counted by
-# `perf stat` on the server's processes only, beside the requests wrk completed; and with
+# `perf stat` on the server's processes only, beside the requests wrk completed; wrk's own
+# CPU a request and the cores both used over the run (on a quiet machine, under 2 means the
+# run was not bound by CPU: the two waited on each other); and with
 # --strace, which syscalls (strace -c -f, in a short run of its own: strace slows the
 # server, so its totals differ from perf's, its mix does not).
 #
@@ -33,8 +35,8 @@ command -v perf >/dev/null 2>&1 || apt_install linux-perf || { echo "perf is not
 [ "$trace" = 0 ] || need strace strace
 if [ -z "$bin" ]; then
   ensure_cargo
-  quiet cargo build --locked -q -p flakery-cli --bin flakery --release
-  bin="$(target_dir)/release/flakery"
+  quiet cargo build --locked -q -p flakery-cli --bin flakery --profile cli
+  bin="$(target_dir)/cli/flakery"
 fi
 work="$(mktemp -d -t compare-XXXXXX)"
 server_pid="" nginx_pid=""
@@ -69,7 +71,10 @@ measure() { # NAME PIDS URL
   perf stat -x, -e "$events" -t "$2" -o "$work/$1.perf" -- sleep "$((seconds + 1))" &
   local perf=$!
   sleep 0.5
-  wrk -t2 -c64 -d"${seconds}s" --latency "$3" >"$work/$1.wrk"
+  # wrk's own CPU too: client and server share the 2 cores, so a server's rate is bounded by
+  # both sides' CPU a request, and the cores used say whether the run was bound by CPU.
+  perf stat -x, -e task-clock -o "$work/$1.wrk.perf" -- \
+    wrk -t2 -c64 -d"${seconds}s" --latency "$3" >"$work/$1.wrk"
   wait "$perf" || true
 }
 measure flakery "$(threads_of "$server_pid")" "http://127.0.0.1:$port/v1/id"
@@ -83,18 +88,28 @@ def row(name):
     requests = int(re.search(r"(\d+) requests in", wrk).group(1))
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", wrk).group(1))
     p99 = re.search(r"^\s+99%\s+(\S+)", wrk, re.M).group(1)
-    counts = {}
-    for line in open(os.path.join(work, name + ".perf")):
-        fields = line.strip().split(",")
-        if len(fields) > 2 and fields[2]:
-            try:
-                counts[fields[2]] = float(fields[0])
-            except ValueError:
-                pass
+    def counted(path):
+        counts = {}
+        for line in open(path):
+            fields = line.strip().split(",")
+            if len(fields) > 2 and fields[2]:
+                try:
+                    counts[fields[2]] = float(fields[0])
+                except ValueError:
+                    pass
+        return counts
+    counts = counted(os.path.join(work, name + ".perf"))
+    client = counted(os.path.join(work, name + ".wrk.perf")).get("task-clock")
     per = lambda key, scale=1.0: (f"{counts[key] * scale / requests:.2f}" if key in counts else "n/a")
+    # task-clock is in milliseconds; the cores used over wrk's run, both sides together.
+    seconds = requests / rps
+    wrk_us = "n/a" if client is None else f"{client * 1000.0 / requests:.2f}"
+    cores = ("n/a" if client is None or "task-clock" not in counts
+             else f"{(counts['task-clock'] + client) / 1000.0 / seconds:.2f}")
     return (name, f"{rps:,.0f}", p99, per("raw_syscalls:sys_enter"), per("task-clock", 1000.0),
-            per("context-switches"), per("cpu-migrations"))
-head = ("server", "requests/s", "p99", "syscalls", "CPU us", "switches", "migrations")
+            per("context-switches"), per("cpu-migrations"), wrk_us, cores)
+head = ("server", "requests/s", "p99", "syscalls", "CPU us", "switches", "migrations",
+        "wrk CPU us", "cores used")
 rows = [head, row("flakery"), row("nginx")]
 widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
 for r in rows:

@@ -37,8 +37,8 @@ else
 fi
 if [ -z "$bin" ]; then
   ensure_cargo
-  quiet cargo build --locked -q -p flakery-cli --bin flakery --release
-  bin="$(target_dir)/release/flakery"
+  quiet cargo build --locked -q -p flakery-cli --bin flakery --profile cli
+  bin="$(target_dir)/cli/flakery"
 fi
 out="$(target_dir)/profile"
 mkdir -p "$out"

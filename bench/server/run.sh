@@ -31,17 +31,20 @@ need python3
 # binary and example of the workspace, dev-dependencies unified alike: cargo finds it fresh
 # but for the few binaries no test needs); `-p flakery-cli -p flakery-bench` unified features
 # anew and compiled the server's graph again (39 s of CPU in a fresh-clone run).
+# A full run measures the command built with the `cli` profile (Cargo.toml: fat LTO, one
+# codegen unit; the batch load stays in release).
 if [ "$smoke" = 1 ]; then
-  duration=1s stream_count=200000 dir=debug
+  duration=1s stream_count=200000 dir=debug cli_dir=debug
   build=(cargo build --locked -q --workspace --bins --examples --profile dev)
 else
-  duration=10s stream_count=40000000 dir=release
-  build=(cargo build --locked -q -p flakery-cli -p flakery-bench --bin flakery --bin batch_load --release)
+  duration=10s stream_count=40000000 dir=release cli_dir=cli
+  build=(cargo build --locked -q -p flakery-bench --bin batch_load --release)
 fi
 batch_connections=8
-echo "=== server: building flakery and the batch load (${dir})"
+echo "=== server: building flakery (${cli_dir}) and the batch load (${dir})"
 quiet "${build[@]}"
-bin="$(target_dir)/$dir/flakery"
+[ "$smoke" = 1 ] || quiet cargo build --locked -q -p flakery-cli --bin flakery --profile cli
+bin="$(target_dir)/$cli_dir/flakery"
 batch_load="$(target_dir)/$dir/batch_load"
 venv="$(target_dir)/bench-server-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
@@ -194,7 +197,8 @@ if smoke != "1":
 Run of {os.popen("date -u +%Y-%m-%dT%H:%M:%SZ").read().strip()} on {os.cpu_count()} cores, load average
 {" ".join(result["load_average"])} at the end (other work shared the machine: the figures are
 only as good as it was quiet). Client (wrk, 2 threads, 64 keep-alive connections, 10 s, best of
-two) and server on the same machine over loopback; nginx answers a static body of the same
+two) and server (built with the `cli` profile: fat LTO, one codegen unit) on the same
+machine over loopback; nginx answers a static body of the same
 size ({result["body_bytes"]} bytes, `application/json`) in the same run. Produced by
 `bash bench/run.sh --only server`.
 

@@ -28,14 +28,15 @@ pub const CHUNK: usize = 16 * 1024;
 /// Each connection may hold this fraction of the whole budget.
 const SHARE_OF_BUDGET: usize = 8;
 
-/// A count of bytes with a limit, taken only whole (never past the limit) or forced.
-struct Counter {
+/// A count with a limit, taken only whole (never past the limit) or forced: bytes here, and
+/// the requests in flight (`guard`).
+pub(crate) struct Counter {
     used: AtomicUsize,
     limit: usize,
 }
 
 impl Counter {
-    fn new(limit: usize) -> Self {
+    pub(crate) fn new(limit: usize) -> Self {
         Counter {
             used: AtomicUsize::new(0),
             limit,
@@ -50,6 +51,11 @@ impl Counter {
             .is_ok()
     }
 
+    /// One unit of the count until the slot is dropped, if the limit leaves one.
+    pub(crate) fn slot(&self) -> Option<Slot<'_>> {
+        self.try_take(1).then_some(Slot(self))
+    }
+
     fn force(&self, n: usize) {
         self.used.fetch_add(n, Ordering::AcqRel);
     }
@@ -60,6 +66,14 @@ impl Counter {
 }
 
 /// The whole budget, shared by every connection.
+pub(crate) struct Slot<'a>(&'a Counter);
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.0.give_back(1);
+    }
+}
+
 pub struct Budget {
     bytes: Counter,
 }

@@ -11,7 +11,6 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -23,10 +22,10 @@ use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use http_body::Body as _;
-use tokio::sync::Semaphore;
 use tower::{Layer, ServiceExt};
 
-use crate::budget::{Attached, Conn, MeteredBody};
+use crate::answer::Answer;
+use crate::budget::{Attached, Conn, Counter, MeteredBody};
 use crate::error::{ApiError, Shaped};
 use crate::ids::Ids;
 
@@ -40,7 +39,9 @@ pub const MAX_HEAD_BYTES: usize = 16 * 1024;
 pub struct Guard {
     pub ids: Arc<Ids>,
     pub token: Option<String>,
-    pub in_flight: Arc<Semaphore>,
+    /// A count, not tokio's semaphore: a request never waits for a slot, and the semaphore
+    /// locks its waiters' mutex, shared by every worker thread, at each release.
+    pub in_flight: Counter,
     pub request_timeout: std::time::Duration,
 }
 
@@ -49,7 +50,7 @@ fn is_health_check(path: &str) -> bool {
     matches!(path, "/healthz" | "/readyz") || path.starts_with("/grpc.health.v1.Health/")
 }
 
-fn is_grpc(request: &Request) -> bool {
+fn is_grpc<B>(request: &axum::http::Request<B>) -> bool {
     request
         .headers()
         .get(header::CONTENT_TYPE)
@@ -76,7 +77,7 @@ fn bearer(value: &[u8]) -> Option<&[u8]> {
 }
 
 /// Nothing after `Bearer ` is never a token: the server refuses to start with an empty one.
-fn authorized(request: &Request, token: &str) -> bool {
+fn authorized<B>(request: &axum::http::Request<B>, token: &str) -> bool {
     request
         .headers()
         .get(header::AUTHORIZATION)
@@ -84,7 +85,7 @@ fn authorized(request: &Request, token: &str) -> bool {
         .is_some_and(|given| !given.is_empty() && same_secret(given, token.as_bytes()))
 }
 
-fn head_within_bounds(request: &Request) -> Result<(), ApiError> {
+fn head_within_bounds<B>(request: &axum::http::Request<B>) -> Result<(), ApiError> {
     let uri = request
         .uri()
         .path_and_query()
@@ -265,7 +266,7 @@ where
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+    type Future = Answer;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         // A router is always ready.
@@ -278,17 +279,23 @@ where
         }
         let guard = Arc::clone(&self.guard);
         let conn = self.conn.clone();
+        let one_id = is_one_id(&request);
+        if one_id {
+            if let Some(response) = guard.one_id_now(&request, conn.as_ref()) {
+                return Answer::Now(Some(response));
+            }
+        }
         let mut request = request.map(Body::new);
-        if is_one_id(&request) {
+        if one_id {
             let ids = Arc::clone(&guard.ids);
-            return Box::pin(async move {
+            return Answer::Later(Box::pin(async move {
                 let one_id = |request| async move {
                     crate::http::next_id(State(ids), request)
                         .await
                         .into_response()
                 };
-                Ok(guard.guard(request, conn, one_id).await)
-            });
+                guard.guard(request, conn, one_id).await
+            }));
         }
         // The routes read it from here (`Extension<Arc<Conn>>`): the batch routes reserve
         // their bytes before they make their IDs.
@@ -296,43 +303,94 @@ where
             request.extensions_mut().insert(Arc::clone(conn));
         }
         let routes = self.body_limit.layer(self.routes.clone());
-        Box::pin(async move {
+        Answer::Later(Box::pin(async move {
             let routed = |request| async move {
                 match routes.oneshot(request).await {
                     Ok(response) => response,
                     Err(never) => match never {},
                 }
             };
-            Ok(guard.guard(request, conn, routed).await)
-        })
+            guard.guard(request, conn, routed).await
+        }))
     }
 }
 
+/// What the guard reads of a request before it is answered, to count and shape the answer.
+struct Seen<'a> {
+    started: Instant,
+    route_series: crate::metrics::Route<'a>,
+    http1: bool,
+    kind: Kind,
+}
+
 impl Guard {
+    fn seen<B>(&self, request: &axum::http::Request<B>) -> Seen<'_> {
+        let started = Instant::now();
+        // The route's series are found once, here: no label is hashed or copied per request.
+        let route_series = self.ids.metrics.route(request.uri().path());
+        let kind = Kind {
+            grpc: is_grpc(request),
+            health: is_health_check(request.uri().path()),
+            compat: is_compat_route(route_series.label()),
+            joins_repeated: route_series.label() == "/decodeSnowflakeId",
+        };
+        Seen {
+            started,
+            route_series,
+            // HTTP/2 has no such header (hyper would strip it): its connections are ended by
+            // GOAWAY.
+            http1: request.version() <= axum::http::Version::HTTP_11,
+            kind,
+        }
+    }
+
     async fn guard<F, R>(&self, request: Request, conn: Option<Arc<Conn>>, route: R) -> Response
     where
         R: FnOnce(Request) -> F,
         F: Future<Output = Response>,
     {
-        let started = Instant::now();
+        let seen = self.seen(&request);
+        let mut response = answer(self, seen.kind, request, route).await;
+        if !seen.kind.grpc {
+            response = shaped(response, seen.kind.compat).await;
+        }
+        self.finish(seen, conn.as_ref(), response)
+    }
+
+    /// `GET /v1/id` answered in the call, without a future (a boxed one is allocated, moved
+    /// at each await and freed for every request), when it passes every check and the
+    /// generator's fast path has an ID now: nearly always. Anything else (None, before an ID
+    /// is taken) leaves the request to `guard`, which checks it anew and answers it as any
+    /// other (a refusal, a wait for the next tick, the timeout). No await, so no timeout.
+    fn one_id_now<B>(
+        &self,
+        request: &axum::http::Request<B>,
+        conn: Option<&Arc<Conn>>,
+    ) -> Option<Response> {
+        let seen = self.seen(request);
+        checked(self, seen.kind, request).ok()?;
+        let _slot = self.in_flight.slot()?;
+        let asked = crate::http::OneId::of(request).ok()?;
+        let made = self.ids.next_id_now()?;
+        // A 200, or an error already in its shape (`shaped` would leave either as it is).
+        let response = made.and_then(|id| asked.answer(id)).into_response();
+        Some(self.finish(seen, conn, response))
+    }
+
+    /// The answer counted until sent, counted in the metrics, and closing a draining
+    /// connection.
+    fn finish(&self, seen: Seen<'_>, conn: Option<&Arc<Conn>>, response: Response) -> Response {
+        let Seen {
+            started,
+            route_series,
+            http1,
+            kind,
+        } = seen;
         let metrics = &self.ids.metrics;
-        // The route's series are found once, here: no label is hashed or copied per request.
-        let route_series = metrics.route(request.uri().path());
-        // HTTP/2 has no such header (hyper would strip it): its connections are ended by GOAWAY.
-        let http1 = request.version() <= axum::http::Version::HTTP_11;
-        let kind = Kind {
-            grpc: is_grpc(&request),
-            health: is_health_check(request.uri().path()),
-            compat: is_compat_route(route_series.label()),
-            joins_repeated: route_series.label() == "/decodeSnowflakeId",
+        let mut response = match conn {
+            Some(conn) => metered(kind, conn, response),
+            None => response,
         };
-        let mut response = answer(self, kind, request, route).await;
-        if !kind.grpc {
-            response = shaped(response, kind.compat).await;
-        }
-        if let Some(conn) = conn {
-            response = metered(kind, &conn, response);
-        }
         if !kind.health && (kind.grpc || response.status() == StatusCode::SERVICE_UNAVAILABLE) {
             crate::unavailable::count(metrics, &response);
         }
@@ -348,25 +406,29 @@ impl Guard {
     }
 }
 
+/// The checks of a request's head and credentials, before it takes a slot.
+fn checked<B>(guard: &Guard, kind: Kind, request: &axum::http::Request<B>) -> Result<(), ApiError> {
+    head_within_bounds(request)?;
+    if let Some(token) = &guard.token {
+        if !kind.health && !authorized(request, token) {
+            return Err(ApiError::unauthorized());
+        }
+    }
+    if !kind.joins_repeated {
+        crate::query::refuse_repeated(request.uri())?;
+    }
+    Ok(())
+}
+
 async fn answer<F, R>(guard: &Guard, kind: Kind, request: Request, route: R) -> Response
 where
     R: FnOnce(Request) -> F,
     F: Future<Output = Response>,
 {
-    if let Err(error) = head_within_bounds(&request) {
+    if let Err(error) = checked(guard, kind, &request) {
         return refuse(kind.grpc, error);
     }
-    if let Some(token) = &guard.token {
-        if !kind.health && !authorized(&request, token) {
-            return refuse(kind.grpc, ApiError::unauthorized());
-        }
-    }
-    if !kind.joins_repeated {
-        if let Err(error) = crate::query::refuse_repeated(request.uri()) {
-            return refuse(kind.grpc, error);
-        }
-    }
-    let Ok(_permit) = guard.in_flight.try_acquire() else {
+    let Some(_slot) = guard.in_flight.slot() else {
         return refuse(
             kind.grpc,
             ApiError::overloaded("too many requests in flight: retry shortly"),

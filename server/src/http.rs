@@ -106,20 +106,41 @@ pub async fn next_id(
     State(ids): State<Arc<Ids>>,
     request: axum::extract::Request,
 ) -> Result<Response, ApiError> {
-    let format = match request.uri().query() {
-        None => IdFormat::Decimal,
-        Some(_) => {
-            let Query(query) = Query::<FormatQuery>::from_uri(request.uri())?;
-            id_format(query.format.as_deref())?
-        }
-    };
-    let text = wants_text(request.headers());
+    let asked = OneId::of(&request)?;
     drop(request);
-    let id = ids.next_id().await?;
-    if text {
-        return Ok(with_type(render_id(id, format, "", "\n")?, TEXT));
+    asked.answer(ids.next_id().await?)
+}
+
+/// What a request for one ID asks for: the ID's form, and whether as a bare line.
+pub struct OneId {
+    format: IdFormat,
+    text: bool,
+}
+
+impl OneId {
+    pub fn of<B>(request: &axum::http::Request<B>) -> Result<OneId, ApiError> {
+        let format = match request.uri().query() {
+            None => IdFormat::Decimal,
+            Some(_) => {
+                let Query(query) = Query::<FormatQuery>::from_uri(request.uri())?;
+                id_format(query.format.as_deref())?
+            }
+        };
+        Ok(OneId {
+            format,
+            text: wants_text(request.headers()),
+        })
     }
-    Ok(with_type(render_id(id, format, "{\"id\":\"", "\"}")?, JSON))
+
+    pub fn answer(&self, id: i64) -> Result<Response, ApiError> {
+        if self.text {
+            return Ok(with_type(render_id(id, self.format, "", "\n")?, TEXT));
+        }
+        Ok(with_type(
+            render_id(id, self.format, "{\"id\":\"", "\"}")?,
+            JSON,
+        ))
+    }
 }
 
 const TEXT: &str = "text/plain; charset=utf-8";
@@ -180,15 +201,27 @@ async fn next_words(ids: &Arc<Ids>, conn: &Arc<Conn>, count: usize) -> Result<Re
     Ok(response)
 }
 
-/// One ID as `open` + id + `close` (IDs and their text forms need no JSON escaping).
+/// One ID as `open` + id + `close` (IDs and their text forms need no JSON escaping), in a
+/// string exactly as long as its capacity: such a string becomes the answer's `Bytes` as it
+/// is, where a larger one needs another allocation to share it.
 fn render_id(id: i64, format: IdFormat, open: &str, close: &str) -> flakery::Result<String> {
-    let mut body = String::with_capacity(open.len() + 20 + close.len());
+    let mut decimal = itoa::Buffer::new();
+    let base32;
+    let base62;
+    let text = match format {
+        IdFormat::Decimal => decimal.format(id),
+        IdFormat::Base32 => {
+            base32 = flakery::text::encode_base32(id)?;
+            ascii(&base32)
+        }
+        IdFormat::Base62 => {
+            base62 = flakery::text::encode_base62(id)?;
+            ascii(&base62)
+        }
+    };
+    let mut body = String::with_capacity(open.len() + text.len() + close.len());
     body.push_str(open);
-    match format {
-        IdFormat::Decimal => body.push_str(itoa::Buffer::new().format(id)),
-        IdFormat::Base32 => body.push_str(ascii(&flakery::text::encode_base32(id)?)),
-        IdFormat::Base62 => body.push_str(ascii(&flakery::text::encode_base62(id)?)),
-    }
+    body.push_str(text);
     body.push_str(close);
     Ok(body)
 }

@@ -75,8 +75,8 @@ impl Ids {
     /// block (a used-up tick's wait, the lease asked for more time) runs on a blocking thread,
     /// so that a slow lease write never stalls the other requests of a worker.
     pub async fn next_id(self: &Arc<Self>) -> Result<i64, ApiError> {
-        if let Some(id) = self.generator.try_next_id_fast() {
-            return self.account(Ok((id, 1)));
+        if let Some(made) = self.next_id_now() {
+            return made;
         }
         // A lease that cannot issue now would only make this wait: refuse at once.
         if let Some(refusal) = self.readiness.refuse_fast() {
@@ -100,6 +100,13 @@ impl Ids {
             Err(_) => return Err(ApiError::overloaded("the request was cancelled")),
         };
         self.account(result.map(|id| (id, 1)))
+    }
+
+    /// One ID from the generator's fast path, counted, if it has one now (nearly always): a
+    /// request that gets one needs no future (`guard`).
+    pub fn next_id_now(&self) -> Option<Result<i64, ApiError>> {
+        let id = self.generator.try_next_id_fast()?;
+        Some(self.account(Ok((id, 1))))
     }
 
     /// `count` increasing IDs. A small batch comes from the hot path when the current tick

@@ -1,6 +1,7 @@
 //! `flakery serve`: hands out IDs over HTTP/1.1, HTTP/2 and gRPC from one generator, with
 //! its identity from the same sources as every other flakery generator.
 
+mod answer;
 mod batch;
 mod budget;
 mod budgets;

@@ -62,7 +62,7 @@ fn app(ids: &Arc<Ids>, args: &ServeArgs, grpc: Router) -> Guarded {
     let guard = Arc::new(Guard {
         ids: Arc::clone(ids),
         token: args.token.clone(),
-        in_flight: Arc::new(Semaphore::new(args.max_in_flight.max(1))),
+        in_flight: crate::budget::Counter::new(args.max_in_flight.max(1)),
         request_timeout: args.request_timeout(),
     });
     let routes = v1.merge(grpc).fallback(http::not_found);
