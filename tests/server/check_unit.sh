@@ -14,7 +14,8 @@ mkdir -p "$(dirname "$unit")" "$root/usr/lib/systemd"
 awk '/^```ini$/{on=1; next} /^```$/{on=0} on' docs/server.md >"$unit"
 grep -q '^ExecStart=/usr/local/bin/flakery serve' "$unit" ||
   { echo "FAIL: no ExecStart=/usr/local/bin/flakery serve in docs/server.md's unit" >&2; exit 1; }
-grep -q '^sudo install -m 0755 target/release/flakery /usr/local/bin/flakery$' docs/server.md ||
+grep -q '^cargo build --locked --profile cli -p flakery-cli$' docs/server.md &&
+  grep -q '^sudo install -m 0755 target/cli/flakery /usr/local/bin/flakery$' docs/server.md ||
   { echo "FAIL: docs/server.md does not say where the binary goes" >&2; exit 1; }
 cp -r /usr/lib/systemd/system "$root/usr/lib/systemd/system"
 
